@@ -1,0 +1,139 @@
+"""Array interop: recognise the caller's array type, view it without copying, and
+hand results back as that type.
+
+NumPy arrays and anything with ``__array__`` are host arrays.  Torch tensors are
+handled natively (the GPU backend launches on them).  CuPy, JAX and any other
+``__dlpack__`` / ``__cuda_array_interface__`` array on a CUDA device enter as a
+zero-copy torch view through DLPack and leave the same way, as their own type.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+# DLPack device types for memory a CUDA kernel can address.
+_DLPACK_CUDA_DEVICES = (2, 3, 13)  # kDLCUDA, kDLCUDAHost, kDLCUDAManaged
+
+
+@dataclass(frozen=True)
+class ArrayRef:
+    obj: Any  # what the caller passed
+    library: str  # "numpy", "torch", "cupy", "jax" or "other"
+    device: str  # "cpu" or "cuda"
+    shape: tuple
+    dtype: str  # canonical name: "int32", "bfloat16", ...
+
+
+def _root_module(obj: Any) -> str:
+    return type(obj).__module__.split(".")[0]
+
+
+def _torch_dtype_name(dtype: Any) -> str:
+    return str(dtype).replace("torch.", "")
+
+
+def inspect_array(obj: Any, argument: str = "x") -> ArrayRef:
+    """Describe ``obj``; lists and scalars become NumPy arrays."""
+    root = _root_module(obj)
+    if root == "torch" and hasattr(obj, "is_cuda"):
+        dev = "cuda" if obj.is_cuda else "cpu"
+        return ArrayRef(obj, "torch", dev, tuple(obj.shape), _torch_dtype_name(obj.dtype))
+    if isinstance(obj, np.ndarray):
+        return ArrayRef(obj, "numpy", "cpu", obj.shape, obj.dtype.name)
+    if hasattr(obj, "__cuda_array_interface__") or _dlpack_on_cuda(obj):
+        library = root if root in ("cupy", "jax", "jaxlib") else "other"
+        library = "jax" if library == "jaxlib" else library
+        shape = tuple(obj.shape)
+        dtype = _torch_dtype_name(getattr(obj, "dtype", ""))
+        return ArrayRef(obj, library, "cuda", shape, np.dtype(dtype).name if dtype != "bfloat16" else dtype)
+    if root in ("jax", "jaxlib"):
+        arr = np.asarray(obj)
+        return ArrayRef(obj, "jax", "cpu", arr.shape, arr.dtype.name)
+    try:
+        arr = np.asarray(obj)
+    except Exception as exc:  # noqa: BLE001 - the message names the argument
+        raise TypeError(f"{argument}: cannot convert {type(obj).__name__} to an array ({exc})") from None
+    if arr.dtype == object or arr.dtype.kind not in "biufc":
+        raise TypeError(f"{argument}: expected a numeric or bool array, got dtype {arr.dtype}")
+    return ArrayRef(arr, "numpy" if isinstance(obj, np.ndarray) else "other", "cpu", arr.shape, arr.dtype.name)
+
+
+def _dlpack_on_cuda(obj: Any) -> bool:
+    dev = getattr(obj, "__dlpack_device__", None)
+    if dev is None:
+        return False
+    try:
+        return int(dev()[0]) in _DLPACK_CUDA_DEVICES
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def as_numpy(ref: ArrayRef) -> np.ndarray:
+    """Zero-copy NumPy view of a host array (bfloat16 tensors are widened)."""
+    obj = ref.obj
+    if ref.library == "torch":
+        if ref.dtype == "bfloat16":
+            return obj.detach().float().numpy()
+        return obj.detach().numpy()
+    return np.asarray(obj)
+
+
+def write_host(ref: ArrayRef, values: np.ndarray) -> None:
+    """Copy host ``values`` into the caller's host array ``ref`` (casting to its dtype)."""
+    if ref.library == "torch":
+        import torch
+
+        ref.obj.copy_(torch.from_numpy(np.ascontiguousarray(values)))
+    else:
+        np.copyto(np.asarray(ref.obj), values, casting="unsafe")
+
+
+def as_torch(ref: ArrayRef):
+    """Zero-copy torch view (DLPack) of any array."""
+    import torch
+
+    if ref.library == "torch":
+        return ref.obj
+    if ref.library == "numpy" or ref.device == "cpu":
+        return torch.from_numpy(np.ascontiguousarray(np.asarray(ref.obj)))
+    return torch.from_dlpack(ref.obj)
+
+
+def from_numpy(result: np.ndarray, like: ArrayRef, dtype: str | None = None) -> Any:
+    """Return a host result as the caller's array type."""
+    if like.library == "torch":
+        import torch
+
+        t = torch.from_numpy(np.ascontiguousarray(result))
+        if dtype == "bfloat16":
+            t = t.to(torch.bfloat16)
+        return t
+    if like.library == "jax":
+        import jax.numpy as jnp
+
+        return jnp.asarray(result)
+    return result
+
+
+def from_torch(result, like: ArrayRef) -> Any:
+    """Return a torch result as the caller's array type, zero-copy."""
+    if like.library == "torch":
+        return result
+    if like.library == "cupy":
+        import cupy
+
+        return cupy.from_dlpack(result)
+    if like.library == "jax":
+        import jax.dlpack
+
+        return jax.dlpack.from_dlpack(result)
+    if like.device == "cpu":
+        return result.numpy()
+    mod = sys.modules.get(_root_module(like.obj))
+    if mod is not None and hasattr(mod, "from_dlpack"):
+        return mod.from_dlpack(result)
+    return result

@@ -1,0 +1,115 @@
+"""CPU backend: vectorized NumPy, the embedded default that runs anywhere.
+
+Lanes are laid out as ``(lanes, n / s, s)`` arrays (s = tuple_size) and scanned
+along axis 1, all lanes and streams at once.  Built-in operators with a NumPy
+ufunc run the serial (chained) scan in C through ``ufunc.accumulate``; other
+monoids run a scan network level by level (:mod:`prefixscan.networks`), each
+level one vectorized call of the monoid's ``combine``.  Higher orders repeat the
+whole scan; the working buffer is the only temporary.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._arrays import as_numpy, write_host
+from .._normalize import ScanRequest, _np_dtype
+from ..networks import run_network
+
+DEVICES = ("cpu",)
+
+
+def unavailable_reason(device: str) -> str:
+    if device == "cpu":
+        return ""
+    return ("the CPU backend takes host arrays; copy the data to the host first "
+            "or use backend='triton' (or None) for device arrays")
+
+
+def device_names() -> list[str]:
+    return ["cpu"]
+
+
+def field_combine(monoid, nfields: int):
+    """``combine`` lifted to tuples of field arrays."""
+    combine = monoid.combine
+    if nfields == 1:
+        return lambda a, b: (combine(a[0], b[0]),)
+    return lambda a, b: tuple(combine(tuple(a), tuple(b)))
+
+
+def to_lanes(x: np.ndarray, request: ScanRequest) -> np.ndarray:
+    """View (or copy) x as (lanes, n / s, s) with the scanned axis in the middle."""
+    s = request.config.tuple_size
+    n = request.lane_len
+    if request.axis is None:
+        return x.reshape(1, n // s, s)
+    lanes = int(np.prod(request.lanes_shape, dtype=np.int64))
+    return np.moveaxis(x, request.axis, -1).reshape(lanes, n // s, s)
+
+
+def from_lanes(y: np.ndarray, request: ScanRequest) -> np.ndarray:
+    if request.axis is None:
+        return y.reshape(request.out_shape)
+    y = y.reshape(request.lanes_shape + (request.lane_len,))
+    return np.moveaxis(y, -1, request.axis)
+
+
+def _init_lanes(request: ScanRequest) -> list[np.ndarray] | None:
+    if request.init is None:
+        return None
+    s = request.config.tuple_size
+    lanes = int(np.prod(request.lanes_shape, dtype=np.int64))
+    result = []
+    for value, acc in zip(request.init, request.acc_dtypes):
+        value = np.asarray(value.cpu() if hasattr(value, "cpu") else value).astype(_np_dtype(acc))
+        result.append(np.broadcast_to(value, request.init_shape).reshape(lanes, s))
+    return result
+
+
+def scan_lanes(fields: list[np.ndarray], request: ScanRequest) -> None:
+    """One application of the configured scan, in place on (lanes, m, s) arrays."""
+    config = request.config
+    monoid = config.monoid
+    combine = field_combine(monoid, len(fields))
+    if config.reverse:
+        fields = [f[:, ::-1] for f in fields]
+        forward = combine
+        combine = lambda a, b: forward(b, a)  # noqa: E731 - operands stay in index order
+    init = _init_lanes(request)
+    if init is not None:
+        seeded = combine(tuple(init), tuple(f[:, 0] for f in fields))
+        for f, v in zip(fields, seeded):
+            f[:, 0] = v
+    algorithm = config.algorithm
+    if monoid.ufunc is not None and algorithm in ("auto", "serial") and len(fields) == 1:
+        monoid.ufunc.accumulate(fields[0], axis=1, out=fields[0])
+    else:
+        run_network("brent_kung" if algorithm == "auto" else algorithm, fields, combine)
+    if not config.inclusive:
+        start = init if init is not None else request.identity
+        for f, first in zip(fields, start):
+            f[:, 1:] = f[:, :-1].copy()
+            f[:, 0] = first
+
+
+def run_scan(request: ScanRequest) -> list:
+    """Scan on the host; returns NumPy results (written into ``out`` when given)."""
+    work = []
+    for ref, acc in zip(request.fields, request.acc_dtypes):
+        x = as_numpy(ref)
+        if request.axis is None:
+            x = x.reshape(-1)
+        work.append(to_lanes(x, request).astype(_np_dtype(acc), copy=True))
+    if work[0].size:
+        for _ in range(request.config.order):
+            scan_lanes(work, request)
+    results = []
+    for i, (w, out_dtype) in enumerate(zip(work, request.out_dtypes)):
+        y = from_lanes(w, request)
+        if request.out is not None:
+            write_host(request.out[i], y)
+            results.append(request.out[i].obj)
+        else:
+            results.append(np.ascontiguousarray(y.astype(_np_dtype(out_dtype), copy=False)))
+    return results

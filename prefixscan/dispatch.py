@@ -1,0 +1,61 @@
+"""Backend dispatch: an ordered list of backends with a guaranteed CPU fallback.
+
+``backend=None`` takes the first backend that is available and accepts the
+arrays' device: the Triton backend for CUDA arrays, the CPU backend for host
+arrays.  A CUDA array on a machine without the GPU backend is an error that says
+what to install, never a silent copy to the host.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from typing import Any
+
+__all__ = ["BACKEND_NAMES", "BackendUnavailableError", "get_backend", "select_backend",
+           "available_backends", "interpreter_mode"]
+
+BACKEND_NAMES = ("triton", "cpu")
+_MODULES = {"triton": "prefixscan.backends.triton", "cpu": "prefixscan.backends.cpu"}
+
+
+class BackendUnavailableError(RuntimeError):
+    """The requested backend cannot run here; the message says what to install."""
+
+
+def interpreter_mode() -> bool:
+    """True when Triton kernels run in the interpreter (TRITON_INTERPRET=1)."""
+    return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
+
+
+def get_backend(name: str):
+    if name not in _MODULES:
+        raise ValueError(f"backend: unknown backend {name!r}; choose from {', '.join(BACKEND_NAMES)} or None")
+    return importlib.import_module(_MODULES[name])
+
+
+def select_backend(name: str | None, device: str) -> Any:
+    """The backend module that will run a scan of arrays on ``device``."""
+    if name is not None:
+        backend = get_backend(name)
+        reason = backend.unavailable_reason(device)
+        if reason:
+            raise BackendUnavailableError(f"backend={name!r} cannot run on {device} arrays: {reason}")
+        return backend
+    for candidate in BACKEND_NAMES:
+        backend = get_backend(candidate)
+        if device in backend.DEVICES and not backend.unavailable_reason(device):
+            return backend
+    reason = get_backend("triton").unavailable_reason(device)
+    raise BackendUnavailableError(f"x is a {device} array and no backend can scan it: {reason}")
+
+
+def available_backends() -> list[dict]:
+    """One record per backend: name, availability, reason when unavailable, devices."""
+    records = []
+    for name in BACKEND_NAMES:
+        backend = get_backend(name)
+        reason = backend.unavailable_reason(backend.DEVICES[0])
+        records.append({"name": name, "available": not reason, "reason": reason,
+                        "devices": list(backend.device_names()) if not reason else []})
+    return records
