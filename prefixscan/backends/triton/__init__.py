@@ -1,4 +1,11 @@
-"""GPU backend: Triton kernels launched on torch tensors (work in progress)."""
+"""GPU backend: Triton kernels launched on torch tensors.
+
+CuPy, JAX and other DLPack arrays enter as zero-copy torch views and leave as
+their own type (:mod:`prefixscan._arrays`).  Under ``TRITON_INTERPRET=1`` the
+same kernels run on CPU torch tensors in Triton's interpreter, which is how CI
+tests the kernel logic without a GPU.  Nothing here imports torch or triton
+until a scan runs.
+"""
 
 from __future__ import annotations
 
@@ -13,14 +20,26 @@ def unavailable_reason(device: str) -> str:
     missing = [m for m in ("torch", "triton") if importlib.util.find_spec(m) is None]
     if missing:
         return f"{' and '.join(missing)} not installed: pip install 'prefixscan[gpu]'"
-    if device == "cpu" and not interpreter_mode():
-        return "CPU tensors run on the Triton backend only in the interpreter (TRITON_INTERPRET=1)"
-    return "the GPU kernels are not written yet"
+    if device == "cpu":
+        if interpreter_mode():
+            return ""
+        return "CPU tensors run on the Triton backend only in its interpreter (TRITON_INTERPRET=1)"
+    import torch
+
+    if not torch.cuda.is_available():
+        return "torch sees no CUDA device"
+    return ""
 
 
 def device_names() -> list[str]:
-    return []
+    import torch
+
+    if not torch.cuda.is_available():
+        return ["cpu (Triton interpreter)"] if interpreter_mode() else []
+    return [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
 
 
 def run_scan(request):
-    raise NotImplementedError
+    from .launch import run_scan as _run
+
+    return _run(request)

@@ -1,0 +1,243 @@
+"""Single-pass scan kernels: tiles scanned in registers + decoupled look-back.
+
+Merrill & Garland 2016 (seed 003), "Single-pass Parallel Prefix Scan with
+Decoupled Look-back":
+
+* Each program takes a tile id from an atomic counter, so tiles start in id
+  order and no tile ever waits on one that has not started (forward progress
+  without co-scheduling guarantees).
+* It loads its tile, reduces it, and publishes the aggregate with flag A at
+  once, then inspects a *window* of up to ``WINDOW`` predecessors in one vector
+  load: every entry after the nearest inclusive prefix (flag P) must be A; their
+  aggregates and that prefix give the tile's exclusive prefix.  Entries still X
+  (not ready) make it wait, keeping what it already folded in.  It publishes its
+  inclusive prefix with flag P, scans the tile in registers
+  (``tl.associative_scan``: per-thread serial, warp Kogge-Stone, cross-warp) and
+  writes it: each element is read once and written once (2n bytes).
+* Status words: where the accumulator has at most 32 bits (one field), flag and
+  value share one 64-bit word written atomically (seed 004, section 3.2), read
+  with one volatile load.  Wider values use a flag word published with release
+  semantics after the value, read with acquire semantics (``PACKED=False``).
+* Flags carry the call's epoch (``epoch * 4 + flag``), so the status buffer is
+  reused across calls without a memset: a word from an earlier call reads as X.
+
+Lanes are ``(B, M, K)`` row-major views scanned along M: ``K == 1`` takes the
+1-D kernel; ``K > 1`` (a lane along a non-last axis, or ``tuple_size``
+interleaved streams) takes the 2-D kernel whose tiles are ``[ROWS, KB]``
+blocks, one status word per column.
+"""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+FLAG_AGGREGATE = 1
+FLAG_PREFIX = 2
+
+
+@triton.jit
+def _pick_last(i1, v1, i2, v2):
+    # Commutative: keeps the entry with the larger index, whatever the order.
+    take2 = i2 > i1
+    return tl.where(take2, i2, i1), tl.where(take2, v2, v1)
+
+
+@triton.jit
+def _ordered_reduce(values, COMBINE: tl.constexpr, COMMUTATIVE: tl.constexpr):
+    """Reduce along axis 0 combining in index order (a scan, then its last entry)."""
+    if COMMUTATIVE:
+        result = tl.reduce(values, 0, COMBINE)
+    else:
+        scanned = tl.associative_scan(values, 0, COMBINE)
+        if len(values.shape) == 1:
+            index = tl.arange(0, values.shape[0])
+        else:
+            index = tl.broadcast_to(tl.arange(0, values.shape[0])[:, None], values.shape)
+        _, result = tl.reduce((index, scanned), 0, _pick_last)
+    return result
+
+
+@triton.jit
+def _decode(word, epoch, ACC: tl.constexpr):
+    """Packed status word -> (state, value); state 0 when from another call."""
+    tag = (word >> 32).to(tl.int32)
+    state = tl.where((tag >> 2) == epoch, tag & 3, 0)
+    bits = (word & 0xFFFFFFFF).to(tl.uint32)
+    if ACC.primitive_bitwidth == 32:
+        value = bits.to(ACC, bitcast=True)
+    elif ACC.primitive_bitwidth == 16:
+        value = bits.to(tl.uint16).to(ACC, bitcast=True)
+    else:
+        value = bits.to(tl.uint8).to(ACC, bitcast=True)
+    return state, value
+
+
+@triton.jit
+def _encode(value, state, epoch, ACC: tl.constexpr):
+    if ACC.primitive_bitwidth == 32:
+        bits = value.to(tl.uint32, bitcast=True)
+    elif ACC.primitive_bitwidth == 16:
+        bits = value.to(tl.uint16, bitcast=True).to(tl.uint32)
+    else:
+        bits = value.to(tl.uint8, bitcast=True).to(tl.uint32)
+    return ((epoch * 4 + state).to(tl.int64) << 32) | bits.to(tl.int64)
+
+
+@triton.jit
+def _publish(status_ptr, flag_ptr, value_ptr, index, value, state, epoch,
+             ACC: tl.constexpr, PACKED: tl.constexpr):
+    """Publish ``value`` with ``state`` for status entries ``index`` (a [KB] vector)."""
+    if PACKED:
+        tl.atomic_xchg(status_ptr + index, _encode(value, state, epoch, ACC), sem="relaxed")
+    else:
+        tl.store(value_ptr + index, value)
+        tl.atomic_xchg(flag_ptr + index, epoch * 4 + state, sem="release")
+
+
+@triton.jit
+def _lookback(status_ptr, flag_ptr, agg_ptr, incl_ptr, lane_base, tile, ident, epoch,
+              COMBINE: tl.constexpr, COMMUTATIVE: tl.constexpr, ACC: tl.constexpr,
+              PACKED: tl.constexpr, WINDOW: tl.constexpr, KB: tl.constexpr):
+    """Exclusive prefix of ``tile`` (> 0) from its predecessors' status, per column.
+
+    Status entry of tile t, column c: ``(lane_base + t) * KB + c``.
+    Returns a [KB] tensor.
+    """
+    rows = tl.arange(0, WINDOW)[:, None]
+    cols = tl.arange(0, KB)[None, :]
+    zero_cols = tl.zeros([KB], dtype=tl.int64)
+    end = zero_cols + tile  # per column: the window is [end - WINDOW, end)
+    acc = tl.zeros([KB], dtype=ACC) + ident
+    done = zero_cols == 1
+    while tl.min(done.to(tl.int32)) == 0:
+        widx = end[None, :] - WINDOW + rows  # [WINDOW, KB]
+        valid = (widx >= 0) & (~done)[None, :]
+        index = (lane_base + widx) * KB + cols
+        if PACKED:
+            word = tl.load(status_ptr + index, mask=valid, other=0, volatile=True)
+            state, value = _decode(word, epoch, ACC)
+        else:
+            tag = tl.atomic_add(flag_ptr + index, 0, mask=valid, sem="acquire")
+            state = tl.where(valid & ((tag >> 2) == epoch), tag & 3, 0)
+            value = tl.where(state == FLAG_PREFIX,
+                             tl.load(incl_ptr + index, mask=valid & (state == FLAG_PREFIX), volatile=True),
+                             tl.load(agg_ptr + index, mask=valid & (state == FLAG_AGGREGATE), volatile=True))
+        is_prefix = state == FLAG_PREFIX
+        # The last window entry that is a prefix or not ready stops the fold.
+        stop = tl.max(tl.where((state != FLAG_AGGREGATE) | ~valid, rows, -1), 0)  # [KB]
+        stop_is_prefix = tl.max(tl.where((rows == stop[None, :]) & is_prefix & valid, 1, 0), 0) > 0
+        take = (rows > stop[None, :]) | ((rows == stop[None, :]) & stop_is_prefix[None, :])
+        take = take & valid
+        part = _ordered_reduce(tl.where(take, value, ident), COMBINE, COMMUTATIVE)
+        acc = tl.where(done, acc, COMBINE(part, acc))
+        end = tl.where(done | stop_is_prefix, end, tl.where(stop >= 0, end - WINDOW + stop + 1, end - WINDOW))
+        done = done | stop_is_prefix
+    return acc
+
+
+@triton.jit
+def scan_1d_kernel(x_ptr, y_ptr, ident_ptr, init_ptr, status_ptr, flag_ptr, agg_ptr, incl_ptr,
+                   counter_ptr, M, tiles_per_lane, tile_base, epoch,
+                   COMBINE: tl.constexpr, COMMUTATIVE: tl.constexpr, ACC: tl.constexpr,
+                   INCLUSIVE: tl.constexpr, REVERSE: tl.constexpr, HAS_INIT: tl.constexpr,
+                   PACKED: tl.constexpr, SINGLE_TILE: tl.constexpr,
+                   BLOCK: tl.constexpr, WINDOW: tl.constexpr):
+    """Scan lanes of length M stored back to back (the (B, M, 1) layout)."""
+    if SINGLE_TILE:
+        vid = tl.program_id(0).to(tl.int64)  # one program per lane, no status
+    else:
+        vid = tl.atomic_add(counter_ptr, 1) - tile_base
+    lane = vid // tiles_per_lane
+    tile = vid % tiles_per_lane
+    ident = tl.load(ident_ptr)
+    offs = tile * BLOCK + tl.arange(0, BLOCK)
+    inside = offs < M
+    pos = (M - 1 - offs) if REVERSE else offs
+    base = lane * M
+    x = tl.where(inside, tl.load(x_ptr + base + pos, mask=inside).to(ACC), ident)
+    if INCLUSIVE:
+        scan_in = x
+    else:
+        # Exclusive: scan the tile shifted by one element (identity first).
+        prev = (pos + 1) if REVERSE else (pos - 1)
+        shifted = inside & ((offs % BLOCK) != 0)
+        scan_in = tl.where(shifted, tl.load(x_ptr + base + prev, mask=shifted).to(ACC), ident)
+    if HAS_INIT:
+        seed = tl.load(init_ptr + lane).to(ACC)
+    else:
+        seed = ident
+    if SINGLE_TILE:
+        prefix = seed
+    else:
+        agg = _ordered_reduce(x, COMBINE, COMMUTATIVE)
+        one = tl.full([1], True, tl.int1)
+        agg1 = tl.where(one, agg, agg)
+        entry = vid + tl.zeros([1], dtype=tl.int64)
+        if tile == 0:
+            prefix1 = tl.where(one, seed, seed)
+            _publish(status_ptr, flag_ptr, incl_ptr, entry, COMBINE(prefix1, agg1), FLAG_PREFIX, epoch,
+                     ACC, PACKED)
+        else:
+            _publish(status_ptr, flag_ptr, agg_ptr, entry, agg1, FLAG_AGGREGATE, epoch, ACC, PACKED)
+            prefix1 = _lookback(status_ptr, flag_ptr, agg_ptr, incl_ptr, lane * tiles_per_lane, tile, ident,
+                                epoch, COMBINE, COMMUTATIVE, ACC, PACKED, WINDOW, 1)
+            _publish(status_ptr, flag_ptr, incl_ptr, entry, COMBINE(prefix1, agg1), FLAG_PREFIX, epoch,
+                     ACC, PACKED)
+        prefix = tl.reduce(prefix1, 0, COMBINE)
+    scanned = tl.associative_scan(scan_in, 0, COMBINE)
+    y = COMBINE(prefix, scanned)
+    tl.store(y_ptr + base + pos, y.to(y_ptr.dtype.element_ty), mask=inside)
+
+
+@triton.jit
+def scan_2d_kernel(x_ptr, y_ptr, ident_ptr, init_ptr, status_ptr, flag_ptr, agg_ptr, incl_ptr,
+                   counter_ptr, M, K, col_blocks, tiles_per_lane, tile_base, epoch,
+                   COMBINE: tl.constexpr, COMMUTATIVE: tl.constexpr, ACC: tl.constexpr,
+                   INCLUSIVE: tl.constexpr, REVERSE: tl.constexpr, HAS_INIT: tl.constexpr,
+                   PACKED: tl.constexpr, SINGLE_TILE: tl.constexpr,
+                   ROWS: tl.constexpr, KB: tl.constexpr, WINDOW: tl.constexpr):
+    """Scan the (B, M, K) layout along M: K interleaved streams per lane."""
+    if SINGLE_TILE:
+        vid = tl.program_id(0).to(tl.int64)
+    else:
+        vid = tl.atomic_add(counter_ptr, 1) - tile_base
+    group = vid // tiles_per_lane  # (lane, column block)
+    tile = vid % tiles_per_lane
+    lane = group // col_blocks
+    cblock = group % col_blocks
+    ident = tl.load(ident_ptr)
+    rows = tile * ROWS + tl.arange(0, ROWS)[:, None]
+    cols = cblock * KB + tl.arange(0, KB)[None, :]
+    inside = (rows < M) & (cols < K)
+    rpos = (M - 1 - rows) if REVERSE else rows
+    base = lane * M * K
+    x = tl.where(inside, tl.load(x_ptr + base + rpos * K + cols, mask=inside).to(ACC), ident)
+    if INCLUSIVE:
+        scan_in = x
+    else:
+        prev = (rpos + 1) if REVERSE else (rpos - 1)
+        shifted = inside & ((rows % ROWS) != 0)
+        scan_in = tl.where(shifted, tl.load(x_ptr + base + prev * K + cols, mask=shifted).to(ACC), ident)
+    col_in = cblock * KB + tl.arange(0, KB)
+    if HAS_INIT:
+        seed = tl.load(init_ptr + lane * K + col_in, mask=col_in < K).to(ACC)
+        seed = tl.where(col_in < K, seed, ident)
+    else:
+        seed = tl.zeros([KB], dtype=ACC) + ident
+    if SINGLE_TILE:
+        prefix = seed
+    else:
+        agg = _ordered_reduce(x, COMBINE, COMMUTATIVE)  # [KB]
+        entry = vid * KB + tl.arange(0, KB)
+        if tile == 0:
+            prefix = seed
+            _publish(status_ptr, flag_ptr, incl_ptr, entry, COMBINE(prefix, agg), FLAG_PREFIX, epoch, ACC, PACKED)
+        else:
+            _publish(status_ptr, flag_ptr, agg_ptr, entry, agg, FLAG_AGGREGATE, epoch, ACC, PACKED)
+            prefix = _lookback(status_ptr, flag_ptr, agg_ptr, incl_ptr, group * tiles_per_lane, tile, ident,
+                               epoch, COMBINE, COMMUTATIVE, ACC, PACKED, WINDOW, KB)
+            _publish(status_ptr, flag_ptr, incl_ptr, entry, COMBINE(prefix, agg), FLAG_PREFIX, epoch, ACC, PACKED)
+    scanned = tl.associative_scan(scan_in, 0, COMBINE)
+    y = COMBINE(prefix[None, :], scanned)
+    tl.store(y_ptr + base + rpos * K + cols, y.to(y_ptr.dtype.element_ty), mask=inside)
