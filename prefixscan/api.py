@@ -90,26 +90,28 @@ def _numpy_result_dtype(x, dtype, probe) -> Any:
     return probe(np.zeros(0, dtype=name)).dtype.name
 
 
-def cumsum(a, axis=None, dtype=None, out=None, *, exclusive=False, reverse=False):
+def cumsum(a, axis=None, dtype=None, out=None, *, exclusive=False, reverse=False, backend=None):
     """``numpy.cumsum`` with NumPy's signature and dtype promotion, plus ``exclusive`` and ``reverse``."""
     return scan(a, "add", axis=axis, inclusive=not exclusive, reverse=reverse,
-                dtype=_numpy_result_dtype(a, dtype, np.cumsum), out=out)
+                dtype=_numpy_result_dtype(a, dtype, np.cumsum), out=out, backend=backend)
 
 
-def cumprod(a, axis=None, dtype=None, out=None, *, exclusive=False, reverse=False):
+def cumprod(a, axis=None, dtype=None, out=None, *, exclusive=False, reverse=False, backend=None):
     """``numpy.cumprod`` with NumPy's signature and dtype promotion, plus ``exclusive`` and ``reverse``."""
     return scan(a, "mul", axis=axis, inclusive=not exclusive, reverse=reverse,
-                dtype=_numpy_result_dtype(a, dtype, np.cumprod), out=out)
+                dtype=_numpy_result_dtype(a, dtype, np.cumprod), out=out, backend=backend)
 
 
-def cummax(a, axis=None, dtype=None, out=None, *, exclusive=False, reverse=False):
+def cummax(a, axis=None, dtype=None, out=None, *, exclusive=False, reverse=False, backend=None):
     """Running maximum (``np.maximum.accumulate``); keeps the dtype.  NaN propagates."""
-    return scan(a, "max", axis=axis, inclusive=not exclusive, reverse=reverse, dtype=dtype, out=out)
+    return scan(a, "max", axis=axis, inclusive=not exclusive, reverse=reverse, dtype=dtype, out=out,
+                backend=backend)
 
 
-def cummin(a, axis=None, dtype=None, out=None, *, exclusive=False, reverse=False):
+def cummin(a, axis=None, dtype=None, out=None, *, exclusive=False, reverse=False, backend=None):
     """Running minimum (``np.minimum.accumulate``); keeps the dtype.  NaN propagates."""
-    return scan(a, "min", axis=axis, inclusive=not exclusive, reverse=reverse, dtype=dtype, out=out)
+    return scan(a, "min", axis=axis, inclusive=not exclusive, reverse=reverse, dtype=dtype, out=out,
+                backend=backend)
 
 
 # ---------------------------------------------------------------------------

@@ -32,8 +32,17 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-FLAG_AGGREGATE = 1
-FLAG_PREFIX = 2
+FLAG_AGGREGATE = tl.constexpr(1)
+FLAG_PREFIX = tl.constexpr(2)
+
+
+def _fn(combine, _semantic=None):
+    """The function inside a constexpr, for ``tl.reduce``/``tl.associative_scan``
+    (which, unlike a call, do not unwrap a constexpr parameter)."""
+    return combine.value if isinstance(combine, tl.constexpr) else combine
+
+
+_fn.__triton_builtin__ = True
 
 
 @triton.jit
@@ -47,9 +56,9 @@ def _pick_last(i1, v1, i2, v2):
 def _ordered_reduce(values, COMBINE: tl.constexpr, COMMUTATIVE: tl.constexpr):
     """Reduce along axis 0 combining in index order (a scan, then its last entry)."""
     if COMMUTATIVE:
-        result = tl.reduce(values, 0, COMBINE)
+        result = tl.reduce(values, 0, _fn(COMBINE))
     else:
-        scanned = tl.associative_scan(values, 0, COMBINE)
+        scanned = tl.associative_scan(values, 0, _fn(COMBINE))
         if len(values.shape) == 1:
             index = tl.arange(0, values.shape[0])
         else:
@@ -141,7 +150,7 @@ def scan_1d_kernel(x_ptr, y_ptr, ident_ptr, init_ptr, status_ptr, flag_ptr, agg_
                    counter_ptr, M, tiles_per_lane, tile_base, epoch,
                    COMBINE: tl.constexpr, COMMUTATIVE: tl.constexpr, ACC: tl.constexpr,
                    INCLUSIVE: tl.constexpr, REVERSE: tl.constexpr, HAS_INIT: tl.constexpr,
-                   PACKED: tl.constexpr, SINGLE_TILE: tl.constexpr,
+                   PACKED: tl.constexpr, SINGLE_TILE: tl.constexpr, MULTI_LANE: tl.constexpr,
                    BLOCK: tl.constexpr, WINDOW: tl.constexpr):
     """Scan lanes of length M stored back to back (the (B, M, 1) layout)."""
     if SINGLE_TILE:
@@ -154,7 +163,8 @@ def scan_1d_kernel(x_ptr, y_ptr, ident_ptr, init_ptr, status_ptr, flag_ptr, agg_
     offs = tile * BLOCK + tl.arange(0, BLOCK)
     inside = offs < M
     pos = (M - 1 - offs) if REVERSE else offs
-    base = lane * M
+    # One lane: no lane offset, so the loads vectorize whatever M is.
+    base = lane * M if MULTI_LANE else 0
     x = tl.where(inside, tl.load(x_ptr + base + pos, mask=inside).to(ACC), ident)
     if INCLUSIVE:
         scan_in = x
@@ -184,8 +194,8 @@ def scan_1d_kernel(x_ptr, y_ptr, ident_ptr, init_ptr, status_ptr, flag_ptr, agg_
                                 epoch, COMBINE, COMMUTATIVE, ACC, PACKED, WINDOW, 1)
             _publish(status_ptr, flag_ptr, incl_ptr, entry, COMBINE(prefix1, agg1), FLAG_PREFIX, epoch,
                      ACC, PACKED)
-        prefix = tl.reduce(prefix1, 0, COMBINE)
-    scanned = tl.associative_scan(scan_in, 0, COMBINE)
+        prefix = tl.reduce(prefix1, 0, _fn(COMBINE))
+    scanned = tl.associative_scan(scan_in, 0, _fn(COMBINE))
     y = COMBINE(prefix, scanned)
     tl.store(y_ptr + base + pos, y.to(y_ptr.dtype.element_ty), mask=inside)
 
@@ -238,6 +248,6 @@ def scan_2d_kernel(x_ptr, y_ptr, ident_ptr, init_ptr, status_ptr, flag_ptr, agg_
             prefix = _lookback(status_ptr, flag_ptr, agg_ptr, incl_ptr, group * tiles_per_lane, tile, ident,
                                epoch, COMBINE, COMMUTATIVE, ACC, PACKED, WINDOW, KB)
             _publish(status_ptr, flag_ptr, incl_ptr, entry, COMBINE(prefix, agg), FLAG_PREFIX, epoch, ACC, PACKED)
-    scanned = tl.associative_scan(scan_in, 0, COMBINE)
+    scanned = tl.associative_scan(scan_in, 0, _fn(COMBINE))
     y = COMBINE(prefix[None, :], scanned)
     tl.store(y_ptr + base + rpos * K + cols, y.to(y_ptr.dtype.element_ty), mask=inside)

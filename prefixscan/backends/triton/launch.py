@@ -111,6 +111,14 @@ def run_scan(request) -> list:
     if x.numel() == 0:
         return [y_user if y_user is not None else y]
     x = x.contiguous()
+    if interpreter_mode() and x.data_ptr() == y.data_ptr():
+        # The interpreter copies every tensor argument to a host buffer and back
+        # after the launch, so an aliased input would overwrite the output.
+        x = x.clone()
+    y_kernel = y
+    if acc == torch.bool:
+        # Bool scans (max/min/and/or/xor) are the same scans on 0/1 bytes.
+        x, y_kernel, acc = x.view(torch.uint8), y.view(torch.uint8), torch.uint8
     ident = torch.tensor([request.identity[0].item()], dtype=acc, device=x.device)
     init = None
     if request.init is not None:
@@ -120,10 +128,11 @@ def run_scan(request) -> list:
     swapped = config.reverse and not monoid.commutative
     combine = triton_combine(monoid, swapped)
     # Intermediate orders stay in the accumulator dtype.
-    mid = y if (config.order == 1 or out_dtype == acc) else torch.empty(y.shape, dtype=acc, device=y.device)
+    mid = y_kernel if (config.order == 1 or y_kernel.dtype == acc) else torch.empty(y.shape, dtype=acc,
+                                                                                   device=y.device)
     src = x
     for q in range(config.order):
-        dst = y if q == config.order - 1 else mid
+        dst = y_kernel if q == config.order - 1 else mid
         _launch(src, dst, ident, init, combine, monoid.commutative, acc, B, M, K, config, torch)
         src = dst
     if y_user is not None and y is not y_user:
@@ -161,7 +170,7 @@ def _launch(x, y, ident, init, combine, commutative, acc, B, M, K, config, torch
             counter = ident
         kernels.scan_1d_kernel[(grid_size,)](
             x, y, ident, init_arg, status, flags, agg, incl, counter, M, tiles, base, epoch,
-            SINGLE_TILE=single, BLOCK=block, WINDOW=tune.window, num_warps=tune.num_warps, **common)
+            SINGLE_TILE=single, MULTI_LANE=B > 1, BLOCK=block, WINDOW=tune.window, num_warps=tune.num_warps, **common)
     else:
         kb = min(1 << math.ceil(math.log2(K)), tune.max_kb)
         col_blocks = -(-K // kb)

@@ -1,0 +1,136 @@
+"""Tile-configuration sweep for the Triton scan on the device (feeds tuning.py).
+
+For each headline case, times a device-to-device copy of the same bytes, torch.cumsum
+and prefixscan under several (block, warps, window) choices, in one process, with
+CUDA events (median of repeats after warm-up).  Every prefixscan result is checked
+against torch.cumsum (bitwise for integers).  Writes JSON; prints a table.
+
+    python bench/sweep.py --json out.json [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import statistics
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, ".")
+import prefixscan as ps  # noqa: E402
+from prefixscan.backends.triton import tuning  # noqa: E402
+
+
+def event_median(fn, repeats=15, warmup=3):
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(repeats):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / 1e3)
+    return statistics.median(times)
+
+
+def per_call(fn, calls=200):
+    """Per-call time from Python, all host overhead included (small sizes)."""
+    for _ in range(20):
+        fn()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - t0) / calls
+
+
+def make_input(dtype, shape):
+    if dtype.is_floating_point:
+        return torch.randn(shape, device="cuda", dtype=dtype)
+    return torch.randint(-1000, 1000, shape, device="cuda", dtype=dtype)
+
+
+def check(result, x, axis):
+    ref = torch.cumsum(x, dim=axis, dtype=x.dtype)
+    if x.dtype.is_floating_point:
+        scale = ref.abs().max().clamp(min=1)
+        return bool(((result - ref).abs().max() / scale) < 1e-3)
+    return bool(torch.equal(result, ref))
+
+
+CASES = [  # name, dtype, shape, axis
+    ("int32 2^28", torch.int32, (1 << 28,), 0),
+    ("float32 2^28", torch.float32, (1 << 28,), 0),
+    ("int64 2^27", torch.int64, (1 << 27,), 0),
+    ("float64 2^27", torch.float64, (1 << 27,), 0),
+    ("int32 2^20", torch.int32, (1 << 20,), 0),
+    ("int32 (2^26,4) axis0", torch.int32, (1 << 26, 4), 0),
+    ("int32 2^10", torch.int32, (1 << 10,), 0),
+]
+
+CONFIGS = [(b, w, win) for b in (4096, 8192, 16384) for w in (4, 8, 16) for win in (32,)] + [
+    (8192, 8, 16), (8192, 8, 64), (2048, 4, 32), (32768, 16, 32)]
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--json", required=True)
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args(argv)
+    configs = CONFIGS[:4] if args.quick else CONFIGS
+    records = []
+    meta = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(), "gpu": torch.cuda.get_device_name(),
+            "torch": torch.__version__, "triton": __import__("triton").__version__, "prefixscan": ps.__version__}
+    print(meta, flush=True)
+    for name, dtype, shape, axis in CASES:
+        x = make_input(dtype, shape)
+        y = torch.empty_like(x)
+        small = x.numel() <= (1 << 20)
+        timer = per_call if small else event_median
+        t_copy = timer(lambda: y.copy_(x))
+        t_torch = timer(lambda: torch.cumsum(x, dim=axis, dtype=x.dtype))
+        row = {"case": name, "n": x.numel(), "dtype": str(dtype), "copy_s": t_copy, "torch_cumsum_s": t_torch,
+               "timing": "per_call" if small else "events"}
+        best = None
+        for block, warps, window in configs:
+            tuning.set_override(tuning.TileConfig(block, warps, window))
+            try:
+                out = ps.scan(x, axis=axis)
+                ok = check(out, x, axis)
+                t = timer(lambda: ps.scan(x, axis=axis, out=y))
+            except Exception as exc:  # noqa: BLE001 - recorded, sweep goes on
+                print(f"  {name} {block}/{warps}/{window}: FAILED {exc!r}"[:300], flush=True)
+                continue
+            finally:
+                tuning.set_override(None)
+            rec = dict(row, block=block, warps=warps, window=window, scan_s=t, verified=ok,
+                       ratio_to_copy=t_copy / t, vs_torch=t_torch / t)
+            records.append(rec)
+            print(f"  {name:22s} b={block:5d} w={warps:2d} win={window:2d}  scan {t*1e6:9.1f} us  copy "
+                  f"{t_copy*1e6:9.1f} us  ratio {t_copy/t:5.3f}  torch {t_torch*1e6:9.1f} us  ok={ok}", flush=True)
+            if ok and (best is None or t < best["scan_s"]):
+                best = rec
+        # default table choice too
+        out = ps.scan(x, axis=axis)
+        t = timer(lambda: ps.scan(x, axis=axis, out=y))
+        records.append(dict(row, block=None, warps=None, window=None, scan_s=t, verified=check(out, x, axis),
+                            ratio_to_copy=t_copy / t, vs_torch=t_torch / t))
+        if best:
+            print(f"BEST {name}: b={best['block']} w={best['warps']} win={best['window']} ratio "
+                  f"{best['ratio_to_copy']:.3f} (default {t_copy/t:.3f}); torch.cumsum ratio {t_copy/t_torch:.3f}",
+                  flush=True)
+        del x, y
+        torch.cuda.empty_cache()
+    with open(args.json, "w") as f:
+        json.dump({"meta": meta, "records": records}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

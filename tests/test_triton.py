@@ -1,0 +1,226 @@
+"""The Triton backend's kernels, on whatever runs them here.
+
+Without a GPU (CI) the kernels run in Triton's interpreter on CPU torch tensors
+with tiny tiles (see ``tuning._INTERPRETER``), so multi-tile look-back, window
+moves and tile boundaries are exercised on small inputs.  On the device machine
+the same tests run compiled on CUDA tensors with larger sizes; tests marked
+``gpu`` need a CUDA device.
+
+References: NumPy for the built-in operators, the CPU backend (itself checked
+against the plain-loop oracle in test_scan.py) for user monoids.  Outputs are
+poisoned before every run so unwritten elements show.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("triton")
+
+import prefixscan as ps  # noqa: E402
+from prefixscan.dispatch import interpreter_mode  # noqa: E402
+
+CUDA = torch.cuda.is_available()
+if not CUDA and not interpreter_mode():
+    pytest.skip("no CUDA device and TRITON_INTERPRET is not set", allow_module_level=True)
+
+DEVICE = "cuda" if CUDA else "cpu"
+pytestmark = pytest.mark.interpreter if not CUDA else pytest.mark.gpu
+
+# Interpreter tiles hold 32 elements (window 4); device tiles several thousand.
+SIZES = [1, 2, 31, 32, 33, 97, 130, 257] if not CUDA else [1, 2, 31, 1024, 4097, 8191, 8192, 8193, 65537,
+                                                          1_000_003, (1 << 22) + 1]
+
+
+def first_nonzero(a, b):
+    return ps.where(a != 0, a, b)
+
+
+def last_nonzero(a, b):
+    return ps.where(b != 0, b, a)
+
+
+FIRST_NONZERO = ps.Monoid(first_nonzero, 0, name="first_nonzero")
+LAST_NONZERO = ps.Monoid(last_nonzero, 0, name="last_nonzero")
+
+INT_RANGES = {"int8": (-100, 100), "uint8": (0, 255), "int16": (-1000, 1000), "uint16": (0, 60000),
+              "int32": (-(1 << 30), 1 << 30), "uint32": (0, 1 << 32), "int64": (-(1 << 62), 1 << 62)}
+
+
+def random_data(rng, dtype: str, shape, sparse: bool = False) -> np.ndarray:
+    if dtype == "bool":
+        x = rng.random(shape) < 0.5
+    elif dtype in INT_RANGES:
+        lo, hi = INT_RANGES[dtype]
+        x = rng.integers(lo, hi, size=shape, dtype=np.int64 if dtype != "uint32" else np.uint64).astype(dtype)
+        x[x == 0] = 1
+    else:
+        x = (rng.standard_normal(shape) + 0.5).astype(dtype)
+    if sparse:
+        x[rng.random(shape) < 0.7] = 0
+    return x
+
+
+def to_device(x: np.ndarray):
+    return torch.from_numpy(np.array(x, copy=True)).to(DEVICE)
+
+
+def numpy_reference(x, op, inclusive, reverse, init, acc_dtype):
+    """Scan of a 1-D array with NumPy ufuncs (independent of the kernels)."""
+    ufunc = ps.BUILTIN_OPS[op].ufunc
+    a = x.astype(acc_dtype)[::-1] if reverse else x.astype(acc_dtype)
+    if init is not None and a.size:
+        a = a.copy()
+        a[0] = ufunc(np.asarray(init, acc_dtype), a[0])
+    y = ufunc.accumulate(a) if a.size else a
+    if not inclusive:
+        first = init if init is not None else ps.BUILTIN_OPS[op].identity_values([np.dtype(acc_dtype)])[0]
+        y = np.concatenate([np.asarray([first], acc_dtype), y[:-1]]) if a.size else y
+    return y[::-1] if reverse else y
+
+
+def assert_matches(got, expected, dtype):
+    got = got.detach().cpu()
+    if got.dtype == torch.bfloat16:
+        got = got.float()
+    got = got.numpy()
+    if np.dtype(expected.dtype).kind in "iub":
+        np.testing.assert_array_equal(got, expected)
+    else:
+        g, e = got.astype(np.float64), expected.astype(np.float64)
+        same = (g == e) | (np.isnan(g) & np.isnan(e))  # infinities and NaNs must match exactly
+        assert np.array_equal(np.isfinite(g), np.isfinite(e)) and np.all(same | np.isfinite(e))
+        scale = np.maximum(1.0, np.abs(np.where(np.isfinite(e), e, 0)))
+        tol = {"float16": 2e-2, "bfloat16": 2e-2, "float32": 1e-4, "float64": 1e-10}[dtype]
+        err = np.where(same, 0.0, np.abs(g - e)) / scale
+        assert np.all(err <= tol * np.sqrt(max(expected.size, 1))), f"max rel err {err.max()}"
+
+
+CASES = [
+    ("add", "int32"), ("add", "int64"), ("add", "float32"), ("add", "float64"), ("add", "uint8"),
+    ("add", "float16"), ("mul", "int32"), ("max", "float32"), ("min", "int16"), ("max", "uint32"),
+    ("xor", "int64"), ("or", "uint16"), ("and", "int8"), ("max", "bool"),
+]
+
+
+@pytest.mark.parametrize("op,dtype", CASES, ids=[f"{o}-{d}" for o, d in CASES])
+def test_builtin_ops(op, dtype):
+    rng = np.random.default_rng(abs(hash((op, dtype))) % 2**32)
+    for n, inclusive, reverse in itertools.product(SIZES, (True, False), (False, True)):
+        if CUDA and n > 70000 and not (inclusive and not reverse):
+            continue  # the large sizes once per direction set keep compile time down
+        x = random_data(rng, dtype, n)
+        if op == "mul":
+            x = np.where(rng.random(n) < 0.5, 1, -1).astype(dtype)
+        init = None if n % 2 else (3 if dtype != "bool" else True)
+        acc = ps.monoid.accumulator_dtype_name(dtype)
+        expected = numpy_reference(x, op, inclusive, reverse, init, acc).astype(dtype)
+        out = to_device(np.zeros(n, dtype)).fill_(7 if dtype != "bool" else True)
+        if dtype.startswith("float"):
+            out.fill_(float("nan"))
+        result = ps.scan(to_device(x), op, inclusive=inclusive, reverse=reverse, init=init, out=out,
+                         backend="triton")
+        assert result is out
+        assert_matches(out, expected, dtype)
+
+
+@pytest.mark.parametrize("monoid", [FIRST_NONZERO, LAST_NONZERO], ids=lambda m: m.name)
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_non_commutative(monoid, dtype):
+    """Order matters: a wrong combination order picks the wrong nonzero."""
+    rng = np.random.default_rng(5)
+    for n, inclusive, reverse in itertools.product(SIZES[:6] if CUDA else SIZES, (True, False), (False, True)):
+        x = random_data(rng, dtype, n, sparse=True)
+        expected = ps.scan(x, monoid, inclusive=inclusive, reverse=reverse, backend="cpu", algorithm="serial")
+        got = ps.scan(to_device(x), monoid, inclusive=inclusive, reverse=reverse, backend="triton")
+        np.testing.assert_array_equal(got.cpu().numpy(), expected)
+
+
+LAYOUTS = [((37, 3), 0, 1), ((70, 4), 0, 1), ((5, 66), 1, 1), ((4, 9, 6), 1, 1), ((120,), None, 4),
+           ((3, 60), 1, 5), ((130, 2), 0, 1), ((6, 40), 1, 8), ((3, 5, 70), -1, 1), ((65, 33), 0, 1)]
+
+
+@pytest.mark.parametrize("shape,axis,tuple_size", LAYOUTS, ids=[str(c) for c in LAYOUTS])
+def test_axes_and_tuples(shape, axis, tuple_size):
+    rng = np.random.default_rng(len(shape) * 100 + (axis or 0))
+    if CUDA:
+        shape = tuple(d * 97 if i == (axis or 0) else d for i, d in enumerate(shape))
+    for reverse, inclusive in itertools.product((False, True), (True, False)):
+        x = random_data(rng, "int32", shape)
+        expected = ps.scan(x, axis=axis, tuple_size=tuple_size, reverse=reverse, inclusive=inclusive, init=2,
+                           backend="cpu")
+        got = ps.scan(to_device(x), axis=axis, tuple_size=tuple_size, reverse=reverse, inclusive=inclusive,
+                      init=2, backend="triton")
+        np.testing.assert_array_equal(got.cpu().numpy(), expected)
+
+
+def test_per_lane_init_and_order():
+    rng = np.random.default_rng(11)
+    x = random_data(rng, "int64", (4, 150))
+    init = rng.integers(-5, 5, 4)
+    for order in (1, 2, 3, 8):
+        expected = ps.scan(x, axis=1, init=init, order=order, backend="cpu")
+        got = ps.scan(to_device(x), axis=1, init=to_device(init), order=order, backend="triton")
+        np.testing.assert_array_equal(got.cpu().numpy(), expected)
+
+
+def test_in_place_and_types():
+    rng = np.random.default_rng(12)
+    x = random_data(rng, "int32", 1000)
+    xt = to_device(x)
+    result = ps.scan(xt, out=xt, backend="triton")
+    assert result is xt
+    np.testing.assert_array_equal(xt.cpu().numpy(), np.cumsum(x, dtype=np.int32))
+    got = ps.cumsum(to_device(x), backend="triton")
+    assert isinstance(got, torch.Tensor) and got.dtype == torch.int64  # NumPy's promotion
+    np.testing.assert_array_equal(got.cpu().numpy(), np.cumsum(x))
+
+
+def test_half_precision_accumulates_in_float32():
+    x = np.full(3000, 0.1, dtype=np.float16)
+    got = ps.scan(to_device(x), backend="triton")
+    assert got.dtype == torch.float16
+    expected = np.cumsum(x.astype(np.float32)).astype(np.float16)
+    np.testing.assert_allclose(got.cpu().numpy().astype(np.float32), expected.astype(np.float32), rtol=1e-3)
+    bf = torch.full((3000,), 0.1, dtype=torch.bfloat16, device=DEVICE)
+    got = ps.scan(bf, backend="triton")
+    assert got.dtype == torch.bfloat16
+    assert abs(float(got[-1]) - 300.0) < 2.0  # bf16 accumulation would stall near 32
+
+
+def test_empty_and_single():
+    assert ps.scan(torch.zeros(0, dtype=torch.int32, device=DEVICE), backend="triton").shape == (0,)
+    got = ps.scan(torch.tensor([5], dtype=torch.int32, device=DEVICE), inclusive=False, init=2, backend="triton")
+    assert got.cpu().tolist() == [2]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="needs a CUDA device")
+def test_repeated_large_runs_bitwise_identical():
+    """A race shows as a result that changes between runs."""
+    rng = np.random.default_rng(13)
+    x = to_device(random_data(rng, "int32", (1 << 26) + 3))
+    expected = np.cumsum(x.cpu().numpy(), dtype=np.int32)
+    first = ps.scan(x)
+    for _ in range(5):
+        again = ps.scan(x)
+        assert torch.equal(first, again)
+    np.testing.assert_array_equal(first.cpu().numpy(), expected)
+
+
+@pytest.mark.gpu
+@pytest.mark.slow
+@pytest.mark.skipif(not CUDA, reason="needs a CUDA device")
+def test_beyond_int32_indexing():
+    """More than 2^31 elements: 64-bit offsets everywhere."""
+    n = (1 << 31) + 77
+    x = torch.randint(0, 3, (n,), dtype=torch.int8, device="cuda")
+    got = ps.scan(x, "add")
+    expected = torch.cumsum(x.view(torch.uint8), 0, dtype=torch.int64).to(torch.int8)  # wraps like int8
+    assert torch.equal(got, expected)
+    tail = ps.scan(x, "xor", reverse=True)
+    assert int(tail[0]) == int(torch.tensor(np.bitwise_xor.reduce(x.cpu().numpy())))
