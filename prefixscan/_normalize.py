@@ -97,6 +97,8 @@ def _dtype_str(dtype: Any) -> str:
     name = str(dtype).replace("torch.", "")
     if name == "bfloat16":
         return name
+    if type(dtype).__module__.startswith("torch"):
+        dtype = name  # torch.int32 -> "int32"
     try:
         return np.dtype(dtype).name
     except TypeError:

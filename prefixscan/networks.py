@@ -10,7 +10,8 @@ Fig. 1 ("Commonplace scan constructions"), in the seeds:
   for n a power of two.
 * ``brent_kung``: up-sweep reduction tree then down-sweep fan (Blelloch's
   work-efficient scan in its inclusive form); size 2n - 2 - log2 n and depth
-  2 log2 n - 1 for n a power of two; any n, without padding.
+  2 log2 n - 2 for n = 2^L >= 4 (its schedule takes 2 log2 n - 1 rounds, but
+  the first down-sweep operator only needs round-1 values); any n, no padding.
 * ``reduce_then_scan``: tiles of t elements: serial reductions of every tile,
   a serial scan of the tile totals, then a serial scan of every tile seeded
   with its carry (Fig. 1e: the down-sweep rematerializes instead of storing
