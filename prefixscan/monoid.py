@@ -49,6 +49,14 @@ def _is_triton_tensor(value: Any) -> bool:
     return type(value).__module__.startswith("triton.")
 
 
+def _triton_log1p(x, _semantic=None):
+    import triton.language as tl
+
+    # triton.language has no log1p; log(1 + x) is what libdevice-free code can do.
+    one_plus = x.__add__(1.0, _semantic=_semantic) if _semantic is not None else x + 1.0
+    return tl.log(one_plus, _semantic=_semantic) if _semantic is not None else tl.log(one_plus)
+
+
 def _dual(numpy_fn: Callable, triton_name: str, **triton_kwargs: Any) -> Callable:
     """A helper that runs NumPy's ``numpy_fn`` or Triton's ``tl.<triton_name>``."""
 
@@ -56,7 +64,7 @@ def _dual(numpy_fn: Callable, triton_name: str, **triton_kwargs: Any) -> Callabl
         if _semantic is not None or any(_is_triton_tensor(a) for a in args):
             import triton.language as tl
 
-            fn = getattr(tl, triton_name)
+            fn = _triton_log1p if triton_name == "log1p" else getattr(tl, triton_name)
             kwargs = dict(triton_kwargs)
             if "propagate_nan" in kwargs:
                 kwargs["propagate_nan"] = getattr(tl.PropagateNan, kwargs["propagate_nan"])

@@ -11,6 +11,20 @@ import os
 import sys
 import zlib
 
+
+def _triton_interpreter_without_gpu() -> None:
+    """Without a CUDA device, run Triton kernels in the interpreter.  This must
+    happen before triton is imported: its own library functions are jitted then."""
+    try:
+        import torch
+    except ImportError:
+        return
+    if not torch.cuda.is_available():
+        os.environ.setdefault("TRITON_INTERPRET", "1")
+
+
+_triton_interpreter_without_gpu()
+
 import numpy as np
 import pytest
 

@@ -21,12 +21,13 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
+CUDA = torch.cuda.is_available()  # without it conftest.py set TRITON_INTERPRET=1
+
 import prefixscan as ps  # noqa: E402
 from prefixscan.dispatch import interpreter_mode  # noqa: E402
 
-CUDA = torch.cuda.is_available()
 if not CUDA and not interpreter_mode():
-    pytest.skip("no CUDA device and TRITON_INTERPRET is not set", allow_module_level=True)
+    pytest.skip("no CUDA device and TRITON_INTERPRET=0", allow_module_level=True)
 
 DEVICE = "cuda" if CUDA else "cpu"
 pytestmark = pytest.mark.interpreter if not CUDA else pytest.mark.gpu

@@ -9,6 +9,7 @@ until a scan runs.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 
 from ...dispatch import interpreter_mode
@@ -17,11 +18,16 @@ DEVICES = ("cuda",)
 
 
 def unavailable_reason(device: str) -> str:
+    return _unavailable_reason(device, interpreter_mode())
+
+
+@functools.lru_cache(maxsize=None)  # asked on every call: keep it off the hot path
+def _unavailable_reason(device: str, interpreter: bool) -> str:
     missing = [m for m in ("torch", "triton") if importlib.util.find_spec(m) is None]
     if missing:
         return f"{' and '.join(missing)} not installed: pip install 'prefixscan[gpu]'"
     if device == "cpu":
-        if interpreter_mode():
+        if interpreter:
             return ""
         return "CPU tensors run on the Triton backend only in its interpreter (TRITON_INTERPRET=1)"
     import torch

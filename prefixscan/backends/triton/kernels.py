@@ -96,7 +96,7 @@ def _encode(value, state, epoch, ACC: tl.constexpr):
 @triton.jit
 def _publish(status_ptr, flag_ptr, value_ptr, index, value, state, epoch,
              ACC: tl.constexpr, PACKED: tl.constexpr):
-    """Publish ``value`` with ``state`` for status entries ``index`` (a [KB] vector)."""
+    """Publish ``value`` with ``state`` at status entries ``index`` (scalar or [KB])."""
     if PACKED:
         tl.atomic_xchg(status_ptr + index, _encode(value, state, epoch, ACC), sem="relaxed")
     else:
@@ -105,10 +105,56 @@ def _publish(status_ptr, flag_ptr, value_ptr, index, value, state, epoch,
 
 
 @triton.jit
+def _load_window(status_ptr, flag_ptr, agg_ptr, incl_ptr, index, valid, epoch,
+                 ACC: tl.constexpr, PACKED: tl.constexpr):
+    """(state, value) of status entries ``index``; state 0 where not valid."""
+    if PACKED:
+        word = tl.load(status_ptr + index, mask=valid, other=0, volatile=True)
+        state, value = _decode(word, epoch, ACC)
+    else:
+        tag = tl.atomic_add(flag_ptr + index, 0, mask=valid, sem="acquire")
+        state = tl.where(valid & ((tag >> 2) == epoch), tag & 3, 0)
+        value = tl.where(state == FLAG_PREFIX,
+                         tl.load(incl_ptr + index, mask=valid & (state == FLAG_PREFIX), volatile=True),
+                         tl.load(agg_ptr + index, mask=valid & (state == FLAG_AGGREGATE), volatile=True))
+    return state, value
+
+
+@triton.jit
+def _lookback_1d(status_ptr, flag_ptr, agg_ptr, incl_ptr, lane_base, tile, ident, epoch,
+                 COMBINE: tl.constexpr, COMMUTATIVE: tl.constexpr, ACC: tl.constexpr,
+                 PACKED: tl.constexpr, WINDOW: tl.constexpr):
+    """Exclusive prefix of ``tile`` (> 0) of one lane; status entry of tile t: lane_base + t.
+
+    A 1-D window, so that each entry is loaded by one thread, not by all.
+    """
+    rows = tl.arange(0, WINDOW)
+    end = tile  # the window is [end - WINDOW, end)
+    acc = ident
+    done = 0
+    while done == 0:
+        widx = end - WINDOW + rows
+        valid = widx >= 0
+        state, value = _load_window(status_ptr, flag_ptr, agg_ptr, incl_ptr, lane_base + widx, valid, epoch,
+                                    ACC, PACKED)
+        # One reduction finds the last entry that stops the fold (a prefix, or
+        # not ready yet) and whether it is a prefix: key = 2 * row + is_prefix.
+        stops = (state != FLAG_AGGREGATE) | ~valid
+        key = tl.max(tl.where(stops, rows * 2 + (valid & (state == FLAG_PREFIX)).to(tl.int32), -2), 0)
+        stop = key >> 1
+        found = (key & 1) == 1
+        take = valid & ((rows > stop) | ((rows == stop) & found))
+        acc = COMBINE(_ordered_reduce(tl.where(take, value, ident), COMBINE, COMMUTATIVE), acc)
+        end = tl.where(stop >= 0, end - WINDOW + stop + 1, end - WINDOW)
+        done = found.to(tl.int32)
+    return acc
+
+
+@triton.jit
 def _lookback(status_ptr, flag_ptr, agg_ptr, incl_ptr, lane_base, tile, ident, epoch,
               COMBINE: tl.constexpr, COMMUTATIVE: tl.constexpr, ACC: tl.constexpr,
               PACKED: tl.constexpr, WINDOW: tl.constexpr, KB: tl.constexpr):
-    """Exclusive prefix of ``tile`` (> 0) from its predecessors' status, per column.
+    """Exclusive prefix of ``tile`` (> 0) from its predecessors' status, per column (2-D kernel).
 
     Status entry of tile t, column c: ``(lane_base + t) * KB + c``.
     Returns a [KB] tensor.
@@ -123,29 +169,25 @@ def _lookback(status_ptr, flag_ptr, agg_ptr, incl_ptr, lane_base, tile, ident, e
         widx = end[None, :] - WINDOW + rows  # [WINDOW, KB]
         valid = (widx >= 0) & (~done)[None, :]
         index = (lane_base + widx) * KB + cols
-        if PACKED:
-            word = tl.load(status_ptr + index, mask=valid, other=0, volatile=True)
-            state, value = _decode(word, epoch, ACC)
-        else:
-            tag = tl.atomic_add(flag_ptr + index, 0, mask=valid, sem="acquire")
-            state = tl.where(valid & ((tag >> 2) == epoch), tag & 3, 0)
-            value = tl.where(state == FLAG_PREFIX,
-                             tl.load(incl_ptr + index, mask=valid & (state == FLAG_PREFIX), volatile=True),
-                             tl.load(agg_ptr + index, mask=valid & (state == FLAG_AGGREGATE), volatile=True))
-        is_prefix = state == FLAG_PREFIX
-        # The last window entry that is a prefix or not ready stops the fold.
-        stop = tl.max(tl.where((state != FLAG_AGGREGATE) | ~valid, rows, -1), 0)  # [KB]
-        stop_is_prefix = tl.max(tl.where((rows == stop[None, :]) & is_prefix & valid, 1, 0), 0) > 0
-        take = (rows > stop[None, :]) | ((rows == stop[None, :]) & stop_is_prefix[None, :])
-        take = take & valid
+        state, value = _load_window(status_ptr, flag_ptr, agg_ptr, incl_ptr, index, valid, epoch, ACC, PACKED)
+        # Per column, the last entry that stops the fold (a prefix, or not
+        # ready yet) and whether it is a prefix, in one reduction (see _lookback_1d).
+        stops = (state != FLAG_AGGREGATE) | ~valid
+        key = tl.max(tl.where(stops, rows * 2 + (valid & (state == FLAG_PREFIX)).to(tl.int32), -2), 0)  # [KB]
+        stop = key >> 1
+        found = (key & 1) == 1
+        take = valid & ((rows > stop[None, :]) | ((rows == stop[None, :]) & found[None, :]))
         part = _ordered_reduce(tl.where(take, value, ident), COMBINE, COMMUTATIVE)
         acc = tl.where(done, acc, COMBINE(part, acc))
-        end = tl.where(done | stop_is_prefix, end, tl.where(stop >= 0, end - WINDOW + stop + 1, end - WINDOW))
-        done = done | stop_is_prefix
+        end = tl.where(done | found, end, tl.where(stop >= 0, end - WINDOW + stop + 1, end - WINDOW))
+        done = done | found
     return acc
 
 
-@triton.jit
+# Counters that change every call are never specialized: no recompiles, and no
+# value turned into a constant when it happens to equal 1.  M keeps Triton's
+# divisibility-by-16 specialization (at most two variants) for vector loads.
+@triton.jit(do_not_specialize=["tiles_per_lane", "tile_base", "epoch"])
 def scan_1d_kernel(x_ptr, y_ptr, ident_ptr, init_ptr, status_ptr, flag_ptr, agg_ptr, incl_ptr,
                    counter_ptr, M, tiles_per_lane, tile_base, epoch,
                    COMBINE: tl.constexpr, COMMUTATIVE: tl.constexpr, ACC: tl.constexpr,
@@ -181,26 +223,19 @@ def scan_1d_kernel(x_ptr, y_ptr, ident_ptr, init_ptr, status_ptr, flag_ptr, agg_
         prefix = seed
     else:
         agg = _ordered_reduce(x, COMBINE, COMMUTATIVE)
-        one = tl.full([1], True, tl.int1)
-        agg1 = tl.where(one, agg, agg)
-        entry = vid + tl.zeros([1], dtype=tl.int64)
         if tile == 0:
-            prefix1 = tl.where(one, seed, seed)
-            _publish(status_ptr, flag_ptr, incl_ptr, entry, COMBINE(prefix1, agg1), FLAG_PREFIX, epoch,
-                     ACC, PACKED)
+            prefix = seed
         else:
-            _publish(status_ptr, flag_ptr, agg_ptr, entry, agg1, FLAG_AGGREGATE, epoch, ACC, PACKED)
-            prefix1 = _lookback(status_ptr, flag_ptr, agg_ptr, incl_ptr, lane * tiles_per_lane, tile, ident,
-                                epoch, COMBINE, COMMUTATIVE, ACC, PACKED, WINDOW, 1)
-            _publish(status_ptr, flag_ptr, incl_ptr, entry, COMBINE(prefix1, agg1), FLAG_PREFIX, epoch,
-                     ACC, PACKED)
-        prefix = tl.reduce(prefix1, 0, _fn(COMBINE))
+            _publish(status_ptr, flag_ptr, agg_ptr, vid, agg, FLAG_AGGREGATE, epoch, ACC, PACKED)
+            prefix = _lookback_1d(status_ptr, flag_ptr, agg_ptr, incl_ptr, lane * tiles_per_lane, tile, ident,
+                                  epoch, COMBINE, COMMUTATIVE, ACC, PACKED, WINDOW)
+        _publish(status_ptr, flag_ptr, incl_ptr, vid, COMBINE(prefix, agg), FLAG_PREFIX, epoch, ACC, PACKED)
     scanned = tl.associative_scan(scan_in, 0, _fn(COMBINE))
     y = COMBINE(prefix, scanned)
     tl.store(y_ptr + base + pos, y.to(y_ptr.dtype.element_ty), mask=inside)
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["tiles_per_lane", "tile_base", "epoch", "col_blocks"])
 def scan_2d_kernel(x_ptr, y_ptr, ident_ptr, init_ptr, status_ptr, flag_ptr, agg_ptr, incl_ptr,
                    counter_ptr, M, K, col_blocks, tiles_per_lane, tile_base, epoch,
                    COMBINE: tl.constexpr, COMMUTATIVE: tl.constexpr, ACC: tl.constexpr,

@@ -74,6 +74,18 @@ def _state_for(tensor, torch) -> _DeviceState:
     return state
 
 
+_identities: dict = {}
+
+
+def _identity_tensor(value, dtype, device, torch):
+    """The identity as a one-element device tensor, made once (no copy per call)."""
+    key = (value, dtype, device)
+    t = _identities.get(key)
+    if t is None:
+        t = _identities[key] = torch.tensor([value], dtype=dtype, device=device)
+    return t
+
+
 def torch_dtype(name: str):
     import torch
 
@@ -119,7 +131,7 @@ def run_scan(request) -> list:
     if acc == torch.bool:
         # Bool scans (max/min/and/or/xor) are the same scans on 0/1 bytes.
         x, y_kernel, acc = x.view(torch.uint8), y.view(torch.uint8), torch.uint8
-    ident = torch.tensor([request.identity[0].item()], dtype=acc, device=x.device)
+    ident = _identity_tensor(request.identity[0].item(), acc, x.device, torch)
     init = None
     if request.init is not None:
         value = request.init[0]
@@ -146,8 +158,8 @@ def _launch(x, y, ident, init, combine, commutative, acc, B, M, K, config, torch
     from triton.language.core import dtype as tl_dtype
 
     tl_acc = tl_dtype(_tl_name(acc))
-    packed = acc.itemsize <= 4
     tune = choose_config(x.device, acc.itemsize, M, K, interpreter_mode())
+    packed = acc.itemsize <= 4 if tune.packed is None else tune.packed
     init_arg = init if init is not None else ident
     common = dict(COMBINE=combine, COMMUTATIVE=commutative, ACC=tl_acc, INCLUSIVE=config.inclusive,
                   REVERSE=config.reverse, HAS_INIT=init is not None, PACKED=packed)
@@ -168,9 +180,9 @@ def _launch(x, y, ident, init, combine, commutative, acc, B, M, K, config, torch
             counter = state.counter
         else:
             counter = ident
-        kernels.scan_1d_kernel[(grid_size,)](
-            x, y, ident, init_arg, status, flags, agg, incl, counter, M, tiles, base, epoch,
-            SINGLE_TILE=single, MULTI_LANE=B > 1, BLOCK=block, WINDOW=tune.window, num_warps=tune.num_warps, **common)
+        _run(kernels.scan_1d_kernel, grid_size, tune.num_warps,
+             (x, y, ident, init_arg, status, flags, agg, incl, counter, M, tiles, base, epoch),
+             dict(common, SINGLE_TILE=single, MULTI_LANE=B > 1, BLOCK=block, WINDOW=tune.window), (M,))
     else:
         kb = min(1 << math.ceil(math.log2(K)), tune.max_kb)
         col_blocks = -(-K // kb)
@@ -190,11 +202,44 @@ def _launch(x, y, ident, init, combine, commutative, acc, B, M, K, config, torch
             counter = state.counter
         else:
             counter = ident
-        kernels.scan_2d_kernel[(grid_size,)](
-            x, y, ident, init_arg, status, flags, agg, incl, counter, M, K, col_blocks, tiles, base, epoch,
-            SINGLE_TILE=single, ROWS=rows, KB=kb, WINDOW=tune.window, num_warps=tune.num_warps, **common)
+        _run(kernels.scan_2d_kernel, grid_size, tune.num_warps,
+             (x, y, ident, init_arg, status, flags, agg, incl, counter, M, K, col_blocks, tiles, base, epoch),
+             dict(common, SINGLE_TILE=single, ROWS=rows, KB=kb, WINDOW=tune.window), (M, K))
     if state is not None:
         state.tiles_issued += grid_size
+
+
+_compiled: dict = {}
+
+
+def _run(kernel, grid_size: int, num_warps: int, args: tuple, constexprs: dict, specialized_ints: tuple):
+    """Launch ``kernel``; after the first launch of a variant, skip Triton's
+    argument binding and go straight to the compiled kernel's launcher.
+
+    The cache key holds everything Triton specializes on: tensor dtypes and
+    16-byte alignment, the specialized integers' divisibility by 16 and
+    equality with 1, the constexprs and the warps.
+    """
+    if interpreter_mode():
+        kernel[(grid_size,)](*args, num_warps=num_warps, **constexprs)
+        return
+    import torch
+    from triton import knobs
+
+    key = (kernel, num_warps, tuple(constexprs.items()),
+           tuple((a.dtype, a.data_ptr() % 16 == 0) for a in args if isinstance(a, torch.Tensor)),
+           tuple((v % 16 == 0, v == 1) for v in specialized_ints))
+    compiled = _compiled.get(key)
+    if compiled is None:
+        _compiled[key] = kernel[(grid_size,)](*args, num_warps=num_warps, **constexprs)
+        return
+    device = args[0].device
+    stream = torch.cuda.current_stream(device).cuda_stream
+    full = args + tuple(constexprs[name] for name in kernel.arg_names[len(args):])
+    hook = knobs.runtime.launch_enter_hook
+    metadata = compiled.launch_metadata((grid_size, 1, 1), stream, *full) if hook is not None else None
+    compiled.run(grid_size, 1, 1, stream, compiled.function, compiled.packed_metadata, metadata,
+                 hook, knobs.runtime.launch_exit_hook, *full)
 
 
 def _tl_name(torch_dtype_obj) -> str:

@@ -16,6 +16,7 @@ class TileConfig:
     num_warps: int
     window: int  # predecessors inspected per look-back step
     max_kb: int = 32  # widest column block of the 2-D kernel
+    packed: bool | None = None  # None: pack flag and value when the value has <= 32 bits
 
 
 _INTERPRETER = TileConfig(block=32, num_warps=1, window=4, max_kb=4)
