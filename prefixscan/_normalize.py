@@ -4,6 +4,7 @@ so a bad argument raises an error that names it and nothing is written to ``out`
 
 from __future__ import annotations
 
+import copy
 import operator
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,6 +50,15 @@ class ScanRequest:
     init_shape: tuple  # shape init values broadcast to: lanes (+ (tuple_size,))
     out: list[ArrayRef] | None = None
     identity: tuple = field(default=())
+
+    def rebind(self, x, out) -> "ScanRequest":
+        """The same checked request for other tensors of the same signature."""
+        fields = [ArrayRef(x, f.library, f.device, f.shape, f.dtype) for f in self.fields]
+        outs = None if self.out is None else [ArrayRef(out, o.library, o.device, o.shape, o.dtype)
+                                              for o in self.out]
+        new = copy.copy(self)
+        new.fields, new.out = fields, outs
+        return new
 
     @property
     def lanes_shape(self) -> tuple:

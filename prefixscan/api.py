@@ -33,6 +33,7 @@ class Scan:
         self.config = make_config(op, axis=axis, inclusive=inclusive, reverse=reverse, order=order,
                                   tuple_size=tuple_size, dtype=dtype, backend=backend,
                                   algorithm=algorithm)
+        self._plans: dict = {}
 
     def plan(self, x, *, init=None, out=None) -> tuple[ScanRequest, Any]:
         """Check the arguments and pick the backend, without running anything."""
@@ -44,7 +45,19 @@ class Scan:
         return request, backend
 
     def __call__(self, x, *, init=None, out=None):
-        request, backend = self.plan(x, init=init, out=out)
+        # Repeated calls on tensors of one signature reuse the checked plan:
+        # small scans are dominated by host overhead, not by the kernel.
+        key = _signature(x, out) if init is None else None
+        cached = self._plans.get(key) if key is not None else None
+        if cached is not None:
+            request, backend = cached
+            request = request.rebind(x, out)
+        else:
+            request, backend = self.plan(x, init=init, out=out)
+            if key is not None:
+                if len(self._plans) > 64:
+                    self._plans.clear()
+                self._plans[key] = (request.rebind(None, None), backend)
         results = backend.run_scan(request)
         if request.out is None:
             native = backend.__name__.endswith(".cpu")
@@ -56,6 +69,40 @@ class Scan:
         c = self.config
         return (f"Scan(op={c.monoid.name!r}, axis={c.axis}, inclusive={c.inclusive}, reverse={c.reverse}, "
                 f"order={c.order}, tuple_size={c.tuple_size}, dtype={c.dtype}, backend={c.backend})")
+
+
+def _signature(x, out):
+    """Everything the checks depend on, for torch tensors; None for other inputs."""
+    if type(x).__module__.split(".")[0] != "torch" or not hasattr(x, "is_cuda"):
+        return None
+    if out is None:
+        out_sig = None
+    elif type(out) is type(x):
+        out_sig = (tuple(out.shape), out.dtype, out.device, out.data_ptr() == x.data_ptr())
+    else:
+        return None
+    return (type(x), tuple(x.shape), x.dtype, x.device, out_sig)
+
+
+_SCANS: dict = {}
+
+
+def _cached_scan(op, axis, inclusive, reverse, order, tuple_size, dtype, backend, algorithm) -> "Scan":
+    """One Scan object per hashable argument set, so one-shot calls share plans."""
+    # Types are part of the key: axis=1.0 must fail its check, not hit axis=1's entry.
+    key = tuple((type(v), v) for v in (op, axis, inclusive, reverse, order, tuple_size, dtype, backend,
+                                       algorithm))
+    try:
+        found = _SCANS.get(key)
+    except TypeError:  # unhashable argument: no caching
+        return Scan(op, axis=axis, inclusive=inclusive, reverse=reverse, order=order, tuple_size=tuple_size,
+                    dtype=dtype, backend=backend, algorithm=algorithm)
+    if found is None:
+        if len(_SCANS) > 256:
+            _SCANS.clear()
+        found = _SCANS[key] = Scan(op, axis=axis, inclusive=inclusive, reverse=reverse, order=order,
+                                   tuple_size=tuple_size, dtype=dtype, backend=backend, algorithm=algorithm)
+    return found
 
 
 def make_scan(op="add", *, axis=None, inclusive=True, reverse=False, order=1, tuple_size=1,
@@ -72,8 +119,7 @@ def scan(x, op="add", *, axis=None, inclusive=True, reverse=False, init=None, or
     See ``docs/semantics.md`` for the exact meaning of every argument.  Returns
     an array of the caller's type (a tuple of arrays for struct monoids).
     """
-    return make_scan(op, axis=axis, inclusive=inclusive, reverse=reverse, order=order,
-                     tuple_size=tuple_size, dtype=dtype, backend=backend, algorithm=algorithm)(
+    return _cached_scan(op, axis, inclusive, reverse, order, tuple_size, dtype, backend, algorithm)(
         x, init=init, out=out)
 
 

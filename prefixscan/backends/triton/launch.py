@@ -8,6 +8,7 @@ tile counter by its grid size, so no memset is needed between calls.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -98,8 +99,8 @@ def _layout(request) -> tuple[int, int, int]:
     if request.axis is None:
         return 1, request.lane_len // s, s
     shape = request.shape
-    pre = int(np.prod(shape[: request.axis], dtype=np.int64))
-    post = int(np.prod(shape[request.axis + 1:], dtype=np.int64))
+    pre = math.prod(shape[: request.axis])
+    post = math.prod(shape[request.axis + 1:])
     return pre, request.lane_len // s, post * s
 
 
@@ -155,10 +156,9 @@ def run_scan(request) -> list:
 
 def _launch(x, y, ident, init, combine, commutative, acc, B, M, K, config, torch):
     from . import kernels
-    from triton.language.core import dtype as tl_dtype
 
-    tl_acc = tl_dtype(_tl_name(acc))
-    tune = choose_config(x.device, acc.itemsize, M, K, interpreter_mode())
+    tl_acc = _tl_dtype(acc)
+    tune = choose_config(x.device, acc.itemsize, acc.is_floating_point, M, K, interpreter_mode())
     packed = acc.itemsize <= 4 if tune.packed is None else tune.packed
     init_arg = init if init is not None else ident
     common = dict(COMBINE=combine, COMMUTATIVE=commutative, ACC=tl_acc, INCLUSIVE=config.inclusive,
@@ -242,7 +242,10 @@ def _run(kernel, grid_size: int, num_warps: int, args: tuple, constexprs: dict, 
                  hook, knobs.runtime.launch_exit_hook, *full)
 
 
-def _tl_name(torch_dtype_obj) -> str:
+@functools.lru_cache(maxsize=None)
+def _tl_dtype(torch_dtype_obj):
+    from triton.language.core import dtype as tl_dtype
+
     name = str(torch_dtype_obj).replace("torch.", "")
-    return {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64",
-            "bool": "int1"}.get(name, name)
+    return tl_dtype({"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64",
+                     "bool": "int1"}.get(name, name))

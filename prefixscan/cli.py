@@ -1,0 +1,200 @@
+"""The ``prefixscan`` command line: ``info``, ``check`` and ``bench``.
+
+Run as ``prefixscan ...`` (console script) or ``python -m prefixscan ...``.
+Optional libraries (torch, triton, cupy, jax, matplotlib) are imported only
+inside the functions that use them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import sys
+from typing import Sequence
+
+__all__ = ["main", "build_parser", "info_lines"]
+
+
+def _module_version(name: str) -> str | None:
+    """The version of an importable module, or None (imports it)."""
+    import importlib
+
+    try:
+        mod = importlib.import_module(name)
+    except Exception:  # noqa: BLE001 - a broken install counts as absent
+        return None
+    version = getattr(mod, "__version__", None)
+    if version is None:
+        try:
+            from importlib.metadata import version as dist_version
+
+            version = dist_version(name)
+        except Exception:  # noqa: BLE001
+            version = "installed"
+    return str(version)
+
+
+def _gpu_lines() -> list[str]:
+    lines = []
+    try:
+        import torch
+    except Exception:  # noqa: BLE001
+        return ["  GPU: torch not installed (pip install prefixscan[gpu])"]
+    try:
+        if not torch.cuda.is_available():
+            return ["  GPU: torch sees no CUDA device"]
+        cuda_version = getattr(torch.version, "cuda", None)
+        lines.append(f"  CUDA (torch build): {cuda_version}")
+        for i in range(torch.cuda.device_count()):
+            p = torch.cuda.get_device_properties(i)
+            l2 = getattr(p, "L2_cache_size", None)
+            l2s = f", L2 {l2 / 2**20:.0f} MiB" if l2 else ""
+            try:
+                free, total = torch.cuda.mem_get_info(i)
+                mem = f"{total / 2**30:.1f} GiB ({free / 2**30:.1f} GiB free)"
+            except Exception:  # noqa: BLE001
+                mem = f"{p.total_memory / 2**30:.1f} GiB"
+            lines.append(f"  cuda:{i}: {p.name}, {p.multi_processor_count} SMs, "
+                         f"compute capability {p.major}.{p.minor}, {mem}{l2s}")
+    except Exception as exc:  # noqa: BLE001
+        lines.append(f"  GPU: error while querying CUDA: {exc}")
+    return lines
+
+
+def info_lines() -> list[str]:
+    """What ``prefixscan info`` prints."""
+    import numpy as np
+
+    import prefixscan
+
+    lines = [
+        f"prefixscan {getattr(prefixscan, '__version__', '?')}",
+        f"Python     {platform.python_version()} ({platform.python_implementation()}, "
+        f"{sys.executable})",
+        f"platform   {platform.platform()} ({platform.machine()})",
+        f"NumPy      {np.__version__}",
+    ]
+    for name, label in (("torch", "torch"), ("triton", "triton"), ("cupy", "CuPy"), ("jax", "JAX"),
+                        ("matplotlib", "matplotlib")):
+        version = _module_version(name)
+        lines.append(f"{label:<10} {version if version else 'not installed'}")
+    lines.append("backends:")
+    try:
+        from prefixscan.dispatch import available_backends
+
+        for b in available_backends():
+            state = "available" if b.get("available") else "unavailable"
+            devices = ", ".join(b.get("devices") or []) or "-"
+            line = f"  {b.get('name'):<8} {state:<12} devices: {devices}"
+            if b.get("reason"):
+                line += f"  ({b['reason']})"
+            lines.append(line)
+    except Exception as exc:  # noqa: BLE001
+        lines.append(f"  error while listing backends: {type(exc).__name__}: {exc}")
+    lines.append("devices:")
+    import os
+
+    cpu = platform.processor() or "cpu"
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for row in fh:
+                if row.startswith("model name"):
+                    cpu = row.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    lines.append(f"  cpu: {cpu}, {os.cpu_count()} logical cores")
+    lines.extend(_gpu_lines())
+    return lines
+
+
+def _cmd_info(args: argparse.Namespace) -> int:
+    for line in info_lines():
+        print(line)
+    return 0
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    from . import check
+
+    return check.main(device=args.device, quick=args.quick, seed=args.seed, only=args.only,
+                      verbose=args.verbose)
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from . import bench
+
+    return bench.main_from_args(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="prefixscan",
+        description="Parallel prefix scans: environment info, self-test and benchmarks.",
+    )
+    try:
+        import prefixscan
+
+        version = getattr(prefixscan, "__version__", "?")
+    except Exception:  # noqa: BLE001
+        version = "?"
+    parser.add_argument("--version", action="version", version=f"prefixscan {version}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("info", help="versions, backends and devices found")
+    p.set_defaults(func=_cmd_info)
+
+    p = sub.add_parser("check", help="self-test every feature against a plain-loop reference")
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                   help="where the arrays live (cuda: torch CUDA tensors, GPU backend)")
+    p.add_argument("--quick", action="store_true", help="fewer and smaller cases")
+    p.add_argument("--seed", type=int, default=None, help="random seed (default: fresh)")
+    p.add_argument("--only", default=None, metavar="TEXT",
+                   help="run only the features whose name contains TEXT")
+    p.add_argument("-v", "--verbose", action="store_true", help="full messages and tracebacks")
+    p.set_defaults(func=_cmd_check)
+
+    p = sub.add_parser(
+        "bench", help="throughput of prefixscan.scan next to its peers and a copy roof",
+        description="Throughput (elements/s and GB/s counting bytes read + written) of "
+                    "prefixscan.scan over sizes 2^a..2^b and dtypes, next to the peers "
+                    "available here (CPU: numpy.cumsum, numpy.add.accumulate; CUDA: "
+                    "torch.cumsum, cupy.cumsum, cuda.compute, jax.numpy.cumsum) and a copy "
+                    "of the same bytes.  Every result is verified against NumPy.")
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    p.add_argument("--sizes", default=None, metavar="A:B[:STEP]",
+                   help="log2 sizes: A:B (every exponent), A:B:STEP, or a list 10,16,20 "
+                        "(default cpu 10:24:2, cuda 10:30)")
+    p.add_argument("--dtypes", default=None, metavar="LIST",
+                   help="comma-separated dtypes (default int32,float32,int64,float64)")
+    p.add_argument("--out", default="prefixscan-bench", metavar="DIR",
+                   help="directory for results.json, results.md and plot.png "
+                        "(default ./prefixscan-bench)")
+    p.add_argument("--json", default=None, metavar="FILE", help="also write the JSON here")
+    p.add_argument("--repeats", type=int, default=None, metavar="N",
+                   help="timed repeats per measurement, median reported (default cpu 9, cuda 20; --quick: 3, 5)")
+    p.add_argument("--quick", action="store_true",
+                   help="fewer repeats and smaller default sizes")
+    p.add_argument("--order", type=int, default=1, metavar="Q",
+                   help="scan order (peers apply their cumsum Q times)")
+    p.add_argument("--tuple-size", type=int, default=1, metavar="S",
+                   help="interleaved streams (peers scan an (n/S, S) view along axis 0)")
+    p.add_argument("--seed", type=int, default=None, help="random seed for the data")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.add_argument("--no-plot", action="store_true", help="do not write plot.png")
+    p.set_defaults(func=_cmd_bench)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``prefixscan`` command; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(None if argv is None else [str(a) for a in argv])
+    if getattr(args, "func", None) is None:
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
