@@ -72,13 +72,20 @@ class Scan:
 
 
 def _signature(x, out):
-    """Everything the checks depend on, for torch tensors; None for other inputs."""
+    """Everything the checks depend on, for NumPy arrays and torch tensors; None
+    for other inputs (they take the full checks every call)."""
+    if type(x) is np.ndarray:
+        if out is None:
+            return (np.ndarray, x.shape, x.dtype, None)
+        if type(out) is np.ndarray:
+            return (np.ndarray, x.shape, x.dtype, (out.shape, out.dtype, out.flags.writeable))
+        return None
     if type(x).__module__.split(".")[0] != "torch" or not hasattr(x, "is_cuda"):
         return None
     if out is None:
         out_sig = None
     elif type(out) is type(x):
-        out_sig = (tuple(out.shape), out.dtype, out.device, out.data_ptr() == x.data_ptr())
+        out_sig = (tuple(out.shape), out.dtype, out.device)
     else:
         return None
     return (type(x), tuple(x.shape), x.dtype, x.device, out_sig)

@@ -93,8 +93,43 @@ def scan_lanes(fields: list[np.ndarray], request: ScanRequest) -> None:
             f[:, 0] = first
 
 
+def _direct_accumulate(request: ScanRequest):
+    """The common case in one ufunc call from input to output, no working copy:
+    a built-in operator, inclusive, no seed, one stream, order 1."""
+    config = request.config
+    ufunc = config.monoid.ufunc
+    if (ufunc is None or config.algorithm not in ("auto", "serial") or not config.inclusive
+            or request.init is not None or config.tuple_size != 1 or config.order != 1
+            or len(request.fields) != 1 or request.fields[0].library not in ("numpy", "other")
+            or request.acc_dtypes[0] != request.out_dtypes[0] or request.out_dtypes[0] == "bfloat16"):
+        return None
+    x = np.asarray(request.fields[0].obj)
+    axis = 0 if request.axis is None else request.axis
+    if request.axis is None:
+        x = x.reshape(-1)
+    if config.reverse:
+        x = np.flip(x, axis)
+    out = None
+    if request.out is not None and request.out[0].library == "numpy" and not np.shares_memory(
+            request.out[0].obj, request.fields[0].obj):
+        out = request.out[0].obj
+    result_view = np.flip(out, axis) if (out is not None and config.reverse) else out
+    y = ufunc.accumulate(x, axis=axis, dtype=request.acc_dtypes[0], out=result_view)
+    if out is not None:
+        return [out]
+    y = np.flip(y, axis) if config.reverse else y
+    if request.out is not None:
+        write_host(request.out[0], y)
+        return [request.out[0].obj]
+    return [np.ascontiguousarray(y)]
+
+
 def run_scan(request: ScanRequest) -> list:
     """Scan on the host; returns NumPy results (written into ``out`` when given)."""
+    if request.fields[0].shape and request.lane_len and 0 not in request.fields[0].shape:
+        direct = _direct_accumulate(request)
+        if direct is not None:
+            return direct
     work = []
     for ref, acc in zip(request.fields, request.acc_dtypes):
         x = as_numpy(ref)

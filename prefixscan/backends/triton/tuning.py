@@ -22,7 +22,7 @@ class TileConfig:
 _INTERPRETER = TileConfig(block=32, num_warps=1, window=4, max_kb=4)
 
 # (element bytes, floating) -> config.  Measured on an H100 80GB HBM3 at n = 2^28
-# (4-byte) and 2^27 (8-byte), bench/results/2026-11-21-h100-sweep.json: fewer warps
+# (4-byte) and 2^27 (8-byte), bench/results/2026-11-21-h100/tile-sweep.log: fewer warps
 # per tile won every time (4 warps beat 8 by 20-40%), larger tiles helped 4-byte ints.
 _MEASURED = {(4, False): TileConfig(16384, 4, 32), (4, True): TileConfig(8192, 4, 32),
              (8, False): TileConfig(4096, 8, 32), (8, True): TileConfig(8192, 4, 32)}
