@@ -181,13 +181,19 @@ def _check_init(init: Any, nfields: int, struct: bool, target: tuple) -> tuple:
     if struct and (not isinstance(init, tuple) or len(values) != nfields):
         raise ValueError(f"init: expected a tuple of {nfields} values for a struct monoid")
     for v in values:
-        shp = tuple(getattr(v, "shape", np.shape(v)))
-        try:
-            if np.broadcast_shapes(shp, target) != target:
-                raise ValueError
-        except ValueError:
-            raise ValueError(f"init: shape {shp} does not broadcast to the lane shape {target}") from None
+        check_init_shape(v, target)
     return tuple(values)
+
+
+def check_init_shape(value: Any, target: tuple) -> tuple:
+    """``value``'s shape, which must broadcast to the lane shape ``target``."""
+    shape = tuple(getattr(value, "shape", np.shape(value)))
+    try:
+        if np.broadcast_shapes(shape, target) != target:
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"init: shape {shape} does not broadcast to the lane shape {target}") from None
+    return shape
 
 
 def _check_out(out: Any, request: ScanRequest) -> list[ArrayRef]:

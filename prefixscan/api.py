@@ -15,7 +15,7 @@ import numpy as np
 
 from . import dispatch
 from ._arrays import from_numpy, from_torch, inspect_array
-from ._normalize import ScanRequest, build_request, make_config
+from ._normalize import ScanRequest, build_request, check_init_shape, make_config
 from .monoid import Monoid, resolve_op, where
 
 __all__ = [
@@ -201,21 +201,17 @@ def linear_recurrence(a, b, *, init=None, axis=-1, reverse=False):
         raise TypeError(f"b has dtype {rb.dtype} but a has dtype {ra.dtype}")
     if len(ra.shape) == 0:
         raise ValueError("a must have at least one dimension")
+    widen = False
+    if init is not None:  # checked before any work
+        ndim = len(ra.shape)
+        if not -ndim <= axis < ndim:
+            raise ValueError(f"axis {axis} is out of range for an array of {ndim} dimension(s)")
+        widen = bool(check_init_shape(init, ra.shape[: axis % ndim] + ra.shape[axis % ndim + 1:]))
     monoid = _AFFINE_BACKWARD if reverse else AFFINE
     coef, offset = scan((a, b), monoid, axis=axis, reverse=reverse)
     if init is None:
         return offset
-    ndim = len(ra.shape)
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"axis {axis} is out of range for an array of {ndim} dimension(s)")
-    lanes = ra.shape[: axis % ndim] + ra.shape[axis % ndim + 1:]
-    ishape = tuple(getattr(init, "shape", np.shape(init)))
-    try:
-        if np.broadcast_shapes(ishape, lanes) != lanes:
-            raise ValueError
-    except ValueError:
-        raise ValueError(f"init: shape {ishape} does not broadcast to the lane shape {lanes}") from None
-    if ishape:
+    if widen:
         init = init.unsqueeze(axis % ndim) if hasattr(init, "unsqueeze") else np.expand_dims(init, axis % ndim)
     return coef * init + offset
 
