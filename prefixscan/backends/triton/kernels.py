@@ -240,9 +240,13 @@ def scan_2d_kernel(x_ptr, y_ptr, ident_ptr, init_ptr, status_ptr, flag_ptr, agg_
                    counter_ptr, M, K, col_blocks, tiles_per_lane, tile_base, epoch,
                    COMBINE: tl.constexpr, COMMUTATIVE: tl.constexpr, ACC: tl.constexpr,
                    INCLUSIVE: tl.constexpr, REVERSE: tl.constexpr, HAS_INIT: tl.constexpr,
-                   PACKED: tl.constexpr, SINGLE_TILE: tl.constexpr,
-                   ROWS: tl.constexpr, KB: tl.constexpr, WINDOW: tl.constexpr):
-    """Scan the (B, M, K) layout along M: K interleaved streams per lane."""
+                   PACKED: tl.constexpr, SINGLE_TILE: tl.constexpr, MULTI_LANE: tl.constexpr,
+                   EXACT_K: tl.constexpr, ROWS: tl.constexpr, KB: tl.constexpr, WINDOW: tl.constexpr):
+    """Scan the (B, M, K) layout along M: K interleaved streams per lane.
+
+    With ``EXACT_K`` (K == KB) the row stride is a constant, so a tile is one
+    contiguous block and its loads and stores are 16-byte vectors.
+    """
     if SINGLE_TILE:
         vid = tl.program_id(0).to(tl.int64)
     else:
@@ -254,16 +258,17 @@ def scan_2d_kernel(x_ptr, y_ptr, ident_ptr, init_ptr, status_ptr, flag_ptr, agg_
     ident = tl.load(ident_ptr)
     rows = tile * ROWS + tl.arange(0, ROWS)[:, None]
     cols = cblock * KB + tl.arange(0, KB)[None, :]
-    inside = (rows < M) & (cols < K)
+    stride = KB if EXACT_K else K
+    inside = (rows < M) & (cols < stride)
     rpos = (M - 1 - rows) if REVERSE else rows
-    base = lane * M * K
-    x = tl.where(inside, tl.load(x_ptr + base + rpos * K + cols, mask=inside).to(ACC), ident)
+    base = lane * M * stride if MULTI_LANE else 0
+    x = tl.where(inside, tl.load(x_ptr + base + rpos * stride + cols, mask=inside).to(ACC), ident)
     if INCLUSIVE:
         scan_in = x
     else:
         prev = (rpos + 1) if REVERSE else (rpos - 1)
         shifted = inside & ((rows % ROWS) != 0)
-        scan_in = tl.where(shifted, tl.load(x_ptr + base + prev * K + cols, mask=shifted).to(ACC), ident)
+        scan_in = tl.where(shifted, tl.load(x_ptr + base + prev * stride + cols, mask=shifted).to(ACC), ident)
     col_in = cblock * KB + tl.arange(0, KB)
     if HAS_INIT:
         seed = tl.load(init_ptr + lane * K + col_in, mask=col_in < K).to(ACC)
@@ -285,4 +290,4 @@ def scan_2d_kernel(x_ptr, y_ptr, ident_ptr, init_ptr, status_ptr, flag_ptr, agg_
             _publish(status_ptr, flag_ptr, incl_ptr, entry, COMBINE(prefix, agg), FLAG_PREFIX, epoch, ACC, PACKED)
     scanned = tl.associative_scan(scan_in, 0, _fn(COMBINE))
     y = COMBINE(prefix[None, :], scanned)
-    tl.store(y_ptr + base + rpos * K + cols, y.to(y_ptr.dtype.element_ty), mask=inside)
+    tl.store(y_ptr + base + rpos * stride + cols, y.to(y_ptr.dtype.element_ty), mask=inside)

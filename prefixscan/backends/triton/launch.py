@@ -204,7 +204,8 @@ def _launch(x, y, ident, init, combine, commutative, acc, B, M, K, config, torch
             counter = ident
         _run(kernels.scan_2d_kernel, grid_size, tune.num_warps,
              (x, y, ident, init_arg, status, flags, agg, incl, counter, M, K, col_blocks, tiles, base, epoch),
-             dict(common, SINGLE_TILE=single, ROWS=rows, KB=kb, WINDOW=tune.window), (M, K))
+             dict(common, SINGLE_TILE=single, MULTI_LANE=B > 1, EXACT_K=K == kb, ROWS=rows, KB=kb,
+                  WINDOW=tune.window), (M, K))
     if state is not None:
         state.tiles_issued += grid_size
 
