@@ -257,10 +257,16 @@ def delta_encode(x, order=1, tuple_size=1, *, axis=-1):
     if ref.library == "torch" or ref.device == "cuda":
         from ._arrays import as_torch
 
+        import torch
+
         d = as_torch(ref).clone()
+        # torch has no subtraction for uint16/32/64 on CUDA; the signed view of the
+        # same width wraps to the same bits.
+        signed = {torch.uint16: torch.int16, torch.uint32: torch.int32, torch.uint64: torch.int64}.get(d.dtype)
+        work = d.view(signed) if signed is not None else d
         for _ in range(order):
             if n > s:
-                d.narrow(ax, s, n - s).sub_(d.narrow(ax, 0, n - s).clone())
+                work.narrow(ax, s, n - s).sub_(work.narrow(ax, 0, n - s).clone())
         return from_torch(d, ref) if ref.library != "torch" else d
     d = np.array(ref.obj, copy=True)
     lead = (slice(None),) * ax

@@ -225,3 +225,15 @@ def test_beyond_int32_indexing():
     assert torch.equal(got, expected)
     tail = ps.scan(x, "xor", reverse=True)
     assert int(tail[0]) == int(torch.tensor(np.bitwise_xor.reduce(x.cpu().numpy())))
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.uint16, torch.uint32, torch.int64])
+def test_delta_round_trip_on_tensors(dtype):
+    """Unsigned 16/32-bit tensors have no subtraction on CUDA in torch: the encoder
+    works on the signed view, which wraps to the same bits."""
+    x = torch.randint(0, 250, (3, 210), dtype=torch.int64).to(dtype).to(DEVICE)
+    d = ps.delta_encode(x, order=3, tuple_size=5)
+    assert d.dtype == dtype and d.device == x.device
+    ref = ps.delta_encode(x.cpu().numpy(), order=3, tuple_size=5)
+    np.testing.assert_array_equal(d.cpu().numpy(), ref)
+    assert torch.equal(ps.delta_decode(d, order=3, tuple_size=5), x)
