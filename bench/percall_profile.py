@@ -1,0 +1,66 @@
+"""Where does a small scan's time go when called from Python?  (Run on the device.)
+
+Times back-to-back calls of torch.cumsum, prefixscan.scan, the backend alone
+(checked plan reused) and the bare compiled-kernel launch, then prints a
+cProfile of prefixscan.scan.  The differences locate the host overhead.
+
+    python bench/percall_profile.py [--n 1024]
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import pstats
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, ".")
+import prefixscan as ps  # noqa: E402
+from prefixscan.backends.triton import launch  # noqa: E402
+
+
+def per_call_us(fn, calls=2000):
+    for _ in range(50):
+        fn()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - t0) / calls * 1e6
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--n", type=int, default=1024)
+    args = parser.parse_args(argv)
+    x = torch.randint(-100, 100, (args.n,), dtype=torch.int32, device="cuda")
+    y = torch.empty_like(x)
+    s = ps.make_scan()
+    request, backend = s.plan(x, out=y)
+    rows = {
+        "torch.empty_like": lambda: torch.empty_like(x),
+        "y.copy_(x)": lambda: y.copy_(x),
+        "torch.cumsum(x, 0)": lambda: torch.cumsum(x, 0),
+        "prefixscan.scan(x)": lambda: ps.scan(x),
+        "prefixscan.scan(x, out=y)": lambda: ps.scan(x, out=y),
+        "Scan object s(x, out=y)": lambda: s(x, out=y),
+        "backend.run_scan(request)": lambda: backend.run_scan(request),
+    }
+    for name, fn in rows.items():
+        print(f"{name:32s} {per_call_us(fn):8.1f} us", flush=True)
+    print(f"launch cache entries: {len(launch._compiled)}")
+    profile = cProfile.Profile()
+    profile.enable()
+    for _ in range(2000):
+        ps.scan(x, out=y)
+    torch.cuda.synchronize()
+    profile.disable()
+    pstats.Stats(profile).sort_stats("tottime").print_stats(20)
+
+
+if __name__ == "__main__":
+    main()
