@@ -21,22 +21,24 @@ from triton.compiler import ASTSource
 
 sys.path.insert(0, ".")
 from prefixscan.backends.triton import kernels  # noqa: E402
-from prefixscan.backends.triton.combine import triton_combine  # noqa: E402
+from prefixscan.backends.triton.combine import combine_functions  # noqa: E402
+from prefixscan.api import AFFINE  # noqa: E402
 from prefixscan.monoid import BUILTIN_OPS  # noqa: E402
 
 TARGET = GPUTarget("cuda", 90, 32)
-POINTERS = ["x_ptr", "y_ptr", "ident_ptr", "init_ptr", "status_ptr", "flag_ptr", "agg_ptr", "incl_ptr",
-            "counter_ptr"]
-TL = {"i32": tl.int32, "fp32": tl.float32, "i64": tl.int64, "fp64": tl.float64}
 
 
-def compile_variant(kernel, acc: str, ints: dict, constexprs: dict, num_warps: int):
-    sig = {name: f"*{acc}" for name in POINTERS}
+FIELD_POINTERS = ["x_ptrs", "y_ptrs", "ident_ptrs", "init_ptrs", "agg_ptrs", "incl_ptrs"]
+
+
+def compile_variant(kernel, acc: str, ints: dict, constexprs: dict, num_warps: int, fields: int = 1):
+    sig = {name: (f"*{acc}",) * fields for name in FIELD_POINTERS}
     sig.update(status_ptr="*i64", flag_ptr="*i32", counter_ptr="*i64")
     sig.update(ints)
     sig.update({k: "constexpr" for k in constexprs})
     names = kernel.arg_names
-    attrs = {(names.index(k),): [["tt.divisibility", 16]] for k in POINTERS + ["M"]}
+    attrs = {(names.index(k), i): [["tt.divisibility", 16]] for k in FIELD_POINTERS for i in range(fields)}
+    attrs.update({(names.index(k),): [["tt.divisibility", 16]] for k in ("status_ptr", "flag_ptr", "counter_ptr", "M")})
     src = ASTSource(kernel, sig, constexprs={(names.index(k),): v for k, v in constexprs.items()}, attrs=attrs)
     return triton.compile(src, target=TARGET, options={"num_warps": num_warps})
 
@@ -49,29 +51,39 @@ PATTERNS = {"v4 ld": r"ld\.global(\.\w+)*\.v4", "v2 ld": r"ld\.global(\.\w+)*\.v
 def report(label: str, compiled, seconds: float) -> None:
     ptx = compiled.asm["ptx"]
     counts = "  ".join(f"{name} {len(re.findall(p, ptx)):3d}" for name, p in PATTERNS.items())
-    print(f"{label:44s} {counts}  smem {compiled.metadata.shared:6d}  {seconds:4.1f}s", flush=True)
+    instructions = sum(1 for line in ptx.splitlines() if line.startswith("\t") and not line.startswith("\t//")
+                       and not line.startswith("\t."))
+    print(f"{label:44s} {counts}  ptx {instructions:5d}  smem {compiled.metadata.shared:6d}  {seconds:4.1f}s",
+          flush=True)
 
 
 def main() -> None:
-    add = triton_combine(BUILTIN_OPS["add"])
+    pair, flat = combine_functions(BUILTIN_OPS["add"], 1)
     ints_1d = {"M": "i64", "tiles_per_lane": "i64", "tile_base": "i64", "epoch": "i32"}
     ints_2d = {"M": "i64", "K": "i64", "col_blocks": "i64", "tiles_per_lane": "i64", "tile_base": "i64",
                "epoch": "i32"}
     for acc, block, warps in (("i32", 16384, 4), ("fp32", 8192, 4), ("i64", 4096, 8), ("fp64", 8192, 4)):
         for inclusive, reverse in ((True, False), (False, False), (True, True)):
-            c = dict(COMBINE=add, COMMUTATIVE=True, ACC=TL[acc], INCLUSIVE=inclusive, REVERSE=reverse,
+            c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=inclusive, REVERSE=reverse,
                      HAS_INIT=False, PACKED=acc in ("i32", "fp32"), SINGLE_TILE=False, MULTI_LANE=False,
                      BLOCK=block, WINDOW=32)
             t = time.time()
             k = compile_variant(kernels.scan_1d_kernel, acc, ints_1d, c, warps)
             report(f"1d {acc} b={block} w={warps} incl={inclusive} rev={reverse}", k, time.time() - t)
     for kb, rows in ((4, 2048), (8, 1024), (32, 256)):
-        c = dict(COMBINE=add, COMMUTATIVE=True, ACC=tl.int32, INCLUSIVE=True, REVERSE=False, HAS_INIT=False,
+        c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=True, REVERSE=False, HAS_INIT=False,
                  PACKED=True, SINGLE_TILE=False, MULTI_LANE=False, ROWS=rows, KB=kb, WINDOW=32)
         for exact in (True, False):
             t = time.time()
             k = compile_variant(kernels.scan_2d_kernel, "i32", ints_2d, dict(c, EXACT_K=exact), 4)
             report(f"2d i32 rows={rows} kb={kb} w=4 exact_k={exact}", k, time.time() - t)
+    pair, flat = combine_functions(AFFINE, 2)
+    for acc in ("fp32", "fp64"):
+        c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=False, INCLUSIVE=True, REVERSE=False, HAS_INIT=False,
+                 PACKED=False, SINGLE_TILE=False, MULTI_LANE=True, BLOCK=4096, WINDOW=32)
+        t = time.time()
+        k = compile_variant(kernels.scan_1d_kernel, acc, ints_1d, c, 4, fields=2)
+        report(f"1d affine {acc} b=4096 w=4 (2 fields)", k, time.time() - t)
 
 
 if __name__ == "__main__":

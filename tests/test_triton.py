@@ -237,3 +237,44 @@ def test_delta_round_trip_on_tensors(dtype):
     ref = ps.delta_encode(x.cpu().numpy(), order=3, tuple_size=5)
     np.testing.assert_array_equal(d.cpu().numpy(), ref)
     assert torch.equal(ps.delta_decode(d, order=3, tuple_size=5), x)
+
+
+def matmul2(p, q):
+    """2x2 matrix product p @ q, row-major fields (a, b, c, d): not commutative."""
+    a1, b1, c1, d1 = p
+    a2, b2, c2, d2 = q
+    return a1 * a2 + b1 * c2, a1 * b2 + b1 * d2, c1 * a2 + d1 * c2, c1 * b2 + d1 * d2
+
+
+MATMUL2 = ps.Monoid(matmul2, (1, 0, 0, 1), name="matmul2")
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("inclusive", [True, False])
+def test_struct_monoids(reverse, inclusive):
+    """Tuples of arrays: the affine map (2 fields) and 2x2 integer matrices (4 fields,
+    exact, wrapping), against the CPU backend."""
+    rng = np.random.default_rng(21)
+    n = 131 if not CUDA else 100_003
+    a, b = rng.integers(-3, 4, n).astype(np.int64), rng.integers(-9, 10, n).astype(np.int64)
+    expected = ps.scan((a, b), ps.AFFINE, inclusive=inclusive, reverse=reverse, backend="cpu")
+    got = ps.scan((to_device(a), to_device(b)), ps.AFFINE, inclusive=inclusive, reverse=reverse, backend="triton")
+    for g, e in zip(got, expected):
+        np.testing.assert_array_equal(g.cpu().numpy(), e)
+    m = tuple(rng.integers(-2, 3, n).astype(np.int32) for _ in range(4))
+    expected = ps.scan(m, MATMUL2, inclusive=inclusive, reverse=reverse, backend="cpu")
+    got = ps.scan(tuple(to_device(f) for f in m), MATMUL2, inclusive=inclusive, reverse=reverse,
+                  backend="triton")
+    for g, e in zip(got, expected):
+        np.testing.assert_array_equal(g.cpu().numpy(), e)
+
+
+def test_linear_recurrence_along_axes():
+    rng = np.random.default_rng(22)
+    a = (0.5 + 0.5 * rng.random((3, 70, 4))).astype(np.float32)
+    b = rng.standard_normal((3, 70, 4)).astype(np.float32)
+    for axis, reverse in ((1, False), (1, True), (-1, False), (0, True)):
+        expected = ps.linear_recurrence(a, b, axis=axis, reverse=reverse)
+        coef, got = ps.scan((to_device(a), to_device(b)), ps.api._AFFINE_BACKWARD if reverse else ps.AFFINE,
+                            axis=axis, reverse=reverse, backend="triton")
+        np.testing.assert_allclose(got.cpu().numpy(), expected, rtol=1e-4, atol=1e-4)

@@ -1,10 +1,12 @@
-"""A monoid's Python ``combine`` compiled as a Triton function.
+"""A monoid's Python ``combine`` compiled as Triton functions.
 
 Triton compiles a function from its source, so the monoid's own ``combine`` is
-wrapped with ``triton.jit`` unchanged.  Reverse scans of non-commutative
-monoids need the operands swapped (``combine(b, a)``); that adapter is a
-two-line function generated once per monoid and registered with ``linecache``
-so that Triton can read its source like any other.
+wrapped with ``triton.jit`` unchanged.  The kernels need it in two shapes
+(see :mod:`.kernels`): ``PAIR(a, b)`` on tuples of fields, and ``FLAT(a0, ..,
+b0, ..)`` as ``tl.associative_scan``/``tl.reduce`` call it; reverse scans of
+non-commutative monoids also need the operands swapped.  These adapters are
+one-line functions generated once per (monoid, fields, swapped) and registered
+with ``linecache`` so that Triton reads their source like any other.
 """
 
 from __future__ import annotations
@@ -22,22 +24,6 @@ _compiled: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _counter = 0
 
 
-def _swapped_source(name: str) -> str:
-    return f"def {name}(a, b):\n    return USER_COMBINE(b, a)\n"
-
-
-def _make_swapped(user_jit) -> triton.JITFunction:
-    global _counter
-    _counter += 1
-    name = f"_swapped_combine_{_counter}"
-    filename = f"<prefixscan-combine-{_counter}>"
-    source = _swapped_source(name)
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    namespace = {"USER_COMBINE": user_jit, "_prefixscan_tl": tl}
-    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - fixed two-line adapter
-    return triton.jit(namespace[name])
-
-
 def _jit(fn):
     if interpreter_mode():
         # The interpreter patches triton.language only for functions that can
@@ -47,12 +33,40 @@ def _jit(fn):
     return triton.jit(fn)
 
 
-def triton_combine(monoid, swapped: bool = False):
-    """The Triton function for ``monoid.combine`` (operands swapped if asked)."""
+def _adapter(user_jit, params: str, body: str):
+    """``def f(<params>): return <body>`` with USER bound to the monoid's function."""
+    global _counter
+    _counter += 1
+    name = f"_combine_adapter_{_counter}"
+    filename = f"<prefixscan-combine-{_counter}>"
+    source = f"def {name}({params}):\n    return {body}\n"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = {"USER": user_jit, "_prefixscan_tl": tl}
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - fixed one-line adapter
+    return triton.jit(namespace[name])
+
+
+def _tuple(names: list[str]) -> str:
+    return "(" + ", ".join(names) + ("," if len(names) == 1 else "") + ")"
+
+
+def combine_functions(monoid, nfields: int, swapped: bool = False):
+    """``(PAIR, FLAT)`` Triton functions for ``monoid`` over ``nfields`` fields."""
     entry = _compiled.get(monoid)
     if entry is None:
-        entry = {False: _jit(monoid.combine)}
-        _compiled[monoid] = entry
-    if swapped and True not in entry:
-        entry[True] = _make_swapped(entry[False])
-    return entry[swapped]
+        entry = _compiled[monoid] = {"user": _jit(monoid.combine)}
+    key = (nfields, swapped)
+    if key not in entry:
+        user = entry["user"]
+        a = [f"a{i}" for i in range(nfields)]
+        b = [f"b{i}" for i in range(nfields)]
+        left, right = (b, a) if swapped else (a, b)
+        if nfields == 1:
+            call = f"USER({left[0]}, {right[0]})"
+            pair = _adapter(user, "a, b", f"(USER({'b' if swapped else 'a'}[0], {'a' if swapped else 'b'}[0]),)")
+        else:
+            call = f"USER({_tuple(left)}, {_tuple(right)})"
+            pair = _adapter(user, "a, b", "USER(b, a)" if swapped else "USER(a, b)")
+        flat = _adapter(user, ", ".join(a + b), call)
+        entry[key] = (pair, flat)
+    return entry[key]

@@ -25,6 +25,13 @@ Lanes are ``(B, M, K)`` row-major views scanned along M: ``K == 1`` takes the
 1-D kernel; ``K > 1`` (a lane along a non-last axis, or ``tuple_size``
 interleaved streams) takes the 2-D kernel whose tiles are ``[ROWS, KB]``
 blocks, one status word per column.
+
+Values are tuples of fields throughout (a struct-of-arrays monoid such as the
+affine map has two); every pointer argument that carries values is a tuple of
+pointers, one per field.  The tuples are unrolled at compile time, so a
+single-field scan compiles to the same code as a scalar one.  Each monoid comes
+as two Triton functions (:mod:`.combine`): ``PAIR(a, b)`` on field tuples and
+``FLAT(a0, .., b0, ..)``, the form ``tl.associative_scan``/``tl.reduce`` call.
 """
 
 from __future__ import annotations
@@ -46,24 +53,74 @@ _fn.__triton_builtin__ = True
 
 
 @triton.jit
-def _pick_last(i1, v1, i2, v2):
-    # Commutative: keeps the entry with the larger index, whatever the order.
-    take2 = i2 > i1
-    return tl.where(take2, i2, i1), tl.where(take2, v2, v1)
+def _where(mask, a, b):
+    """Field-wise ``tl.where`` over tuples (b may hold scalars)."""
+    out = ()
+    for i in tl.static_range(len(a)):
+        out = out + (tl.where(mask, a[i], b[i]),)
+    return out
 
 
 @triton.jit
-def _ordered_reduce(values, COMBINE: tl.constexpr, COMMUTATIVE: tl.constexpr):
-    """Reduce along axis 0 combining in index order (a scan, then its last entry)."""
-    if COMMUTATIVE:
-        result = tl.reduce(values, 0, _fn(COMBINE))
+def _load_fields(ptrs, offsets, mask, ident):
+    """Load every field at ``offsets``, in the accumulator dtype (that of ``ident``),
+    with the identity where ``mask`` is False."""
+    out = ()
+    for i in tl.static_range(len(ptrs)):
+        out = out + (tl.where(mask, tl.load(ptrs[i] + offsets, mask=mask).to(ident[i].dtype), ident[i]),)
+    return out
+
+
+@triton.jit
+def _store_fields(ptrs, offsets, values, mask):
+    for i in tl.static_range(len(ptrs)):
+        tl.store(ptrs[i] + offsets, values[i].to(ptrs[i].dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _scalars(ptrs, index):
+    out = ()
+    for i in tl.static_range(len(ptrs)):
+        out = out + (tl.load(ptrs[i] + index),)
+    return out
+
+
+@triton.jit
+def _xor(a, b):
+    return a ^ b
+
+
+@triton.jit
+def _last(values, last_index):
+    """Entry ``last_index`` along axis 0 of every field, exactly: the other
+    entries are zeroed as bits and an xor reduction keeps the one left."""
+    if len(values[0].shape) == 1:
+        keep = tl.arange(0, values[0].shape[0]) == last_index
     else:
-        scanned = tl.associative_scan(values, 0, _fn(COMBINE))
-        if len(values.shape) == 1:
-            index = tl.arange(0, values.shape[0])
+        keep = (tl.arange(0, values[0].shape[0]) == last_index)[:, None]
+    out = ()
+    for i in tl.static_range(len(values)):
+        v = values[i]
+        if v.dtype.primitive_bitwidth == 64:
+            bits = v.to(tl.int64, bitcast=True)
+        elif v.dtype.primitive_bitwidth == 32:
+            bits = v.to(tl.int32, bitcast=True)
+        elif v.dtype.primitive_bitwidth == 16:
+            bits = v.to(tl.int16, bitcast=True)
         else:
-            index = tl.broadcast_to(tl.arange(0, values.shape[0])[:, None], values.shape)
-        _, result = tl.reduce((index, scanned), 0, _pick_last)
+            bits = v.to(tl.int8, bitcast=True)
+        picked = tl.reduce(tl.where(keep, bits, 0), 0, _xor)
+        out = out + (picked.to(v.dtype, bitcast=True),)
+    return out
+
+
+@triton.jit
+def _ordered_reduce(values, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr):
+    """Reduce field tuples along axis 0 combining in index order."""
+    if COMMUTATIVE:
+        result = tl.reduce(values, 0, _fn(FLAT))
+    else:
+        result = _last(tl.associative_scan(values, 0, _fn(FLAT)), values[0].shape[0] - 1)
     return result
 
 
@@ -83,10 +140,10 @@ def _decode(word, epoch, ACC: tl.constexpr):
 
 
 @triton.jit
-def _encode(value, state, epoch, ACC: tl.constexpr):
-    if ACC.primitive_bitwidth == 32:
+def _encode(value, state, epoch):
+    if value.dtype.primitive_bitwidth == 32:
         bits = value.to(tl.uint32, bitcast=True)
-    elif ACC.primitive_bitwidth == 16:
+    elif value.dtype.primitive_bitwidth == 16:
         bits = value.to(tl.uint16, bitcast=True).to(tl.uint32)
     else:
         bits = value.to(tl.uint8, bitcast=True).to(tl.uint32)
@@ -94,35 +151,40 @@ def _encode(value, state, epoch, ACC: tl.constexpr):
 
 
 @triton.jit
-def _publish(status_ptr, flag_ptr, value_ptr, index, value, state, epoch,
-             ACC: tl.constexpr, PACKED: tl.constexpr):
-    """Publish ``value`` with ``state`` at status entries ``index`` (scalar or [KB])."""
-    if PACKED:
-        tl.atomic_xchg(status_ptr + index, _encode(value, state, epoch, ACC), sem="relaxed")
+def _publish(status_ptr, flag_ptr, value_ptrs, index, value, state, epoch, PACKED: tl.constexpr):
+    """Publish field tuple ``value`` with ``state`` at status entries ``index`` (scalar or [KB])."""
+    if PACKED:  # one field of at most 32 bits: flag and value in one atomic word
+        tl.atomic_xchg(status_ptr + index, _encode(value[0], state, epoch), sem="relaxed")
     else:
-        tl.store(value_ptr + index, value)
+        for i in tl.static_range(len(value_ptrs)):
+            tl.store(value_ptrs[i] + index, value[i])
         tl.atomic_xchg(flag_ptr + index, epoch * 4 + state, sem="release")
 
 
 @triton.jit
-def _load_window(status_ptr, flag_ptr, agg_ptr, incl_ptr, index, valid, epoch,
-                 ACC: tl.constexpr, PACKED: tl.constexpr):
-    """(state, value) of status entries ``index``; state 0 where not valid."""
+def _load_window(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, index, valid, epoch, ident,
+                 PACKED: tl.constexpr):
+    """(state, field tuple) of status entries ``index``; state 0 where not valid."""
     if PACKED:
         word = tl.load(status_ptr + index, mask=valid, other=0, volatile=True)
-        state, value = _decode(word, epoch, ACC)
+        state, value = _decode(word, epoch, ident[0].dtype)
+        values = (value,)
     else:
         tag = tl.atomic_add(flag_ptr + index, 0, mask=valid, sem="acquire")
         state = tl.where(valid & ((tag >> 2) == epoch), tag & 3, 0)
-        value = tl.where(state == FLAG_PREFIX,
-                         tl.load(incl_ptr + index, mask=valid & (state == FLAG_PREFIX), volatile=True),
-                         tl.load(agg_ptr + index, mask=valid & (state == FLAG_AGGREGATE), volatile=True))
-    return state, value
+        is_prefix = state == FLAG_PREFIX
+        values = ()
+        for i in tl.static_range(len(agg_ptrs)):
+            values = values + (tl.where(is_prefix,
+                                        tl.load(incl_ptrs[i] + index, mask=valid & is_prefix, volatile=True),
+                                        tl.load(agg_ptrs[i] + index, mask=valid & (state == FLAG_AGGREGATE),
+                                                volatile=True)),)
+    return state, values
 
 
 @triton.jit
-def _lookback_1d(status_ptr, flag_ptr, agg_ptr, incl_ptr, lane_base, tile, ident, epoch,
-                 COMBINE: tl.constexpr, COMMUTATIVE: tl.constexpr, ACC: tl.constexpr,
+def _lookback_1d(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, lane_base, tile, ident, epoch,
+                 PAIR: tl.constexpr, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr,
                  PACKED: tl.constexpr, WINDOW: tl.constexpr):
     """Exclusive prefix of ``tile`` (> 0) of one lane; status entry of tile t: lane_base + t.
 
@@ -135,8 +197,8 @@ def _lookback_1d(status_ptr, flag_ptr, agg_ptr, incl_ptr, lane_base, tile, ident
     while done == 0:
         widx = end - WINDOW + rows
         valid = widx >= 0
-        state, value = _load_window(status_ptr, flag_ptr, agg_ptr, incl_ptr, lane_base + widx, valid, epoch,
-                                    ACC, PACKED)
+        state, value = _load_window(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, lane_base + widx, valid, epoch,
+                                    ident, PACKED)
         # One reduction finds the last entry that stops the fold (a prefix, or
         # not ready yet) and whether it is a prefix: key = 2 * row + is_prefix.
         stops = (state != FLAG_AGGREGATE) | ~valid
@@ -144,32 +206,33 @@ def _lookback_1d(status_ptr, flag_ptr, agg_ptr, incl_ptr, lane_base, tile, ident
         stop = key >> 1
         found = (key & 1) == 1
         take = valid & ((rows > stop) | ((rows == stop) & found))
-        acc = COMBINE(_ordered_reduce(tl.where(take, value, ident), COMBINE, COMMUTATIVE), acc)
+        acc = PAIR(_ordered_reduce(_where(take, value, ident), FLAT, COMMUTATIVE), acc)
         end = tl.where(stop >= 0, end - WINDOW + stop + 1, end - WINDOW)
         done = found.to(tl.int32)
     return acc
 
 
 @triton.jit
-def _lookback(status_ptr, flag_ptr, agg_ptr, incl_ptr, lane_base, tile, ident, epoch,
-              COMBINE: tl.constexpr, COMMUTATIVE: tl.constexpr, ACC: tl.constexpr,
+def _lookback(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, lane_base, tile, ident, epoch,
+              PAIR: tl.constexpr, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr,
               PACKED: tl.constexpr, WINDOW: tl.constexpr, KB: tl.constexpr):
     """Exclusive prefix of ``tile`` (> 0) from its predecessors' status, per column (2-D kernel).
 
     Status entry of tile t, column c: ``(lane_base + t) * KB + c``.
-    Returns a [KB] tensor.
+    Returns a tuple of [KB] tensors.
     """
     rows = tl.arange(0, WINDOW)[:, None]
     cols = tl.arange(0, KB)[None, :]
     zero_cols = tl.zeros([KB], dtype=tl.int64)
     end = zero_cols + tile  # per column: the window is [end - WINDOW, end)
-    acc = tl.zeros([KB], dtype=ACC) + ident
+    acc = _where(zero_cols == 0, ident, ident)
     done = zero_cols == 1
     while tl.min(done.to(tl.int32)) == 0:
         widx = end[None, :] - WINDOW + rows  # [WINDOW, KB]
         valid = (widx >= 0) & (~done)[None, :]
         index = (lane_base + widx) * KB + cols
-        state, value = _load_window(status_ptr, flag_ptr, agg_ptr, incl_ptr, index, valid, epoch, ACC, PACKED)
+        state, value = _load_window(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, index, valid, epoch, ident,
+                                    PACKED)
         # Per column, the last entry that stops the fold (a prefix, or not
         # ready yet) and whether it is a prefix, in one reduction (see _lookback_1d).
         stops = (state != FLAG_AGGREGATE) | ~valid
@@ -177,20 +240,28 @@ def _lookback(status_ptr, flag_ptr, agg_ptr, incl_ptr, lane_base, tile, ident, e
         stop = key >> 1
         found = (key & 1) == 1
         take = valid & ((rows > stop[None, :]) | ((rows == stop[None, :]) & found[None, :]))
-        part = _ordered_reduce(tl.where(take, value, ident), COMBINE, COMMUTATIVE)
-        acc = tl.where(done, acc, COMBINE(part, acc))
+        part = _ordered_reduce(_where(take, value, ident), FLAT, COMMUTATIVE)
+        acc = _where(done, acc, PAIR(part, acc))
         end = tl.where(done | found, end, tl.where(stop >= 0, end - WINDOW + stop + 1, end - WINDOW))
         done = done | found
     return acc
+
+
+@triton.jit
+def _as_rows(values):
+    out = ()
+    for i in tl.static_range(len(values)):
+        out = out + (values[i][None, :],)
+    return out
 
 
 # Counters that change every call are never specialized: no recompiles, and no
 # value turned into a constant when it happens to equal 1.  M keeps Triton's
 # divisibility-by-16 specialization (at most two variants) for vector loads.
 @triton.jit(do_not_specialize=["tiles_per_lane", "tile_base", "epoch"])
-def scan_1d_kernel(x_ptr, y_ptr, ident_ptr, init_ptr, status_ptr, flag_ptr, agg_ptr, incl_ptr,
+def scan_1d_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_ptrs, incl_ptrs,
                    counter_ptr, M, tiles_per_lane, tile_base, epoch,
-                   COMBINE: tl.constexpr, COMMUTATIVE: tl.constexpr, ACC: tl.constexpr,
+                   PAIR: tl.constexpr, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr,
                    INCLUSIVE: tl.constexpr, REVERSE: tl.constexpr, HAS_INIT: tl.constexpr,
                    PACKED: tl.constexpr, SINGLE_TILE: tl.constexpr, MULTI_LANE: tl.constexpr,
                    BLOCK: tl.constexpr, WINDOW: tl.constexpr):
@@ -201,44 +272,42 @@ def scan_1d_kernel(x_ptr, y_ptr, ident_ptr, init_ptr, status_ptr, flag_ptr, agg_
         vid = tl.atomic_add(counter_ptr, 1) - tile_base
     lane = vid // tiles_per_lane
     tile = vid % tiles_per_lane
-    ident = tl.load(ident_ptr)
+    ident = _scalars(ident_ptrs, 0)
     offs = tile * BLOCK + tl.arange(0, BLOCK)
     inside = offs < M
     pos = (M - 1 - offs) if REVERSE else offs
     # One lane: no lane offset, so the loads vectorize whatever M is.
     base = lane * M if MULTI_LANE else 0
-    x = tl.where(inside, tl.load(x_ptr + base + pos, mask=inside).to(ACC), ident)
+    x = _load_fields(x_ptrs, base + pos, inside, ident)
     if INCLUSIVE:
         scan_in = x
     else:
         # Exclusive: scan the tile shifted by one element (identity first).
         prev = (pos + 1) if REVERSE else (pos - 1)
-        shifted = inside & ((offs % BLOCK) != 0)
-        scan_in = tl.where(shifted, tl.load(x_ptr + base + prev, mask=shifted).to(ACC), ident)
+        scan_in = _load_fields(x_ptrs, base + prev, inside & ((offs % BLOCK) != 0), ident)
     if HAS_INIT:
-        seed = tl.load(init_ptr + lane).to(ACC)
+        seed = _scalars(init_ptrs, lane)
     else:
         seed = ident
     if SINGLE_TILE:
         prefix = seed
     else:
-        agg = _ordered_reduce(x, COMBINE, COMMUTATIVE)
+        agg = _ordered_reduce(x, FLAT, COMMUTATIVE)
         if tile == 0:
             prefix = seed
         else:
-            _publish(status_ptr, flag_ptr, agg_ptr, vid, agg, FLAG_AGGREGATE, epoch, ACC, PACKED)
-            prefix = _lookback_1d(status_ptr, flag_ptr, agg_ptr, incl_ptr, lane * tiles_per_lane, tile, ident,
-                                  epoch, COMBINE, COMMUTATIVE, ACC, PACKED, WINDOW)
-        _publish(status_ptr, flag_ptr, incl_ptr, vid, COMBINE(prefix, agg), FLAG_PREFIX, epoch, ACC, PACKED)
-    scanned = tl.associative_scan(scan_in, 0, _fn(COMBINE))
-    y = COMBINE(prefix, scanned)
-    tl.store(y_ptr + base + pos, y.to(y_ptr.dtype.element_ty), mask=inside)
+            _publish(status_ptr, flag_ptr, agg_ptrs, vid, agg, FLAG_AGGREGATE, epoch, PACKED)
+            prefix = _lookback_1d(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, lane * tiles_per_lane, tile, ident,
+                                  epoch, PAIR, FLAT, COMMUTATIVE, PACKED, WINDOW)
+        _publish(status_ptr, flag_ptr, incl_ptrs, vid, PAIR(prefix, agg), FLAG_PREFIX, epoch, PACKED)
+    scanned = tl.associative_scan(scan_in, 0, _fn(FLAT))
+    _store_fields(y_ptrs, base + pos, PAIR(prefix, scanned), inside)
 
 
 @triton.jit(do_not_specialize=["tiles_per_lane", "tile_base", "epoch", "col_blocks"])
-def scan_2d_kernel(x_ptr, y_ptr, ident_ptr, init_ptr, status_ptr, flag_ptr, agg_ptr, incl_ptr,
+def scan_2d_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_ptrs, incl_ptrs,
                    counter_ptr, M, K, col_blocks, tiles_per_lane, tile_base, epoch,
-                   COMBINE: tl.constexpr, COMMUTATIVE: tl.constexpr, ACC: tl.constexpr,
+                   PAIR: tl.constexpr, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr,
                    INCLUSIVE: tl.constexpr, REVERSE: tl.constexpr, HAS_INIT: tl.constexpr,
                    PACKED: tl.constexpr, SINGLE_TILE: tl.constexpr, MULTI_LANE: tl.constexpr,
                    EXACT_K: tl.constexpr, ROWS: tl.constexpr, KB: tl.constexpr, WINDOW: tl.constexpr):
@@ -255,39 +324,35 @@ def scan_2d_kernel(x_ptr, y_ptr, ident_ptr, init_ptr, status_ptr, flag_ptr, agg_
     tile = vid % tiles_per_lane
     lane = group // col_blocks
     cblock = group % col_blocks
-    ident = tl.load(ident_ptr)
+    ident = _scalars(ident_ptrs, 0)
     rows = tile * ROWS + tl.arange(0, ROWS)[:, None]
     cols = cblock * KB + tl.arange(0, KB)[None, :]
     stride = KB if EXACT_K else K
     inside = (rows < M) & (cols < stride)
     rpos = (M - 1 - rows) if REVERSE else rows
     base = lane * M * stride if MULTI_LANE else 0
-    x = tl.where(inside, tl.load(x_ptr + base + rpos * stride + cols, mask=inside).to(ACC), ident)
+    x = _load_fields(x_ptrs, base + rpos * stride + cols, inside, ident)
     if INCLUSIVE:
         scan_in = x
     else:
         prev = (rpos + 1) if REVERSE else (rpos - 1)
-        shifted = inside & ((rows % ROWS) != 0)
-        scan_in = tl.where(shifted, tl.load(x_ptr + base + prev * stride + cols, mask=shifted).to(ACC), ident)
+        scan_in = _load_fields(x_ptrs, base + prev * stride + cols, inside & ((rows % ROWS) != 0), ident)
     col_in = cblock * KB + tl.arange(0, KB)
     if HAS_INIT:
-        seed = tl.load(init_ptr + lane * K + col_in, mask=col_in < K).to(ACC)
-        seed = tl.where(col_in < K, seed, ident)
+        seed = _load_fields(init_ptrs, lane * K + col_in, col_in < K, ident)
     else:
-        seed = tl.zeros([KB], dtype=ACC) + ident
+        seed = _where(col_in >= 0, ident, ident)  # [KB] copies of the identity
     if SINGLE_TILE:
         prefix = seed
     else:
-        agg = _ordered_reduce(x, COMBINE, COMMUTATIVE)  # [KB]
+        agg = _ordered_reduce(x, FLAT, COMMUTATIVE)  # fields of [KB]
         entry = vid * KB + tl.arange(0, KB)
         if tile == 0:
             prefix = seed
-            _publish(status_ptr, flag_ptr, incl_ptr, entry, COMBINE(prefix, agg), FLAG_PREFIX, epoch, ACC, PACKED)
         else:
-            _publish(status_ptr, flag_ptr, agg_ptr, entry, agg, FLAG_AGGREGATE, epoch, ACC, PACKED)
-            prefix = _lookback(status_ptr, flag_ptr, agg_ptr, incl_ptr, group * tiles_per_lane, tile, ident,
-                               epoch, COMBINE, COMMUTATIVE, ACC, PACKED, WINDOW, KB)
-            _publish(status_ptr, flag_ptr, incl_ptr, entry, COMBINE(prefix, agg), FLAG_PREFIX, epoch, ACC, PACKED)
-    scanned = tl.associative_scan(scan_in, 0, _fn(COMBINE))
-    y = COMBINE(prefix[None, :], scanned)
-    tl.store(y_ptr + base + rpos * stride + cols, y.to(y_ptr.dtype.element_ty), mask=inside)
+            _publish(status_ptr, flag_ptr, agg_ptrs, entry, agg, FLAG_AGGREGATE, epoch, PACKED)
+            prefix = _lookback(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, group * tiles_per_lane, tile, ident,
+                               epoch, PAIR, FLAT, COMMUTATIVE, PACKED, WINDOW, KB)
+        _publish(status_ptr, flag_ptr, incl_ptrs, entry, PAIR(prefix, agg), FLAG_PREFIX, epoch, PACKED)
+    scanned = tl.associative_scan(scan_in, 0, _fn(FLAT))
+    _store_fields(y_ptrs, base + rpos * stride + cols, PAIR(_as_rows(prefix), scanned), inside)

@@ -8,7 +8,6 @@ tile counter by its grid size, so no memset is needed between calls.
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass, field
 
@@ -16,7 +15,7 @@ import numpy as np
 
 from ..._arrays import as_torch
 from ...dispatch import interpreter_mode
-from .combine import triton_combine
+from .combine import combine_functions
 from .tuning import choose_config
 
 _EPOCH_LIMIT = 1 << 29  # flags hold epoch * 4 + state in 32 bits
@@ -30,10 +29,11 @@ class _DeviceState:
     epoch: int = 0
     status: object = None  # int64 packed words
     flags: object = None  # int32 flags (split mode)
-    values: dict = field(default_factory=dict)  # (dtype) -> (agg, incl)
+    values: dict = field(default_factory=dict)  # (field, dtype) -> (agg, incl)
 
-    def begin(self, entries: int, torch, acc, packed: bool):
-        """Reserve status for ``entries`` entries; returns (status, flags, agg, incl)."""
+    def begin(self, entries: int, torch, accs, packed: bool):
+        """Reserve status for ``entries`` entries; returns (status, flags, aggs, incls),
+        the last two tuples of one value buffer per field (unused when packed)."""
         if self.counter is None:
             self.counter = torch.zeros(1, dtype=torch.int64, device=self.device)
         self.epoch += 1
@@ -45,16 +45,19 @@ class _DeviceState:
         if packed:
             if self.status is None or self.status.numel() < entries:
                 self.status = torch.zeros(_grow(entries), dtype=torch.int64, device=self.device)
-            dummy = self.status
-            return self.status, dummy, dummy, dummy
+            return self.status, self.status, (self.status,), (self.status,)
         if self.flags is None or self.flags.numel() < entries:
             self.flags = torch.zeros(_grow(entries), dtype=torch.int32, device=self.device)
-        vals = self.values.get(acc)
-        if vals is None or vals[0].numel() < entries:
-            n = _grow(entries)
-            vals = (torch.empty(n, dtype=acc, device=self.device), torch.empty(n, dtype=acc, device=self.device))
-            self.values[acc] = vals
-        return self.flags, self.flags, vals[0], vals[1]
+        aggs, incls = [], []
+        for field, acc in enumerate(accs):
+            vals = self.values.get((field, acc))
+            if vals is None or vals[0].numel() < entries:
+                n = _grow(entries)
+                vals = (torch.empty(n, dtype=acc, device=self.device), torch.empty(n, dtype=acc, device=self.device))
+                self.values[(field, acc)] = vals
+            aggs.append(vals[0])
+            incls.append(vals[1])
+        return self.flags, self.flags, tuple(aggs), tuple(incls)
 
 
 def _grow(n: int) -> int:
@@ -107,82 +110,73 @@ def _layout(request) -> tuple[int, int, int]:
 def run_scan(request) -> list:
     import torch
 
-    if len(request.fields) != 1:
-        raise NotImplementedError("x: struct monoids (tuples of arrays) run on backend='cpu' for now")
     config = request.config
     monoid = config.monoid
-    x = as_torch(request.fields[0])
-    acc = torch_dtype(request.acc_dtypes[0])
-    out_dtype = torch_dtype(request.out_dtypes[0])
+    xs = [as_torch(f) for f in request.fields]
+    accs = [torch_dtype(name) for name in request.acc_dtypes]
     B, M, K = _layout(request)
-    if request.out is not None:
-        y_user = as_torch(request.out[0])
-        y = y_user if y_user.is_contiguous() else torch.empty_like(y_user, memory_format=torch.contiguous_format)
+    device = xs[0].device
+    users = [as_torch(o) for o in request.out] if request.out is not None else None
+    if users is not None:
+        ys = [u if u.is_contiguous() else torch.empty_like(u, memory_format=torch.contiguous_format)
+              for u in users]
     else:
-        y_user = None
-        y = torch.empty(request.out_shape, dtype=out_dtype, device=x.device)
-    if x.numel() == 0:
-        return [y_user if y_user is not None else y]
-    x = x.contiguous()
-    if interpreter_mode() and x.data_ptr() == y.data_ptr():
+        ys = [torch.empty(request.out_shape, dtype=torch_dtype(d), device=device) for d in request.out_dtypes]
+    if xs[0].numel() == 0:
+        return users if users is not None else ys
+    xs = [x.contiguous() for x in xs]
+    if interpreter_mode():
         # The interpreter copies every tensor argument to a host buffer and back
-        # after the launch, so an aliased input would overwrite the output.
-        x = x.clone()
-    y_kernel = y
-    if acc == torch.bool:
-        # Bool scans (max/min/and/or/xor) are the same scans on 0/1 bytes.
-        x, y_kernel, acc = x.view(torch.uint8), y.view(torch.uint8), torch.uint8
-    ident = _identity_tensor(request.identity[0].item(), acc, x.device, torch)
-    init = None
+        # after the launch, so an input aliased with an output would overwrite it.
+        outs = {y.data_ptr() for y in ys}
+        xs = [x.clone() if x.data_ptr() in outs else x for x in xs]
+    ys_kernel = list(ys)
+    for i, acc in enumerate(accs):
+        if acc == torch.bool:
+            # Bool scans (max/min/and/or/xor) are the same scans on 0/1 bytes.
+            xs[i], ys_kernel[i], accs[i] = xs[i].view(torch.uint8), ys[i].view(torch.uint8), torch.uint8
+    idents = tuple(_identity_tensor(v.item(), acc, device, torch) for v, acc in zip(request.identity, accs))
+    inits = None
     if request.init is not None:
-        value = request.init[0]
-        value = value if torch.is_tensor(value) else torch.as_tensor(np.asarray(value))
-        init = value.to(device=x.device, dtype=acc).broadcast_to(request.init_shape).contiguous()
+        inits = []
+        for value, acc in zip(request.init, accs):
+            value = value if torch.is_tensor(value) else torch.as_tensor(np.asarray(value))
+            inits.append(value.to(device=device, dtype=acc).broadcast_to(request.init_shape).contiguous())
+        inits = tuple(inits)
     swapped = config.reverse and not monoid.commutative
-    combine = triton_combine(monoid, swapped)
+    pair, flat = combine_functions(monoid, len(xs), swapped)
     # Intermediate orders stay in the accumulator dtype.
-    mid = y_kernel if (config.order == 1 or y_kernel.dtype == acc) else torch.empty(y.shape, dtype=acc,
-                                                                                   device=y.device)
-    src = x
+    mids = [y if (config.order == 1 or y.dtype == acc) else torch.empty(y.shape, dtype=acc, device=device)
+            for y, acc in zip(ys_kernel, accs)]
+    src = tuple(xs)
     for q in range(config.order):
-        dst = y_kernel if q == config.order - 1 else mid
-        _launch(src, dst, ident, init, combine, monoid.commutative, acc, B, M, K, config, torch)
+        dst = tuple(ys_kernel if q == config.order - 1 else mids)
+        _launch(src, dst, idents, inits, pair, flat, monoid.commutative, accs, B, M, K, config, torch)
         src = dst
-    if y_user is not None and y is not y_user:
-        y_user.copy_(y)
-        return [y_user]
-    return [y]
+    if users is not None:
+        for u, y in zip(users, ys):
+            if u is not y:
+                u.copy_(y)
+        return users
+    return ys
 
 
-def _launch(x, y, ident, init, combine, commutative, acc, B, M, K, config, torch):
+def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, config, torch):
     from . import kernels
 
-    tl_acc = _tl_dtype(acc)
-    tune = choose_config(x.device, acc.itemsize, acc.is_floating_point, M, K, interpreter_mode())
-    packed = acc.itemsize <= 4 if tune.packed is None else tune.packed
-    init_arg = init if init is not None else ident
-    common = dict(COMBINE=combine, COMMUTATIVE=commutative, ACC=tl_acc, INCLUSIVE=config.inclusive,
-                  REVERSE=config.reverse, HAS_INIT=init is not None, PACKED=packed)
+    nbytes = sum(a.itemsize for a in accs)
+    tune = choose_config(xs[0].device, nbytes, any(a.is_floating_point for a in accs), M, K, interpreter_mode())
+    packed = (len(accs) == 1 and nbytes <= 4) if tune.packed is None else (tune.packed and len(accs) == 1)
+    init_arg = inits if inits is not None else idents
+    common = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=commutative, INCLUSIVE=config.inclusive,
+                  REVERSE=config.reverse, HAS_INIT=inits is not None, PACKED=packed)
     if K == 1:
         block = tune.block
         single = M <= block
         if single:
             block = max(16, 1 << math.ceil(math.log2(M)))
         tiles = 1 if single else -(-M // block)
-        grid_size = B * tiles
-        status, flags, agg, incl = (ident,) * 4
-        base = epoch = 0
-        state = None
-        if not single:
-            state = _state_for(x, torch)
-            status, flags, agg, incl = state.begin(grid_size, torch, acc, packed)
-            base, epoch = state.tiles_issued, state.epoch
-            counter = state.counter
-        else:
-            counter = ident
-        _run(kernels.scan_1d_kernel, grid_size, tune.num_warps,
-             (x, y, ident, init_arg, status, flags, agg, incl, counter, M, tiles, base, epoch),
-             dict(common, SINGLE_TILE=single, MULTI_LANE=B > 1, BLOCK=block, WINDOW=tune.window), (M,))
+        grid_size = entries = B * tiles
     else:
         kb = min(1 << math.ceil(math.log2(K)), tune.max_kb)
         col_blocks = -(-K // kb)
@@ -192,18 +186,23 @@ def _launch(x, y, ident, init, combine, commutative, acc, B, M, K, config, torch
             rows = max(1, 1 << math.ceil(math.log2(M)))
         tiles = 1 if single else -(-M // rows)
         grid_size = B * col_blocks * tiles
-        status, flags, agg, incl = (ident,) * 4
+        entries = grid_size * kb
+    state = None
+    if single:  # no look-back: no status buffers, no counter
+        status = flags = counter = idents[0]
+        aggs = incls = idents
         base = epoch = 0
-        state = None
-        if not single:
-            state = _state_for(x, torch)
-            status, flags, agg, incl = state.begin(grid_size * kb, torch, acc, packed)
-            base, epoch = state.tiles_issued, state.epoch
-            counter = state.counter
-        else:
-            counter = ident
+    else:
+        state = _state_for(xs[0], torch)
+        status, flags, aggs, incls = state.begin(entries, torch, accs, packed)
+        base, epoch, counter = state.tiles_issued, state.epoch, state.counter
+    if K == 1:
+        _run(kernels.scan_1d_kernel, grid_size, tune.num_warps,
+             (xs, ys, idents, init_arg, status, flags, aggs, incls, counter, M, tiles, base, epoch),
+             dict(common, SINGLE_TILE=single, MULTI_LANE=B > 1, BLOCK=block, WINDOW=tune.window), (M,))
+    else:
         _run(kernels.scan_2d_kernel, grid_size, tune.num_warps,
-             (x, y, ident, init_arg, status, flags, agg, incl, counter, M, K, col_blocks, tiles, base, epoch),
+             (xs, ys, idents, init_arg, status, flags, aggs, incls, counter, M, K, col_blocks, tiles, base, epoch),
              dict(common, SINGLE_TILE=single, MULTI_LANE=B > 1, EXACT_K=K == kb, ROWS=rows, KB=kb,
                   WINDOW=tune.window), (M, K))
     if state is not None:
@@ -227,26 +226,18 @@ def _run(kernel, grid_size: int, num_warps: int, args: tuple, constexprs: dict, 
     import torch
     from triton import knobs
 
+    tensors = [t for a in args for t in (a if isinstance(a, tuple) else (a,)) if isinstance(t, torch.Tensor)]
     key = (kernel, num_warps, tuple(constexprs.items()),
-           tuple((a.dtype, a.data_ptr() % 16 == 0) for a in args if isinstance(a, torch.Tensor)),
+           tuple((t.dtype, t.data_ptr() % 16 == 0) for t in tensors),
            tuple((v % 16 == 0, v == 1) for v in specialized_ints))
     compiled = _compiled.get(key)
     if compiled is None:
         _compiled[key] = kernel[(grid_size,)](*args, num_warps=num_warps, **constexprs)
         return
-    device = args[0].device
+    device = tensors[0].device
     stream = torch.cuda.current_stream(device).cuda_stream
     full = args + tuple(constexprs[name] for name in kernel.arg_names[len(args):])
     hook = knobs.runtime.launch_enter_hook
     metadata = compiled.launch_metadata((grid_size, 1, 1), stream, *full) if hook is not None else None
     compiled.run(grid_size, 1, 1, stream, compiled.function, compiled.packed_metadata, metadata,
                  hook, knobs.runtime.launch_exit_hook, *full)
-
-
-@functools.lru_cache(maxsize=None)
-def _tl_dtype(torch_dtype_obj):
-    from triton.language.core import dtype as tl_dtype
-
-    name = str(torch_dtype_obj).replace("torch.", "")
-    return tl_dtype({"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64",
-                     "bool": "int1"}.get(name, name))
