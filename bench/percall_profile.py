@@ -13,24 +13,17 @@ import argparse
 import cProfile
 import pstats
 import sys
-import time
 
 import torch
 
 sys.path.insert(0, ".")
 import prefixscan as ps  # noqa: E402
 from prefixscan.backends.triton import launch  # noqa: E402
+from sweep import per_call  # noqa: E402  (bench/ is on sys.path when run as a script)
 
 
 def per_call_us(fn, calls=2000):
-    for _ in range(50):
-        fn()
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    torch.cuda.synchronize()
-    return (time.perf_counter() - t0) / calls * 1e6
+    return per_call(fn, calls) * 1e6
 
 
 def main(argv=None):
