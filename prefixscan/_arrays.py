@@ -119,7 +119,7 @@ def from_numpy(result: np.ndarray, like: ArrayRef, dtype: str | None = None) -> 
     return result
 
 
-def from_torch(result, like: ArrayRef) -> Any:
+def from_torch(result, like: ArrayRef, dtype: str | None = None) -> Any:
     """Return a torch result as the caller's array type, zero-copy."""
     if like.library == "torch":
         return result

@@ -9,6 +9,7 @@ dispatch (:mod:`prefixscan.dispatch`) -> backend -> kernels.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -59,10 +60,9 @@ class Scan:
                     self._plans.clear()
                 self._plans[key] = (request.rebind(None, None), backend)
         results = backend.run_scan(request)
-        if request.out is None:
-            native = backend.__name__.endswith(".cpu")
-            results = [from_numpy(r, like, d) if native else from_torch(r, like)
-                       for r, like, d in zip(results, request.fields, request.out_dtypes)]
+        if request.out is None and request.fields[0].library != backend.NATIVE_LIBRARY:
+            convert = from_numpy if backend.NATIVE_LIBRARY == "numpy" else from_torch
+            results = [convert(r, like, d) for r, like, d in zip(results, request.fields, request.out_dtypes)]
         return tuple(results) if request.struct else results[0]
 
     def __repr__(self) -> str:
@@ -97,8 +97,8 @@ _SCANS: dict = {}
 def _cached_scan(op, axis, inclusive, reverse, order, tuple_size, dtype, backend, algorithm) -> "Scan":
     """One Scan object per hashable argument set, so one-shot calls share plans."""
     # Types are part of the key: axis=1.0 must fail its check, not hit axis=1's entry.
-    key = tuple((type(v), v) for v in (op, axis, inclusive, reverse, order, tuple_size, dtype, backend,
-                                       algorithm))
+    key = (op, axis, type(axis), inclusive, type(inclusive), reverse, type(reverse), order, type(order),
+           tuple_size, type(tuple_size), dtype, type(dtype), backend, algorithm)
     try:
         found = _SCANS.get(key)
     except TypeError:  # unhashable argument: no caching
@@ -137,10 +137,16 @@ def _numpy_result_dtype(x, dtype, probe) -> Any:
     """NumPy's accumulation dtype for ``probe`` (np.cumsum, ...) on x's dtype."""
     if dtype is not None:
         return dtype
-    name = inspect_array(x, "a").dtype
-    if name == "bfloat16":
-        return name
-    return probe(np.zeros(0, dtype=name)).dtype.name
+    # A NumPy dtype object is a cheap cache key (its .name is a slow property).
+    dtype_key = x.dtype if type(x) is np.ndarray else inspect_array(x, "a").dtype
+    if isinstance(dtype_key, str) and dtype_key == "bfloat16":
+        return dtype_key
+    return _numpy_rule(dtype_key, probe.__name__)
+
+
+@functools.lru_cache(maxsize=None)
+def _numpy_rule(dtype, probe: str) -> str:
+    return getattr(np, probe)(np.zeros(0, dtype=dtype)).dtype.name
 
 
 def cumsum(a, axis=None, dtype=None, out=None, *, exclusive=False, reverse=False, backend=None):

@@ -17,6 +17,7 @@ from .._normalize import ScanRequest, _np_dtype
 from ..networks import run_network
 
 DEVICES = ("cpu",)
+NATIVE_LIBRARY = "numpy"  # run_scan returns NumPy arrays
 
 
 def unavailable_reason(device: str) -> str:

@@ -15,6 +15,7 @@ import importlib.util
 from ...dispatch import interpreter_mode
 
 DEVICES = ("cuda",)
+NATIVE_LIBRARY = "torch"  # run_scan returns torch tensors
 
 
 def unavailable_reason(device: str) -> str:
