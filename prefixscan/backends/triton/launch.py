@@ -67,14 +67,12 @@ def _grow(n: int) -> int:
 _states: dict = {}
 
 
-def _state_for(tensor, torch) -> _DeviceState:
-    if tensor.is_cuda:
-        key = (tensor.device.index, torch.cuda.current_stream(tensor.device).cuda_stream)
-    else:
-        key = ("cpu", 0)
+def _state_for(device, stream: int) -> _DeviceState:
+    """Status buffers of one (device, stream): launches on it are ordered."""
+    key = (device, stream)
     state = _states.get(key)
     if state is None:
-        state = _states[key] = _DeviceState(tensor.device)
+        state = _states[key] = _DeviceState(device)
     return state
 
 
@@ -125,7 +123,9 @@ def run_scan(request) -> list:
     if xs[0].numel() == 0:
         return users if users is not None else ys
     xs = [x.contiguous() for x in xs]
-    if interpreter_mode():
+    interpreter = interpreter_mode()
+    stream = torch.cuda.current_stream(device).cuda_stream if device.type == "cuda" else 0
+    if interpreter:
         # The interpreter copies every tensor argument to a host buffer and back
         # after the launch, so an input aliased with an output would overwrite it.
         outs = {y.data_ptr() for y in ys}
@@ -151,7 +151,8 @@ def run_scan(request) -> list:
     src = tuple(xs)
     for q in range(config.order):
         dst = tuple(ys_kernel if q == config.order - 1 else mids)
-        _launch(src, dst, idents, inits, pair, flat, monoid.commutative, accs, B, M, K, config, torch)
+        _launch(src, dst, idents, inits, pair, flat, monoid.commutative, accs, B, M, K, config, torch,
+                stream, interpreter)
         src = dst
     if users is not None:
         for u, y in zip(users, ys):
@@ -161,11 +162,12 @@ def run_scan(request) -> list:
     return ys
 
 
-def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, config, torch):
+def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, config, torch, stream: int,
+            interpreter: bool):
     from . import kernels
 
     nbytes = sum(a.itemsize for a in accs)
-    tune = choose_config(xs[0].device, nbytes, any(a.is_floating_point for a in accs), M, K, interpreter_mode())
+    tune = choose_config(xs[0].device, nbytes, any(a.is_floating_point for a in accs), M, K, interpreter)
     packed = (len(accs) == 1 and nbytes <= 4) if tune.packed is None else (tune.packed and len(accs) == 1)
     init_arg = inits if inits is not None else idents
     common = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=commutative, INCLUSIVE=config.inclusive,
@@ -193,15 +195,15 @@ def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, confi
         aggs = incls = idents
         base = epoch = 0
     else:
-        state = _state_for(xs[0], torch)
+        state = _state_for(xs[0].device, stream)
         status, flags, aggs, incls = state.begin(entries, torch, accs, packed)
         base, epoch, counter = state.tiles_issued, state.epoch, state.counter
     if K == 1:
-        _run(kernels.scan_1d_kernel, grid_size, tune.num_warps,
+        _run(kernels.scan_1d_kernel, grid_size, tune.num_warps, stream, interpreter,
              (xs, ys, idents, init_arg, status, flags, aggs, incls, counter, M, tiles, base, epoch),
              dict(common, SINGLE_TILE=single, MULTI_LANE=B > 1, BLOCK=block, WINDOW=tune.window), (M,))
     else:
-        _run(kernels.scan_2d_kernel, grid_size, tune.num_warps,
+        _run(kernels.scan_2d_kernel, grid_size, tune.num_warps, stream, interpreter,
              (xs, ys, idents, init_arg, status, flags, aggs, incls, counter, M, K, col_blocks, tiles, base, epoch),
              dict(common, SINGLE_TILE=single, MULTI_LANE=B > 1, EXACT_K=K == kb, ROWS=rows, KB=kb,
                   WINDOW=tune.window), (M, K))
@@ -212,7 +214,8 @@ def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, confi
 _compiled: dict = {}
 
 
-def _run(kernel, grid_size: int, num_warps: int, args: tuple, constexprs: dict, specialized_ints: tuple):
+def _run(kernel, grid_size: int, num_warps: int, stream: int, interpreter: bool, args: tuple, constexprs: dict,
+         specialized_ints: tuple):
     """Launch ``kernel``; after the first launch of a variant, skip Triton's
     argument binding and go straight to the compiled kernel's launcher.
 
@@ -220,7 +223,7 @@ def _run(kernel, grid_size: int, num_warps: int, args: tuple, constexprs: dict, 
     16-byte alignment, the specialized integers' divisibility by 16 and
     equality with 1, the constexprs and the warps.
     """
-    if interpreter_mode():
+    if interpreter:
         kernel[(grid_size,)](*args, num_warps=num_warps, **constexprs)
         return
     import torch
@@ -234,8 +237,6 @@ def _run(kernel, grid_size: int, num_warps: int, args: tuple, constexprs: dict, 
     if compiled is None:
         _compiled[key] = kernel[(grid_size,)](*args, num_warps=num_warps, **constexprs)
         return
-    device = tensors[0].device
-    stream = torch.cuda.current_stream(device).cuda_stream
     full = args + tuple(constexprs[name] for name in kernel.arg_names[len(args):])
     hook = knobs.runtime.launch_enter_hook
     metadata = compiled.launch_metadata((grid_size, 1, 1), stream, *full) if hook is not None else None
