@@ -273,18 +273,30 @@ def scan_1d_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, 
     lane = vid // tiles_per_lane
     tile = vid % tiles_per_lane
     ident = _scalars(ident_ptrs, 0)
-    offs = tile * BLOCK + tl.arange(0, BLOCK)
-    inside = offs < M
-    pos = (M - 1 - offs) if REVERSE else offs
+    rank = tl.arange(0, BLOCK)
+    if REVERSE and COMMUTATIVE:
+        # Tile t holds the t-th block from the end, loaded in ascending order
+        # (16-byte vectors) and scanned backwards in registers.
+        pos = M - (tile + 1) * BLOCK + rank
+        inside = pos >= 0
+        neighbour = pos + 1
+        first = BLOCK - 1
+    else:
+        # Forward scans; reverse scans of non-commutative operators mirror the
+        # indices so that the swapped combine sees operands in index order.
+        offs = tile * BLOCK + rank
+        inside = offs < M
+        pos = (M - 1 - offs) if REVERSE else offs
+        neighbour = (pos + 1) if REVERSE else (pos - 1)
+        first = 0
     # One lane: no lane offset, so the loads vectorize whatever M is.
     base = lane * M if MULTI_LANE else 0
     x = _load_fields(x_ptrs, base + pos, inside, ident)
     if INCLUSIVE:
         scan_in = x
     else:
-        # Exclusive: scan the tile shifted by one element (identity first).
-        prev = (pos + 1) if REVERSE else (pos - 1)
-        scan_in = _load_fields(x_ptrs, base + prev, inside & ((offs % BLOCK) != 0), ident)
+        # Exclusive: scan the tile shifted by one element (identity first in scan order).
+        scan_in = _load_fields(x_ptrs, base + neighbour, inside & (rank != first), ident)
     if HAS_INIT:
         seed = _scalars(init_ptrs, lane)
     else:
@@ -300,7 +312,7 @@ def scan_1d_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, 
             prefix = _lookback_1d(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, lane * tiles_per_lane, tile, ident,
                                   epoch, PAIR, FLAT, COMMUTATIVE, PACKED, WINDOW)
         _publish(status_ptr, flag_ptr, incl_ptrs, vid, PAIR(prefix, agg), FLAG_PREFIX, epoch, PACKED)
-    scanned = tl.associative_scan(scan_in, 0, _fn(FLAT))
+    scanned = tl.associative_scan(scan_in, 0, _fn(FLAT), reverse=REVERSE and COMMUTATIVE)
     _store_fields(y_ptrs, base + pos, PAIR(prefix, scanned), inside)
 
 
