@@ -29,6 +29,7 @@ class ScanConfig:
     dtype: str | None
     backend: str | None
     algorithm: str
+    deterministic: bool = False
 
 
 @dataclass
@@ -82,7 +83,8 @@ def _as_bool(value: Any, name: str) -> bool:
     raise TypeError(f"{name} must be True or False, got {value!r}")
 
 
-def make_config(op, *, axis, inclusive, reverse, order, tuple_size, dtype, backend, algorithm) -> ScanConfig:
+def make_config(op, *, axis, inclusive, reverse, order, tuple_size, dtype, backend, algorithm,
+                deterministic=False) -> ScanConfig:
     monoid = resolve_op(op)
     if axis is not None:
         axis = _as_int(axis, "axis")
@@ -100,7 +102,8 @@ def make_config(op, *, axis, inclusive, reverse, order, tuple_size, dtype, backe
     if algorithm not in ALGORITHMS:
         raise ValueError(f"algorithm: unknown algorithm {algorithm!r}; choose from {', '.join(ALGORITHMS)}")
     return ScanConfig(monoid, axis, _as_bool(inclusive, "inclusive"), _as_bool(reverse, "reverse"),
-                      order, tuple_size, dtype, backend, algorithm)
+                      order, tuple_size, dtype, backend, algorithm,
+                      _as_bool(deterministic, "deterministic"))
 
 
 def _dtype_str(dtype: Any) -> str:

@@ -30,10 +30,10 @@ class Scan:
     """A configured scan, reusable across calls: ``make_scan(op, ...)(x)``."""
 
     def __init__(self, op="add", *, axis=None, inclusive=True, reverse=False, order=1,
-                 tuple_size=1, dtype=None, backend=None, algorithm=None):
+                 tuple_size=1, dtype=None, backend=None, algorithm=None, deterministic=False):
         self.config = make_config(op, axis=axis, inclusive=inclusive, reverse=reverse, order=order,
                                   tuple_size=tuple_size, dtype=dtype, backend=backend,
-                                  algorithm=algorithm)
+                                  algorithm=algorithm, deterministic=deterministic)
         self._plans: dict = {}
 
     def plan(self, x, *, init=None, out=None) -> tuple[ScanRequest, Any]:
@@ -94,40 +94,47 @@ def _signature(x, out):
 _SCANS: dict = {}
 
 
-def _cached_scan(op, axis, inclusive, reverse, order, tuple_size, dtype, backend, algorithm) -> "Scan":
+def _cached_scan(op, axis, inclusive, reverse, order, tuple_size, dtype, backend, algorithm,
+                 deterministic) -> "Scan":
     """One Scan object per hashable argument set, so one-shot calls share plans."""
     # Types are part of the key: axis=1.0 must fail its check, not hit axis=1's entry.
     key = (op, axis, type(axis), inclusive, type(inclusive), reverse, type(reverse), order, type(order),
-           tuple_size, type(tuple_size), dtype, type(dtype), backend, algorithm)
+           tuple_size, type(tuple_size), dtype, type(dtype), backend, algorithm, deterministic,
+           type(deterministic))
     try:
         found = _SCANS.get(key)
     except TypeError:  # unhashable argument: no caching
         return Scan(op, axis=axis, inclusive=inclusive, reverse=reverse, order=order, tuple_size=tuple_size,
-                    dtype=dtype, backend=backend, algorithm=algorithm)
+                    dtype=dtype, backend=backend, algorithm=algorithm, deterministic=deterministic)
     if found is None:
         if len(_SCANS) > 256:
             _SCANS.clear()
         found = _SCANS[key] = Scan(op, axis=axis, inclusive=inclusive, reverse=reverse, order=order,
-                                   tuple_size=tuple_size, dtype=dtype, backend=backend, algorithm=algorithm)
+                                   tuple_size=tuple_size, dtype=dtype, backend=backend, algorithm=algorithm,
+                                   deterministic=deterministic)
     return found
 
 
 def make_scan(op="add", *, axis=None, inclusive=True, reverse=False, order=1, tuple_size=1,
-              dtype=None, backend=None, algorithm=None) -> Scan:
+              dtype=None, backend=None, algorithm=None, deterministic=False) -> Scan:
     """A reusable scan object; call it as ``s(x, init=None, out=None)``."""
     return Scan(op, axis=axis, inclusive=inclusive, reverse=reverse, order=order,
-                tuple_size=tuple_size, dtype=dtype, backend=backend, algorithm=algorithm)
+                tuple_size=tuple_size, dtype=dtype, backend=backend, algorithm=algorithm,
+                deterministic=deterministic)
 
 
 def scan(x, op="add", *, axis=None, inclusive=True, reverse=False, init=None, order=1,
-         tuple_size=1, dtype=None, out=None, backend=None, algorithm=None):
+         tuple_size=1, dtype=None, out=None, backend=None, algorithm=None, deterministic=False):
     """Prefix scan of ``x`` with the associative operator ``op``.
 
     See ``docs/semantics.md`` for the exact meaning of every argument.  Returns
     an array of the caller's type (a tuple of arrays for struct monoids).
+    ``deterministic=True`` makes GPU results bitwise reproducible from run to run
+    (a chained hand-off between tiles instead of the decoupled look-back); CPU
+    results always are.
     """
-    return _cached_scan(op, axis, inclusive, reverse, order, tuple_size, dtype, backend, algorithm)(
-        x, init=init, out=out)
+    return _cached_scan(op, axis, inclusive, reverse, order, tuple_size, dtype, backend, algorithm,
+                        deterministic)(x, init=init, out=out)
 
 
 # ---------------------------------------------------------------------------

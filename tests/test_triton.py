@@ -278,3 +278,20 @@ def test_linear_recurrence_along_axes():
         coef, got = ps.scan((to_device(a), to_device(b)), ps.api._AFFINE_BACKWARD if reverse else ps.AFFINE,
                             axis=axis, reverse=reverse, backend="triton")
         np.testing.assert_allclose(got.cpu().numpy(), expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("shape,axis", [((1000,), None), ((300, 4), 0)])
+def test_deterministic_chained_scan(shape, axis):
+    """deterministic=True: the chained hand-off gives the same integers as the
+    look-back, and floats that are bitwise identical from run to run."""
+    rng = np.random.default_rng(23)
+    if CUDA:
+        shape = tuple(d * 1000 for d in shape[:1]) + shape[1:]
+    xi = to_device(random_data(rng, "int64", shape))
+    np.testing.assert_array_equal(ps.scan(xi, axis=axis, deterministic=True, backend="triton").cpu().numpy(),
+                                  ps.scan(xi.cpu().numpy(), axis=axis))
+    xf = to_device(random_data(rng, "float32", shape))
+    first = ps.scan(xf, axis=axis, deterministic=True, backend="triton")
+    for _ in range(3 if CUDA else 1):
+        assert torch.equal(first, ps.scan(xf, axis=axis, deterministic=True, backend="triton"))
+    assert_matches(first, ps.scan(xf.cpu().numpy().astype(np.float64), axis=axis), "float32")

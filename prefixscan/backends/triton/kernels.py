@@ -185,10 +185,12 @@ def _load_window(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, index, valid, epoch,
 @triton.jit
 def _lookback_1d(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, lane_base, tile, ident, epoch,
                  PAIR: tl.constexpr, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr,
-                 PACKED: tl.constexpr, WINDOW: tl.constexpr):
+                 PACKED: tl.constexpr, CHAINED: tl.constexpr, WINDOW: tl.constexpr):
     """Exclusive prefix of ``tile`` (> 0) of one lane; status entry of tile t: lane_base + t.
 
-    A 1-D window, so that each entry is loaded by one thread, not by all.
+    A 1-D window, so that each entry is loaded by one thread, not by all.  With
+    ``CHAINED`` (run with WINDOW = 1) it waits for the predecessor's inclusive
+    prefix and uses nothing else: the chained scan, bitwise reproducible.
     """
     rows = tl.arange(0, WINDOW)
     end = tile  # the window is [end - WINDOW, end)
@@ -201,7 +203,9 @@ def _lookback_1d(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, lane_base, tile, ide
                                     ident, PACKED)
         # One reduction finds the last entry that stops the fold (a prefix, or
         # not ready yet) and whether it is a prefix: key = 2 * row + is_prefix.
-        stops = (state != FLAG_AGGREGATE) | ~valid
+        # CHAINED (deterministic): every entry stops the fold, so only the
+        # predecessor's inclusive prefix is ever used, in a fixed order.
+        stops = (state != FLAG_AGGREGATE) | ~valid | CHAINED
         key = tl.max(tl.where(stops, rows * 2 + (valid & (state == FLAG_PREFIX)).to(tl.int32), -2), 0)
         stop = key >> 1
         found = (key & 1) == 1
@@ -215,7 +219,7 @@ def _lookback_1d(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, lane_base, tile, ide
 @triton.jit
 def _lookback(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, lane_base, tile, ident, epoch,
               PAIR: tl.constexpr, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr,
-              PACKED: tl.constexpr, WINDOW: tl.constexpr, KB: tl.constexpr):
+              PACKED: tl.constexpr, CHAINED: tl.constexpr, WINDOW: tl.constexpr, KB: tl.constexpr):
     """Exclusive prefix of ``tile`` (> 0) from its predecessors' status, per column (2-D kernel).
 
     Status entry of tile t, column c: ``(lane_base + t) * KB + c``.
@@ -235,7 +239,9 @@ def _lookback(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, lane_base, tile, ident,
                                     PACKED)
         # Per column, the last entry that stops the fold (a prefix, or not
         # ready yet) and whether it is a prefix, in one reduction (see _lookback_1d).
-        stops = (state != FLAG_AGGREGATE) | ~valid
+        # CHAINED (deterministic): every entry stops the fold, so only the
+        # predecessor's inclusive prefix is ever used, in a fixed order.
+        stops = (state != FLAG_AGGREGATE) | ~valid | CHAINED
         key = tl.max(tl.where(stops, rows * 2 + (valid & (state == FLAG_PREFIX)).to(tl.int32), -2), 0)  # [KB]
         stop = key >> 1
         found = (key & 1) == 1
@@ -264,7 +270,7 @@ def scan_1d_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, 
                    PAIR: tl.constexpr, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr,
                    INCLUSIVE: tl.constexpr, REVERSE: tl.constexpr, HAS_INIT: tl.constexpr,
                    PACKED: tl.constexpr, SINGLE_TILE: tl.constexpr, MULTI_LANE: tl.constexpr,
-                   BLOCK: tl.constexpr, WINDOW: tl.constexpr):
+                   CHAINED: tl.constexpr, BLOCK: tl.constexpr, WINDOW: tl.constexpr):
     """Scan lanes of length M stored back to back (the (B, M, 1) layout)."""
     if SINGLE_TILE:
         vid = tl.program_id(0).to(tl.int64)  # one program per lane, no status
@@ -308,9 +314,10 @@ def scan_1d_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, 
         if tile == 0:
             prefix = seed
         else:
-            _publish(status_ptr, flag_ptr, agg_ptrs, vid, agg, FLAG_AGGREGATE, epoch, PACKED)
-            prefix = _lookback_1d(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, lane * tiles_per_lane, tile, ident,
-                                  epoch, PAIR, FLAT, COMMUTATIVE, PACKED, WINDOW)
+            if not CHAINED:
+                _publish(status_ptr, flag_ptr, agg_ptrs, vid, agg, FLAG_AGGREGATE, epoch, PACKED)
+            prefix = _lookback_1d(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, lane * tiles_per_lane, tile,
+                                  ident, epoch, PAIR, FLAT, COMMUTATIVE, PACKED, CHAINED, WINDOW)
         _publish(status_ptr, flag_ptr, incl_ptrs, vid, PAIR(prefix, agg), FLAG_PREFIX, epoch, PACKED)
     scanned = tl.associative_scan(scan_in, 0, _fn(FLAT), reverse=REVERSE and COMMUTATIVE)
     _store_fields(y_ptrs, base + pos, PAIR(prefix, scanned), inside)
@@ -322,7 +329,8 @@ def scan_2d_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, 
                    PAIR: tl.constexpr, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr,
                    INCLUSIVE: tl.constexpr, REVERSE: tl.constexpr, HAS_INIT: tl.constexpr,
                    PACKED: tl.constexpr, SINGLE_TILE: tl.constexpr, MULTI_LANE: tl.constexpr,
-                   EXACT_K: tl.constexpr, ROWS: tl.constexpr, KB: tl.constexpr, WINDOW: tl.constexpr):
+                   CHAINED: tl.constexpr, EXACT_K: tl.constexpr, ROWS: tl.constexpr, KB: tl.constexpr,
+                   WINDOW: tl.constexpr):
     """Scan the (B, M, K) layout along M: K interleaved streams per lane.
 
     With ``EXACT_K`` (K == KB) the row stride is a constant, so a tile is one
@@ -362,9 +370,10 @@ def scan_2d_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, 
         if tile == 0:
             prefix = seed
         else:
-            _publish(status_ptr, flag_ptr, agg_ptrs, entry, agg, FLAG_AGGREGATE, epoch, PACKED)
+            if not CHAINED:
+                _publish(status_ptr, flag_ptr, agg_ptrs, entry, agg, FLAG_AGGREGATE, epoch, PACKED)
             prefix = _lookback(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, group * tiles_per_lane, tile, ident,
-                               epoch, PAIR, FLAT, COMMUTATIVE, PACKED, WINDOW, KB)
+                               epoch, PAIR, FLAT, COMMUTATIVE, PACKED, CHAINED, WINDOW, KB)
         _publish(status_ptr, flag_ptr, incl_ptrs, entry, PAIR(prefix, agg), FLAG_PREFIX, epoch, PACKED)
     scanned = tl.associative_scan(scan_in, 0, _fn(FLAT))
     _store_fields(y_ptrs, base + rpos * stride + cols, PAIR(_as_rows(prefix), scanned), inside)

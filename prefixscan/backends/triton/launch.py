@@ -170,8 +170,10 @@ def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, confi
     tune = choose_config(xs[0].device, nbytes, any(a.is_floating_point for a in accs), M, K, interpreter)
     packed = (len(accs) == 1 and nbytes <= 4) if tune.packed is None else (tune.packed and len(accs) == 1)
     init_arg = inits if inits is not None else idents
+    window = 1 if config.deterministic else tune.window  # chained: only the predecessor matters
     common = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=commutative, INCLUSIVE=config.inclusive,
-                  REVERSE=config.reverse, HAS_INIT=inits is not None, PACKED=packed)
+                  REVERSE=config.reverse, HAS_INIT=inits is not None, PACKED=packed,
+                  CHAINED=config.deterministic)
     if K == 1:
         block = tune.block
         single = M <= block
@@ -201,12 +203,12 @@ def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, confi
     if K == 1:
         _run(kernels.scan_1d_kernel, grid_size, tune.num_warps, stream, interpreter,
              (xs, ys, idents, init_arg, status, flags, aggs, incls, counter, M, tiles, base, epoch),
-             dict(common, SINGLE_TILE=single, MULTI_LANE=B > 1, BLOCK=block, WINDOW=tune.window), (M,))
+             dict(common, SINGLE_TILE=single, MULTI_LANE=B > 1, BLOCK=block, WINDOW=window), (M,))
     else:
         _run(kernels.scan_2d_kernel, grid_size, tune.num_warps, stream, interpreter,
              (xs, ys, idents, init_arg, status, flags, aggs, incls, counter, M, K, col_blocks, tiles, base, epoch),
              dict(common, SINGLE_TILE=single, MULTI_LANE=B > 1, EXACT_K=K == kb, ROWS=rows, KB=kb,
-                  WINDOW=tune.window), (M, K))
+                  WINDOW=window), (M, K))
     if state is not None:
         state.tiles_issued += grid_size
 
