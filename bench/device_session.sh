@@ -12,4 +12,4 @@ timeout 180 python3 -m pytest tests/test_triton.py -q -n 8 -p no:cacheprovider 2
 timeout 60 python3 bench/percall_profile.py 2>&1 | tee "$OUT/percall.log" | head -12
 timeout 150 python3 -m prefixscan bench --device cuda --sizes 10,13,16,20,22,24,26,27,28,30 --no-progress \
   --out "$OUT/bench" 2>&1 | tail -3
-timeout 120 python3 bench/sweep.py --json "$OUT/sweep.json" 2>&1 | tee "$OUT/sweep.log" | grep -E "BEST|FAILED"
+timeout 200 python3 bench/sweep.py --json "$OUT/sweep.json" 2>&1 | tee "$OUT/sweep.log" | grep -E "BEST|FAILED|VARIANT"
