@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # One device call that checks and measures everything (at most ~9 minutes; a call may run 10):
 #   device run: bash bench/device_session.sh   (writes under $OUT)
-# GPU test suite, race/size tests, per-call profile, the main benchmark, a tuple-size
-# benchmark (the axis-0 layout) and the tile sweep.  Fetch $OUT into bench/results/.
+# GPU test suite (races, > 2^31 elements), per-call profile, the main benchmark, and the
+# tile sweep with the axis-0 layout and reverse/exclusive/deterministic/affine variants.
+# Fetch $OUT into bench/results/.
 set -uo pipefail
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD
 OUT=${OUT:-/tmp/prefixscan-out}
