@@ -14,6 +14,9 @@ from ._arrays import ArrayRef, inspect_array
 from .monoid import Monoid, _dtype_kind, accumulator_dtype_name, resolve_op
 
 ALGORITHMS = ("auto", "serial", "kogge_stone", "sklansky", "brent_kung", "reduce_then_scan")
+# GPU meta-strategies (seeds 000, 002, 003); "auto" asks the tuner (decoupled look-back
+# unless a tuned table says otherwise).
+STRATEGIES = ("auto", "decoupled_lookback", "reduce_then_scan", "scan_then_propagate", "chained", "persistent")
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,7 @@ class ScanConfig:
     backend: str | None
     algorithm: str
     deterministic: bool = False
+    strategy: str = "auto"
 
 
 @dataclass
@@ -84,7 +88,7 @@ def _as_bool(value: Any, name: str) -> bool:
 
 
 def make_config(op, *, axis, inclusive, reverse, order, tuple_size, dtype, backend, algorithm,
-                deterministic=False) -> ScanConfig:
+                deterministic=False, strategy=None) -> ScanConfig:
     monoid = resolve_op(op)
     if axis is not None:
         axis = _as_int(axis, "axis")
@@ -101,9 +105,16 @@ def make_config(op, *, axis, inclusive, reverse, order, tuple_size, dtype, backe
     algorithm = "auto" if algorithm is None else algorithm
     if algorithm not in ALGORITHMS:
         raise ValueError(f"algorithm: unknown algorithm {algorithm!r}; choose from {', '.join(ALGORITHMS)}")
+    strategy = "auto" if strategy is None else strategy
+    if strategy not in STRATEGIES:
+        raise ValueError(f"strategy: unknown strategy {strategy!r}; choose from {', '.join(STRATEGIES)}")
+    deterministic = _as_bool(deterministic, "deterministic")
+    if deterministic and strategy not in ("auto", "chained", "reduce_then_scan", "scan_then_propagate"):
+        # These combine tiles in a fixed order; the look-back strategies do not.
+        raise ValueError(f"strategy={strategy!r} is not deterministic; deterministic=True needs "
+                         "strategy 'chained', 'reduce_then_scan', 'scan_then_propagate' or None")
     return ScanConfig(monoid, axis, _as_bool(inclusive, "inclusive"), _as_bool(reverse, "reverse"),
-                      order, tuple_size, dtype, backend, algorithm,
-                      _as_bool(deterministic, "deterministic"))
+                      order, tuple_size, dtype, backend, algorithm, deterministic, strategy)
 
 
 def _dtype_str(dtype: Any) -> str:

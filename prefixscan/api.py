@@ -30,10 +30,10 @@ class Scan:
     """A configured scan, reusable across calls: ``make_scan(op, ...)(x)``."""
 
     def __init__(self, op="add", *, axis=None, inclusive=True, reverse=False, order=1,
-                 tuple_size=1, dtype=None, backend=None, algorithm=None, deterministic=False):
+                 tuple_size=1, dtype=None, backend=None, algorithm=None, deterministic=False, strategy=None):
         self.config = make_config(op, axis=axis, inclusive=inclusive, reverse=reverse, order=order,
                                   tuple_size=tuple_size, dtype=dtype, backend=backend,
-                                  algorithm=algorithm, deterministic=deterministic)
+                                  algorithm=algorithm, deterministic=deterministic, strategy=strategy)
         self._plans: dict = {}
 
     def plan(self, x, *, init=None, out=None) -> tuple[ScanRequest, Any]:
@@ -43,6 +43,9 @@ class Scan:
         if self.config.algorithm != "auto" and backend.__name__.endswith("triton"):
             raise ValueError(f"algorithm={self.config.algorithm!r} selects a CPU scan network; "
                              "it needs backend='cpu'")
+        if self.config.strategy != "auto" and not backend.__name__.endswith("triton"):
+            raise ValueError(f"strategy={self.config.strategy!r} selects a GPU strategy; "
+                             "it needs the triton backend (a device array or backend='triton')")
         return request, backend
 
     def __call__(self, x, *, init=None, out=None):
@@ -95,46 +98,49 @@ _SCANS: dict = {}
 
 
 def _cached_scan(op, axis, inclusive, reverse, order, tuple_size, dtype, backend, algorithm,
-                 deterministic) -> "Scan":
+                 deterministic, strategy=None) -> "Scan":
     """One Scan object per hashable argument set, so one-shot calls share plans."""
     # Types are part of the key: axis=1.0 must fail its check, not hit axis=1's entry.
     key = (op, axis, type(axis), inclusive, type(inclusive), reverse, type(reverse), order, type(order),
            tuple_size, type(tuple_size), dtype, type(dtype), backend, algorithm, deterministic,
-           type(deterministic))
+           type(deterministic), strategy)
     try:
         found = _SCANS.get(key)
     except TypeError:  # unhashable argument: no caching
         return Scan(op, axis=axis, inclusive=inclusive, reverse=reverse, order=order, tuple_size=tuple_size,
-                    dtype=dtype, backend=backend, algorithm=algorithm, deterministic=deterministic)
+                    dtype=dtype, backend=backend, algorithm=algorithm, deterministic=deterministic,
+                    strategy=strategy)
     if found is None:
         if len(_SCANS) > 256:
             _SCANS.clear()
         found = _SCANS[key] = Scan(op, axis=axis, inclusive=inclusive, reverse=reverse, order=order,
                                    tuple_size=tuple_size, dtype=dtype, backend=backend, algorithm=algorithm,
-                                   deterministic=deterministic)
+                                   deterministic=deterministic, strategy=strategy)
     return found
 
 
 def make_scan(op="add", *, axis=None, inclusive=True, reverse=False, order=1, tuple_size=1,
-              dtype=None, backend=None, algorithm=None, deterministic=False) -> Scan:
+              dtype=None, backend=None, algorithm=None, deterministic=False, strategy=None) -> Scan:
     """A reusable scan object; call it as ``s(x, init=None, out=None)``."""
     return Scan(op, axis=axis, inclusive=inclusive, reverse=reverse, order=order,
                 tuple_size=tuple_size, dtype=dtype, backend=backend, algorithm=algorithm,
-                deterministic=deterministic)
+                deterministic=deterministic, strategy=strategy)
 
 
 def scan(x, op="add", *, axis=None, inclusive=True, reverse=False, init=None, order=1,
-         tuple_size=1, dtype=None, out=None, backend=None, algorithm=None, deterministic=False):
+         tuple_size=1, dtype=None, out=None, backend=None, algorithm=None, deterministic=False,
+         strategy=None):
     """Prefix scan of ``x`` with the associative operator ``op``.
 
     See ``docs/semantics.md`` for the exact meaning of every argument.  Returns
     an array of the caller's type (a tuple of arrays for struct monoids).
     ``deterministic=True`` makes GPU results bitwise reproducible from run to run
     (a chained hand-off between tiles instead of the decoupled look-back); CPU
-    results always are.
+    results always are.  ``strategy`` picks the GPU meta-strategy (None: the tuned
+    choice, decoupled look-back by default).
     """
     return _cached_scan(op, axis, inclusive, reverse, order, tuple_size, dtype, backend, algorithm,
-                        deterministic)(x, init=init, out=out)
+                        deterministic, strategy)(x, init=init, out=out)
 
 
 # ---------------------------------------------------------------------------

@@ -81,6 +81,10 @@ SCAN_ERRORS = [
     ("backend", dict(backend="numpy"), _x()),
     ("algorithm", dict(algorithm="bogus"), _x()),
     ("algorithm", dict(algorithm="KoggeStone"), _x()),
+    # strategy: unknown, GPU-only on a host array, not deterministic
+    ("strategy", dict(strategy="lookback"), _x()),
+    ("strategy", dict(strategy="persistent"), _x()),
+    ("strategy", dict(strategy="decoupled_lookback", deterministic=True), _x()),
     # dtype that is not a dtype
     ("dtype", dict(dtype="notadtype"), _x()),
 ]

@@ -148,11 +148,12 @@ def run_scan(request) -> list:
     # Intermediate orders stay in the accumulator dtype.
     mids = [y if (config.order == 1 or y.dtype == acc) else torch.empty(y.shape, dtype=acc, device=device)
             for y, acc in zip(ys_kernel, accs)]
+    launch = _launcher(config, xs[0].device, accs, M, K, interpreter)
     src = tuple(xs)
     for q in range(config.order):
         dst = tuple(ys_kernel if q == config.order - 1 else mids)
-        _launch(src, dst, idents, inits, pair, flat, monoid.commutative, accs, B, M, K, config, torch,
-                stream, interpreter)
+        launch(src, dst, idents, inits, pair, flat, monoid.commutative, accs, B, M, K, config, torch,
+               stream, interpreter)
         src = dst
     if users is not None:
         for u, y in zip(users, ys):
@@ -162,18 +163,40 @@ def run_scan(request) -> list:
     return ys
 
 
+def strategy_for(config, device, accs, M: int, K: int, interpreter: bool) -> str:
+    """The meta-strategy a scan runs with: the caller's, else the tuned one."""
+    if config.strategy != "auto":
+        return config.strategy
+    return "chained" if config.deterministic else "decoupled_lookback"
+
+
+def _launcher(config, device, accs, M: int, K: int, interpreter: bool):
+    """The launch function of the request's strategy.  Every launcher takes the
+    arguments of :func:`_launch` and scans ``xs`` into ``ys`` once (one order)."""
+    strategy = strategy_for(config, device, accs, M, K, interpreter)
+    if strategy in ("decoupled_lookback", "chained"):
+        return _launch
+    from . import strategies
+
+    return strategies.LAUNCHERS[strategy]
+
+
 def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, config, torch, stream: int,
             interpreter: bool):
+    """Decoupled look-back (or, for strategy "chained" and deterministic=True, the
+    chained hand-off) over the (B, M, K) layout: one launch, one pass."""
     from . import kernels
+
+    chained = config.deterministic or config.strategy == "chained"
 
     nbytes = sum(a.itemsize for a in accs)
     tune = choose_config(xs[0].device, nbytes, any(a.is_floating_point for a in accs), M, K, interpreter)
     packed = (len(accs) == 1 and nbytes <= 4) if tune.packed is None else (tune.packed and len(accs) == 1)
     init_arg = inits if inits is not None else idents
-    window = 1 if config.deterministic else tune.window  # chained: only the predecessor matters
+    window = 1 if chained else tune.window  # chained: only the predecessor matters
     common = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=commutative, INCLUSIVE=config.inclusive,
                   REVERSE=config.reverse, HAS_INIT=inits is not None, PACKED=packed,
-                  CHAINED=config.deterministic)
+                  CHAINED=chained)
     if K == 1:
         block = tune.block
         single = M <= block
