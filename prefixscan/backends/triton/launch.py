@@ -145,13 +145,23 @@ def run_scan(request) -> list:
         inits = tuple(inits)
     swapped = config.reverse and not monoid.commutative
     pair, flat = combine_functions(monoid, len(xs), swapped)
-    # Intermediate orders stay in the accumulator dtype.
-    mids = [y if (config.order == 1 or y.dtype == acc) else torch.empty(y.shape, dtype=acc, device=device)
-            for y, acc in zip(ys_kernel, accs)]
     launch = _launcher(config, xs[0].device, accs, M, K, interpreter)
+    order = config.order
+    if launch is _launch and order > 1 and (config.inclusive or inits is None):
+        # One pass for every order (SAM).  Exclusive scans without init: E^q = S^q Z^q,
+        # the inclusive scan of order q of the input delayed by q elements (the
+        # delay Z commutes with the inclusive scan S when no seed is added).
+        _launch(tuple(xs), tuple(ys_kernel), idents, inits, pair, flat, monoid.commutative, accs, B, M, K,
+                config, torch, stream, interpreter, order=order, delayed=not config.inclusive, inclusive=True)
+        order = 0
+    # Other strategies, and exclusive scans with a seed (the seed is added at
+    # every order, so the delays do not commute): one launch per order.
+    # Intermediate orders stay in the accumulator dtype.
+    mids = [y if (order == 1 or y.dtype == acc) else torch.empty(y.shape, dtype=acc, device=device)
+            for y, acc in zip(ys_kernel, accs)]
     src = tuple(xs)
-    for q in range(config.order):
-        dst = tuple(ys_kernel if q == config.order - 1 else mids)
+    for q in range(order):
+        dst = tuple(ys_kernel if q == order - 1 else mids)
         launch(src, dst, idents, inits, pair, flat, monoid.commutative, accs, B, M, K, config, torch,
                stream, interpreter)
         src = dst
@@ -182,9 +192,11 @@ def _launcher(config, device, accs, M: int, K: int, interpreter: bool):
 
 
 def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, config, torch, stream: int,
-            interpreter: bool):
+            interpreter: bool, order: int = 1, delayed: bool = False, inclusive: bool | None = None):
     """Decoupled look-back (or, for strategy "chained" and deterministic=True, the
-    chained hand-off) over the (B, M, K) layout: one launch, one pass."""
+    chained hand-off) over the (B, M, K) layout: one launch, one pass, ``order``
+    scans of the input (``delayed``: first delayed by ``order`` elements;
+    ``inclusive`` overrides the config's)."""
     from . import kernels
 
     chained = config.deterministic or config.strategy == "chained"
@@ -194,9 +206,10 @@ def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, confi
     packed = (len(accs) == 1 and nbytes <= 4) if tune.packed is None else (tune.packed and len(accs) == 1)
     init_arg = inits if inits is not None else idents
     window = 1 if chained else tune.window  # chained: only the predecessor matters
-    common = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=commutative, INCLUSIVE=config.inclusive,
+    common = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=commutative,
+                  INCLUSIVE=config.inclusive if inclusive is None else inclusive,
                   REVERSE=config.reverse, HAS_INIT=inits is not None, PACKED=packed,
-                  CHAINED=chained)
+                  CHAINED=chained, ORDERED=order > 1, DELAYED=delayed)
     if K == 1:
         block = tune.block
         single = M <= block
@@ -221,15 +234,17 @@ def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, confi
         base = epoch = 0
     else:
         state = _state_for(xs[0].device, stream)
-        status, flags, aggs, incls = state.begin(entries, torch, accs, packed)
+        status, flags, aggs, incls = state.begin(entries * order, torch, accs, packed)
         base, epoch, counter = state.tiles_issued, state.epoch, state.counter
     if K == 1:
         _run(kernels.scan_1d_kernel, grid_size, tune.num_warps, stream, interpreter,
-             (xs, ys, idents, init_arg, status, flags, aggs, incls, counter, M, tiles, base, epoch),
+             (xs, ys, idents, init_arg, status, flags, aggs, incls, counter, M, tiles, base, epoch, grid_size,
+              order),
              dict(common, SINGLE_TILE=single, MULTI_LANE=B > 1, BLOCK=block, WINDOW=window), (M,))
     else:
         _run(kernels.scan_2d_kernel, grid_size, tune.num_warps, stream, interpreter,
-             (xs, ys, idents, init_arg, status, flags, aggs, incls, counter, M, K, col_blocks, tiles, base, epoch),
+             (xs, ys, idents, init_arg, status, flags, aggs, incls, counter, M, K, col_blocks, tiles, base, epoch,
+              grid_size, order),
              dict(common, SINGLE_TILE=single, MULTI_LANE=B > 1, EXACT_K=K == kb, ROWS=rows, KB=kb,
                   WINDOW=window), (M, K))
     if state is not None:
