@@ -164,10 +164,14 @@ def run_scan(request) -> list:
 
 
 def strategy_for(config, device, accs, M: int, K: int, interpreter: bool) -> str:
-    """The meta-strategy a scan runs with: the caller's, else the tuned one."""
+    """The meta-strategy a scan runs with: the caller's, else the tuned one
+    (:func:`.tuning.tuned_strategy`: chained or decoupled look-back without a table)."""
     if config.strategy != "auto":
         return config.strategy
-    return "chained" if config.deterministic else "decoupled_lookback"
+    from .tuning import tuned_strategy
+
+    return tuned_strategy(device, accs, M, K, interpreter, monoid=config.monoid,
+                          deterministic=config.deterministic)
 
 
 def _launcher(config, device, accs, M: int, K: int, interpreter: bool):
@@ -190,7 +194,8 @@ def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, confi
     chained = config.deterministic or config.strategy == "chained"
 
     nbytes = sum(a.itemsize for a in accs)
-    tune = choose_config(xs[0].device, nbytes, any(a.is_floating_point for a in accs), M, K, interpreter)
+    tune = choose_config(xs[0].device, nbytes, any(a.is_floating_point for a in accs), M, K, interpreter,
+                         accs=accs, monoid=config.monoid, strategy="chained" if chained else "decoupled_lookback")
     packed = (len(accs) == 1 and nbytes <= 4) if tune.packed is None else (tune.packed and len(accs) == 1)
     init_arg = inits if inits is not None else idents
     window = 1 if chained else tune.window  # chained: only the predecessor matters

@@ -1,8 +1,11 @@
-"""Tile sizes, warps and look-back window per device, element size and size bucket.
+"""Tile sizes, warps, look-back window and meta-strategy per scan.
 
-The table below holds measured choices (see ``bench/results``); it is not yet
-keyed by device: it was measured on an H100 and is used on every GPU.  In the interpreter tiles are tiny so
-that multi-tile look-back paths run on small inputs.
+On a GPU both come from the tuned table of :mod:`.autotune` (per GPU name,
+accumulator bytes, int/float, operator class, layout and size bucket; tuned on
+first use or by ``prefixscan tune``).  Without an entry the hand-measured table
+below runs: measured on an H100 (see ``bench/results``) and used on every GPU.
+In the interpreter tiles are tiny so that multi-tile look-back paths run on
+small inputs, and nothing is tuned.
 """
 
 from __future__ import annotations
@@ -38,9 +41,55 @@ def set_override(config: TileConfig | None) -> None:
     _override = config
 
 
-def choose_config(device, itemsize: int, floating: bool, M: int, K: int, interpreter: bool) -> TileConfig:
+def default_config(itemsize: int, floating: bool) -> TileConfig:
+    """The hand-measured choice for ``itemsize`` accumulator bytes (no tuned entry)."""
+    return _MEASURED.get((itemsize, floating)) or _FALLBACK.get(itemsize) or _MEASURED[(8, floating)]
+
+
+def choose_config(device, itemsize: int, floating: bool, M: int, K: int, interpreter: bool, *,
+                  accs=None, monoid=None, strategy: str | None = None) -> TileConfig:
+    """The tile of a scan of M x K elements per lane with ``itemsize`` accumulator
+    bytes: the override, else the interpreter's, else the tuned one for
+    ``strategy`` (None: the tuned auto choice's), else :func:`default_config`.
+    ``accs`` (torch dtypes of the fields) and ``monoid`` pick the operator class
+    and give first-use tuning its workload; without them the scan counts as a
+    built-in operator on one field."""
     if _override is not None:
         return _override
     if interpreter:
         return _INTERPRETER
-    return _MEASURED.get((itemsize, floating)) or _FALLBACK.get(itemsize) or _MEASURED[(8, floating)]
+    entry = _tuned_entry(device, itemsize, floating, M, K, accs, monoid)
+    if entry is not None:
+        tile = entry.tile_for(strategy)
+        if tile is not None:
+            return tile
+    return default_config(itemsize, floating)
+
+
+def tuned_strategy(device, accs, M: int, K: int, interpreter: bool, *, monoid=None,
+                   deterministic: bool = False) -> str:
+    """The meta-strategy of an ``strategy="auto"`` scan: the tuned table's (a
+    deterministic one when ``deterministic``), else "chained" for deterministic
+    scans and "decoupled_lookback" otherwise.  Never tunes in the interpreter or
+    while a tile override is set."""
+    fallback = "chained" if deterministic else "decoupled_lookback"
+    if interpreter or _override is not None:
+        return fallback
+    entry = _tuned_entry(device, sum(a.itemsize for a in accs), any(a.is_floating_point for a in accs),
+                         M, K, accs, monoid)
+    if entry is None:
+        return fallback
+    from . import autotune
+
+    name = entry.deterministic_strategy if deterministic else entry.strategy
+    return name if autotune.runnable(name, deterministic) else fallback
+
+
+def _tuned_entry(device, itemsize, floating, M, K, accs, monoid):
+    if getattr(device, "type", None) != "cuda":
+        return None
+    from . import autotune
+
+    fields = len(accs) if accs is not None else 1
+    return autotune.lookup(device, itemsize, floating, autotune.op_class(monoid, fields), K, M * K,
+                           accs=accs, monoid=monoid)

@@ -1,0 +1,598 @@
+"""The auto-tuner (issue 5): keys, the search, the disk cache, how choose_config and
+strategy_for consult the table, first-use tuning and ``prefixscan tune``.
+
+No GPU here: the search runs on injected ``measure``/``verify`` fakes, the table
+belongs to a fake GPU name written by the test into a temporary cache directory,
+and the device-side plumbing runs once end to end in Triton's interpreter.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import types
+import warnings
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("triton")
+
+import prefixscan as ps  # noqa: E402
+from prefixscan.backends.triton import autotune as at  # noqa: E402
+from prefixscan.backends.triton import launch, tuning  # noqa: E402
+from prefixscan.backends.triton.tuning import TileConfig, default_config  # noqa: E402
+from prefixscan.cli import main  # noqa: E402
+from prefixscan.dispatch import interpreter_mode  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+GPU = "Fake GPU 9000 (test)"
+DEV = types.SimpleNamespace(type="cuda", index=0)  # what lookup sees of a CUDA tensor's device
+D4 = default_config(4, False)  # int32 default tile
+
+
+def C(strategy, block, warps=4, window=32, like=D4):
+    return at.Candidate(strategy, TileConfig(block, warps, window, like.max_kb, like.packed))
+
+
+def searched(times, wrong=(), **kw):
+    """search() on a table of fake times; the first candidate is the default."""
+    cands = list(times)
+    kw.setdefault("default", cands[0])
+    return at.search(cands, times.__getitem__, lambda c: c not in wrong, **kw)
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch, tmp_path):
+    """A CUDA device named GPU whose tables live in tmp_path; first-use tuning on."""
+    monkeypatch.setenv("PREFIXSCAN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("PREFIXSCAN_AUTOTUNE", "1")
+    monkeypatch.setattr(at, "gpu_name", lambda device: GPU)
+    monkeypatch.setattr(at, "_capturing", lambda: False)
+    at.reset()
+    yield tmp_path
+    at.reset()
+    tuning.set_override(None)
+
+
+def write_table(entries, gpu=GPU, directory=None):
+    return at.save_table(at.cache_path(gpu, directory=directory), gpu,
+                         {k: (r.to_record() if isinstance(r, at.SearchResult) else r) for k, r in entries.items()})
+
+
+KEY_20 = at.entry_key(4, False, "builtin", 1, 1 << 20)  # int32, add, 1-D, 2^17..2^21
+
+
+# ---------------------------------------------------------------------------
+# Cache location, file format, robustness.
+
+def test_cache_dir_precedence(monkeypatch, tmp_path):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("PREFIXSCAN_CACHE_DIR", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    assert at.cache_dir() == tmp_path / "home" / ".cache" / "prefixscan"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert at.cache_dir() == tmp_path / "xdg" / "prefixscan"
+    monkeypatch.setenv("PREFIXSCAN_CACHE_DIR", str(tmp_path / "mine"))
+    assert at.cache_dir() == tmp_path / "mine"
+
+
+def test_cache_file_named_by_sanitized_gpu_and_version(monkeypatch, tmp_path):
+    monkeypatch.setenv("PREFIXSCAN_CACHE_DIR", str(tmp_path))
+    p = at.cache_path("NVIDIA H100 80GB HBM3")
+    assert p == tmp_path / f"tuning-NVIDIA_H100_80GB_HBM3-{ps.__version__}.json"
+    odd = at.cache_path("../evil/GPU: x", "1.0/../2")
+    assert odd.parent == tmp_path and "/" not in odd.name and ".." not in odd.name
+    assert at.cache_path("A", "0.1.0") != at.cache_path("A", "0.2.0") != at.cache_path("B", "0.2.0")
+
+
+def test_round_trip_and_merge(tmp_path):
+    r1 = searched({C("decoupled_lookback", 16384): 1.0, C("decoupled_lookback", 4096, 8): 0.5})
+    path = at.cache_path(GPU, directory=tmp_path)
+    at.save_table(path, GPU, {"k1": r1.to_record()})
+    at.save_table(path, GPU, {"k2": r1.to_record(source="other")})  # merged, k1 kept
+    data = json.loads(path.read_text())
+    assert data["format"] == at.FORMAT and data["gpu"] == GPU and data["version"] == ps.__version__
+    table = at.load_table(path, GPU)
+    assert set(table) == {"k1", "k2"}
+    assert table["k1"].strategy == "decoupled_lookback"
+    assert table["k1"].tile == TileConfig(4096, 8, 32, D4.max_kb, D4.packed)
+    assert table["k2"].record["source"] == "other"
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no temporary file left
+
+
+def test_failed_write_keeps_the_old_file(tmp_path, monkeypatch):
+    path = at.cache_path(GPU, directory=tmp_path)
+    rec = searched({C("decoupled_lookback", 16384): 1.0}).to_record()
+    at.save_table(path, GPU, {"k1": rec})
+    before = path.read_bytes()
+
+    def boom(src, dst):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(at.os, "replace", boom)
+    with pytest.raises(OSError):
+        at.save_table(path, GPU, {"k2": rec})
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]
+
+
+@pytest.mark.parametrize("content, problem", [
+    ("{not json", "corrupt"),
+    (json.dumps({"format": "something else"}), "not a prefixscan"),
+    (json.dumps({"format": at.FORMAT, "gpu": "Other GPU", "version": ps.__version__, "entries": {}}), "Other GPU"),
+])
+def test_unusable_file_is_ignored_with_a_warning(tmp_path, content, problem):
+    path = at.cache_path(GPU, directory=tmp_path)
+    path.write_text(content)
+    with pytest.warns(at.TuningCacheWarning, match=problem):
+        assert at.load_table(path, GPU) == {}
+
+
+def test_bad_entry_skipped_good_one_kept(tmp_path):
+    path = at.cache_path(GPU, directory=tmp_path)
+    good = searched({C("decoupled_lookback", 16384): 1.0}).to_record()
+    bad_tile = dict(good, tile={"block": 1000, "num_warps": 3, "window": 0})
+    not_det = dict(good, deterministic_strategy="decoupled_lookback")  # not a deterministic strategy
+    chained_auto = dict(good, strategy="chained")
+    path.write_text(json.dumps({"format": at.FORMAT, "gpu": GPU, "version": ps.__version__,
+                                "entries": {"good": good, "b1": bad_tile, "b2": not_det, "b3": chained_auto,
+                                            "b4": "nonsense"}}))
+    with pytest.warns(at.TuningCacheWarning, match="4 bad entries"):
+        assert set(at.load_table(path, GPU)) == {"good"}
+
+
+def test_corrupt_cache_does_not_break_a_lookup(fake_gpu, monkeypatch):
+    at.cache_path(GPU).write_text("\x00garbage")
+    monkeypatch.setenv("PREFIXSCAN_AUTOTUNE", "0")
+    with pytest.warns(at.TuningCacheWarning):
+        assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False) == D4
+    # read once per process: no second warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False) == D4
+
+
+# ---------------------------------------------------------------------------
+# Keys.
+
+def test_size_buckets():
+    assert at.size_bucket(1) == at.size_bucket(1 << 16) == "n<=2^16"
+    assert at.size_bucket((1 << 16) + 1) == at.size_bucket(1 << 21) == "2^17-2^21"
+    assert at.size_bucket((1 << 21) + 1) == at.size_bucket(1 << 25) == "2^22-2^25"
+    assert at.size_bucket((1 << 25) + 1) == at.size_bucket(1 << 40) == "n>=2^26"
+
+
+def test_keys_are_coarse_no_per_size_entries():
+    sizes = [s + d for e in range(0, 34) for s in [1 << e] for d in (-1, 0, 1) if s + d > 0]
+    keys = {at.entry_key(4, False, "builtin", 1, n) for n in sizes}
+    assert len(keys) == 4
+    assert len({at.entry_key(8, True, "user", K, 1 << 20) for K in (2, 4, 100, 4096)}) == 1
+    assert at.entry_key(8, True, "user", 1, 1 << 20) != at.entry_key(8, True, "user", 4, 1 << 20)
+    assert at.entry_key(8, True, "builtin", 1, 8) != at.entry_key(8, False, "builtin", 1, 8)
+    assert at.entry_key(8, True, "builtin", 1, 8) != at.entry_key(4, True, "builtin", 1, 8)
+
+
+def test_operator_class():
+    assert at.op_class(ps.BUILTIN_OPS["add"], 1) == at.op_class(None, 1) == "builtin"
+    assert at.op_class(ps.BUILTIN_OPS["max"], 2) == "user"  # several fields
+    assert at.op_class(ps.AFFINE, 2) == "user"
+    assert at.op_class(ps.Monoid(lambda a, b: a + b, 0), 1) == "user"
+
+
+def test_candidate_grid_is_small_and_covers_the_sweep():
+    strategies = list(at.STRATEGY_CANDIDATES)
+    full = at.candidate_grid(strategies, 4, False, 1 << 28)
+    quick = at.candidate_grid(strategies, 4, False, 1 << 24, quick=True)
+    assert len(set(full)) == len(full) and 20 <= len(full) <= 64
+    assert len(quick) <= 10
+    assert full[:len(strategies)] == [at.Candidate(s, D4) for s in strategies]  # baselines first
+    spec = importlib.util.spec_from_file_location("sweep_for_test", ROOT / "bench" / "sweep.py")
+    sweep = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sweep)
+    tiles = {c.tile for c in full if c.strategy == "decoupled_lookback"}
+    for block, warps, window in sweep.CONFIGS:
+        assert TileConfig(block, warps, window) in tiles, (block, warps, window)
+
+
+def test_candidate_grid_prunes_single_tile_duplicates():
+    grid = at.candidate_grid(["decoupled_lookback"], 4, False, 4096)
+    single = [(c.tile.num_warps, c.tile.window) for c in grid if c.tile.block >= 4096]
+    assert len(single) == len(set(single))
+    assert grid[0] == at.Candidate("decoupled_lookback", D4)
+    assert any(c.tile.block < 4096 for c in grid)
+
+
+# ---------------------------------------------------------------------------
+# The search, on fakes.
+
+def test_search_picks_fastest_verified_and_excludes_wrong():
+    wrong = C("decoupled_lookback", 2048)
+    times = {C("decoupled_lookback", 16384): 1.0, C("decoupled_lookback", 8192, 8): 0.7,
+             C("decoupled_lookback", 4096): 0.8, wrong: 0.1}
+    r = searched(times, wrong=[wrong])
+    assert r.best == C("decoupled_lookback", 8192, 8)
+    assert wrong in r.excluded and "wrong result" in r.excluded[wrong]
+    assert wrong not in r.times
+    rec = r.to_record()
+    assert rec["excluded"][0]["block"] == 2048 and rec["tile"]["block"] == 8192
+    assert rec["best_seconds"] == pytest.approx(0.7) and rec["default_seconds"] == pytest.approx(1.0)
+
+
+def test_search_excludes_a_candidate_that_raises():
+    bad = C("decoupled_lookback", 4096)
+    default = C("decoupled_lookback", 16384)
+
+    def verify(c):
+        if c == bad:
+            raise RuntimeError("compile error")
+        return True
+
+    r = at.search([default, bad], lambda c: 1.0, verify)
+    assert "compile error" in r.excluded[bad] and r.best == default
+
+
+def test_search_keeps_default_within_noise():
+    base, other = C("decoupled_lookback", 16384), C("decoupled_lookback", 8192)
+    assert searched({base: 1.0, other: 0.99}).best == base  # 1% < the 2% floor
+    assert searched({base: 1.0, other: 0.90}).best == other
+    # the default measured twice, 1.0 then 1.3: 30% noise, a 10% gain is not enough
+    runs = iter([1.0, 1.3])
+    r = at.search([base, other], lambda c: next(runs) if c == base else 0.9, lambda c: True)
+    assert r.noise == pytest.approx(0.3) and r.best == base
+
+
+def test_search_confirms_the_winner():
+    base, lucky = C("decoupled_lookback", 16384), C("decoupled_lookback", 4096)
+    runs = {lucky: iter([0.5, 1.0])}  # fast once, then as slow as the default
+    r = at.search([base, lucky], lambda c: next(runs[c]) if c in runs else 1.0, lambda c: True)
+    assert r.best == base and r.confirmed[lucky] == 1.0
+
+
+def test_search_deterministic_choice_and_chained_not_for_auto():
+    times = {C("decoupled_lookback", 16384): 1.0, C("chained", 16384): 0.5, C("chained", 4096): 0.3,
+             C("reduce_then_scan", 16384): 0.4, C("persistent", 16384): 0.9}
+    r = searched(times, deterministic_default=C("chained", 16384))
+    assert r.best == C("reduce_then_scan", 16384)  # chained (0.3) is never the auto choice
+    assert r.best_deterministic == C("chained", 4096)
+    assert r.tiles["chained"] == C("chained", 4096).tile
+    assert r.tiles["reduce_then_scan"] == D4
+    r2 = searched({C("decoupled_lookback", 16384): 1.0, C("chained", 16384): 2.0,
+                   C("scan_then_propagate", 8192): 1.5}, deterministic_default=C("chained", 16384))
+    assert r2.best == C("decoupled_lookback", 16384)
+    assert r2.best_deterministic == C("scan_then_propagate", 8192)
+
+
+def test_search_budget_skips_the_tail():
+    now = [0.0]
+
+    def clock():
+        now[0] += 1.0
+        return now[0]
+
+    cands = [C("decoupled_lookback", b) for b in (16384, 8192, 4096, 2048, 32768)]
+    r = at.search(cands, lambda c: 1.0, lambda c: True, budget=2.5, clock=clock)
+    assert r.skipped and len(r.times) + len(r.skipped) == len(cands)
+    assert r.to_record()["complete"] is False
+
+
+def test_search_fails_when_the_default_fails():
+    with pytest.raises(at.TuningError, match="default"):
+        at.search([C("decoupled_lookback", 16384)], lambda c: 1 / 0, lambda c: True)
+
+
+def test_same_is_bitwise_for_integers_and_tolerant_for_floats():
+    a = torch.arange(100, dtype=torch.int64)
+    b = a.clone()
+    b[37] ^= 1 << 40
+    assert at._same(torch, a, a.clone()) and not at._same(torch, b, a)
+    f = torch.linspace(-5, 5, 101, dtype=torch.float32)
+    assert at._same(torch, f * (1 + 1e-6), f)
+    g = f.clone()
+    g[3] += 0.5
+    assert not at._same(torch, g, f)
+    g = f.clone()
+    g[7] = float("nan")
+    assert not at._same(torch, g, f)
+
+
+# ---------------------------------------------------------------------------
+# choose_config and strategy_for consult the table.
+
+def two_tile_result():
+    T1 = C("decoupled_lookback", 2048, 8, 16)
+    T2 = C("chained", 4096, 8)
+    return searched({C("decoupled_lookback", 16384): 1.0, T1: 0.5, C("chained", 16384): 2.0, T2: 1.5},
+                    deterministic_default=C("chained", 16384)), T1, T2
+
+
+def test_choose_config_uses_the_table_by_default(fake_gpu, monkeypatch):
+    monkeypatch.setenv("PREFIXSCAN_AUTOTUNE", "0")
+    result, T1, T2 = two_tile_result()
+    write_table({KEY_20: result})
+    assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False) == T1.tile
+    assert tuning.choose_config(DEV, 4, False, (1 << 17), 1, False) == T1.tile  # same bucket
+    assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False, strategy="decoupled_lookback") == T1.tile
+    assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False, strategy="chained") == T2.tile
+    # other keys: the hand-measured defaults
+    assert tuning.choose_config(DEV, 4, False, 1 << 10, 1, False) == D4
+    assert tuning.choose_config(DEV, 4, False, 1 << 18, 4, False) == D4
+    assert tuning.choose_config(DEV, 4, True, 1 << 20, 1, False) == default_config(4, True)
+    assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False, accs=[torch.int32] * 2) == default_config(4, False)
+    assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False, strategy="persistent") == D4
+    # the interpreter and an override win over the table
+    assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, True) == tuning._INTERPRETER
+    forced = TileConfig(1024, 2, 8)
+    tuning.set_override(forced)
+    assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False) == forced
+    tuning.set_override(None)
+    # a CPU device never reads the table
+    assert tuning.choose_config(torch.device("cpu"), 4, False, 1 << 20, 1, False) == D4
+
+
+def _config(**kw):
+    return ps.make_scan("add", **kw).config
+
+
+def test_strategy_for_uses_the_table_explicit_wins(fake_gpu, monkeypatch):
+    monkeypatch.setenv("PREFIXSCAN_AUTOTUNE", "0")
+    monkeypatch.setattr(at, "_strategy_launchers", lambda: frozenset({"reduce_then_scan", "persistent"}))
+    r = searched({C("decoupled_lookback", 16384): 1.0, C("persistent", 16384): 0.5,
+                  C("reduce_then_scan", 8192): 0.8, C("chained", 16384): 2.0},
+                 deterministic_default=C("chained", 16384))
+    write_table({KEY_20: r})
+    accs = [torch.int32]
+    M = 1 << 20
+    assert launch.strategy_for(_config(), DEV, accs, M, 1, False) == "persistent"
+    assert launch.strategy_for(_config(deterministic=True), DEV, accs, M, 1, False) == "reduce_then_scan"
+    assert launch.strategy_for(_config(strategy="decoupled_lookback"), DEV, accs, M, 1, False) == "decoupled_lookback"
+    assert launch.strategy_for(_config(strategy="chained", deterministic=True), DEV, accs, M, 1, False) == "chained"
+    assert tuning.choose_config(DEV, 4, False, M, 1, False, strategy="reduce_then_scan") == C("x", 8192).tile
+    # outside the table's keys, in the interpreter, or under an override: the fixed defaults
+    assert launch.strategy_for(_config(), DEV, accs, 1 << 10, 1, False) == "decoupled_lookback"
+    assert launch.strategy_for(_config(deterministic=True), DEV, accs, 1 << 10, 1, False) == "chained"
+    assert launch.strategy_for(_config(), DEV, accs, M, 1, True) == "decoupled_lookback"
+    tuning.set_override(D4)
+    assert launch.strategy_for(_config(), DEV, accs, M, 1, False) == "decoupled_lookback"
+    tuning.set_override(None)
+
+
+def test_strategy_whose_launcher_is_gone_falls_back(fake_gpu, monkeypatch):
+    monkeypatch.setenv("PREFIXSCAN_AUTOTUNE", "0")
+    r = searched({C("decoupled_lookback", 16384): 1.0, C("persistent", 16384): 0.5,
+                  C("reduce_then_scan", 8192): 0.8, C("chained", 16384): 2.0},
+                 deterministic_default=C("chained", 16384))
+    write_table({KEY_20: r})
+    monkeypatch.setattr(at, "_strategy_launchers", lambda: frozenset())  # strategies.py not importable
+    assert launch.strategy_for(_config(), DEV, [torch.int32], 1 << 20, 1, False) == "decoupled_lookback"
+    assert launch.strategy_for(_config(deterministic=True), DEV, [torch.int32], 1 << 20, 1, False) == "chained"
+
+
+def test_deterministic_never_gets_a_look_back_strategy(fake_gpu, monkeypatch):
+    monkeypatch.setenv("PREFIXSCAN_AUTOTUNE", "0")
+    r = searched({C("decoupled_lookback", 16384): 1.0, C("chained", 16384): 2.0}, wrong=[C("chained", 16384)],
+                 deterministic_default=C("chained", 16384))
+    assert r.best_deterministic is None  # the only deterministic candidate was wrong
+    write_table({KEY_20: r})
+    assert launch.strategy_for(_config(deterministic=True), DEV, [torch.int32], 1 << 20, 1, False) == "chained"
+    assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False, strategy="chained") == D4
+    assert not at.runnable("decoupled_lookback", True) and not at.runnable("persistent", True)
+    assert at.runnable("chained", True) and not at.runnable("chained", False)
+
+
+@pytest.mark.skipif(not interpreter_mode(), reason="needs Triton's interpreter")
+def test_launch_passes_scan_details_to_choose_config(monkeypatch):
+    seen = []
+    real = launch.choose_config
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(launch, "choose_config", spy)
+    x = torch.arange(1, 100, dtype=torch.int32)
+    assert torch.equal(ps.scan(x, backend="triton"), torch.cumsum(x, 0, dtype=torch.int32))
+    ps.scan(x.float(), backend="triton", deterministic=True)
+    ps.scan((torch.ones(99), x.float()), ps.AFFINE, backend="triton")
+    assert seen[0]["strategy"] == "decoupled_lookback" and seen[0]["accs"] == [torch.int32]
+    assert seen[0]["monoid"] is ps.BUILTIN_OPS["add"]
+    assert seen[1]["strategy"] == "chained"
+    assert seen[2]["monoid"] is ps.AFFINE and seen[2]["accs"] == [torch.float32, torch.float32]
+
+
+# ---------------------------------------------------------------------------
+# First use.
+
+@pytest.fixture
+def fake_tuner(monkeypatch):
+    """Replaces the device tuning with a fake that records its calls."""
+    calls = []
+    result, T1, _ = two_tile_result()
+
+    def fake(device, accs, monoid=None, K=1, n=0, **kw):
+        calls.append(dict(accs=accs, monoid=monoid, K=K, n=n, **kw))
+        return result
+
+    monkeypatch.setattr(at, "tune_workload", fake)
+    return calls, T1
+
+
+def test_first_use_tunes_once_and_caches(fake_gpu, fake_tuner):
+    calls, T1 = fake_tuner
+    assert tuning.choose_config(DEV, 4, False, 1 << 22, 1, False, accs=[torch.int32]) == T1.tile
+    assert len(calls) == 1
+    call = calls[0]
+    assert call["n"] == 1 << 24 and call["quick"] and call["budget"] == at.DEFAULT_BUDGET
+    assert tuning.choose_config(DEV, 4, False, 1 << 25, 1, False, accs=[torch.int32]) == T1.tile  # same bucket
+    assert len(calls) == 1
+    key = at.entry_key(4, False, "builtin", 1, 1 << 22)
+    data = json.loads(at.cache_path(GPU).read_text())
+    assert data["entries"][key]["source"] == "first-use"
+    at.reset()  # a new process reads the file and does not tune again
+    assert tuning.choose_config(DEV, 4, False, 1 << 23, 1, False) == T1.tile
+    assert len(calls) == 1
+    # the largest bucket is tuned at 2^24 elements at most
+    tuning.choose_config(DEV, 4, False, 1 << 30, 1, False)
+    assert calls[-1]["n"] == 1 << 24
+
+
+@pytest.mark.parametrize("value", ["0", "off", "false"])
+def test_first_use_disabled_by_env(fake_gpu, fake_tuner, monkeypatch, value):
+    calls, _ = fake_tuner
+    monkeypatch.setenv("PREFIXSCAN_AUTOTUNE", value)
+    assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False) == D4
+    assert launch.strategy_for(_config(), DEV, [torch.int32], 1 << 20, 1, False) == "decoupled_lookback"
+    assert calls == [] and not at.cache_path(GPU).exists()
+
+
+def test_first_use_budget_from_env(fake_gpu, fake_tuner, monkeypatch):
+    calls, _ = fake_tuner
+    monkeypatch.setenv("PREFIXSCAN_AUTOTUNE_BUDGET", "0.5")
+    tuning.choose_config(DEV, 8, True, 1 << 20, 1, False)
+    assert calls[0]["budget"] == 0.5 and calls[0]["accs"] == [torch.float64]
+
+
+def test_first_use_is_guarded_against_recursion(fake_gpu, monkeypatch):
+    """The tuner scans through prefixscan.scan: lookups made while it runs
+    (same key or another) must not tune again."""
+    calls = []
+    result, _, _ = two_tile_result()
+
+    def reentrant(device, accs, monoid=None, K=1, n=0, **kw):
+        calls.append(n)
+        assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False) == D4
+        assert tuning.choose_config(DEV, 8, False, 1 << 10, 1, False) == default_config(8, False)
+        return result
+
+    monkeypatch.setattr(at, "tune_workload", reentrant)
+    tuning.choose_config(DEV, 4, False, 1 << 20, 1, False)
+    assert calls == [1 << 20]
+    with at._TuningGuard():  # what tune_workload sets around its own scans
+        assert at.in_tuning()
+        assert tuning.choose_config(DEV, 2, False, 1 << 20, 1, False) == default_config(2, False)
+    assert calls == [1 << 20] and not at.in_tuning()
+
+
+def test_first_use_failure_warns_and_is_not_retried(fake_gpu, monkeypatch):
+    calls = []
+
+    def broken(*args, **kw):
+        calls.append(1)
+        raise RuntimeError("out of memory")
+
+    monkeypatch.setattr(at, "tune_workload", broken)
+    with pytest.warns(at.TuningCacheWarning, match="out of memory"):
+        assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False) == D4
+    assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False) == D4
+    assert calls == [1]
+
+
+def test_no_first_use_under_graph_capture(fake_gpu, fake_tuner, monkeypatch):
+    calls, _ = fake_tuner
+    monkeypatch.setattr(at, "_capturing", lambda: True)
+    assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False) == D4
+    assert calls == []
+
+
+@pytest.mark.skipif(not interpreter_mode(), reason="needs Triton's interpreter")
+def test_interpreter_scans_never_tune_or_read_the_table(fake_gpu, monkeypatch):
+    def forbidden(*args, **kw):
+        raise AssertionError("tuning path reached")
+
+    monkeypatch.setattr(at, "lookup", forbidden)
+    monkeypatch.setattr(at, "tune_workload", forbidden)
+    x = torch.arange(1, 200, dtype=torch.int64)
+    for kw in ({}, {"deterministic": True}):
+        assert torch.equal(ps.scan(x, backend="triton", **kw), torch.cumsum(x, 0))
+    assert tuning.choose_config(DEV, 8, False, 1 << 20, 1, True) == tuning._INTERPRETER
+    assert tuning.tuned_strategy(DEV, [torch.int64], 1 << 20, 1, True) == "decoupled_lookback"
+    assert list(fake_gpu.iterdir()) == []
+
+
+# ---------------------------------------------------------------------------
+# The device-side plumbing, end to end in the interpreter.
+
+@pytest.mark.skipif(not interpreter_mode(), reason="needs Triton's interpreter")
+def test_tune_workload_verifies_real_scans_and_excludes_a_wrong_strategy(monkeypatch):
+    """A fake 'persistent' launcher that corrupts one element must be excluded;
+    the real candidates pass verification against the decoupled look-back."""
+    def wrong_launcher(xs, ys, *args):
+        launch._launch(xs, ys, *args)
+        ys[0].view(-1)[-1] += 1
+
+    fake = types.ModuleType("prefixscan.backends.triton.strategies")
+    fake.LAUNCHERS = {"persistent": wrong_launcher}
+    import prefixscan.backends.triton as pkg
+
+    monkeypatch.setitem(sys.modules, fake.__name__, fake)
+    monkeypatch.setattr(pkg, "strategies", fake, raising=False)
+    at._strategy_launchers.cache_clear()
+    fast = {}
+
+    def timer(fn):
+        fn()
+        return fast.get(tuning._override, 1.0)
+
+    try:
+        r = at.tune_workload(torch.device("cpu"), [torch.int32], None, 1, 96, quick=True, timer=timer,
+                             strategies=["decoupled_lookback", "chained", "persistent"])
+    finally:
+        at._strategy_launchers.cache_clear()
+    labels = {c.strategy for c in r.times}
+    assert {"decoupled_lookback", "chained"} <= labels
+    assert [c.strategy for c in r.excluded] == ["persistent"] and "wrong result" in r.excluded[
+        at.Candidate("persistent", D4)]
+    assert r.best.strategy == "decoupled_lookback" and r.best_deterministic.strategy == "chained"
+    assert tuning._override is None
+
+
+# ---------------------------------------------------------------------------
+# Command line.
+
+def test_tune_without_gpu_says_what_is_missing(capsys):
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present")
+    assert main(["tune"]) == 2
+    err = capsys.readouterr().err
+    assert "prefixscan tune" in err and "CUDA" in err
+
+
+def test_tune_rejects_two_sizes_in_one_bucket(capsys):
+    assert main(["tune", "--sizes", "20,21"]) == 2
+    assert "same size bucket" in capsys.readouterr().err
+    assert main(["tune", "--strategies", "bogus"]) == 2
+    assert "bogus" in capsys.readouterr().err
+
+
+def test_tune_help():
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-m", "prefixscan", "tune", "--help"], capture_output=True, text=True,
+                         env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    for flag in ("--dtypes", "--sizes", "--budget", "--strategies", "--json", "--clear", "--device"):
+        assert flag in out.stdout
+
+
+def test_tune_clear(fake_gpu, capsys):
+    write_table({KEY_20: two_tile_result()[0]})
+    write_table({KEY_20: two_tile_result()[0]}, gpu="Another GPU")
+    (fake_gpu / "unrelated.txt").write_text("keep")
+    assert main(["tune", "--clear"]) == 0
+    assert "2 tuning table(s) removed" in capsys.readouterr().out
+    assert [p.name for p in fake_gpu.iterdir()] == ["unrelated.txt"]
+
+
+def test_info_shows_cache_path_and_table_presence(fake_gpu, capsys):
+    lines = at.info_lines(gpu_names=[GPU])
+    text = "\n".join(lines)
+    assert str(fake_gpu) in text and "no tuned table" in text
+    write_table({KEY_20: two_tile_result()[0]})
+    text = "\n".join(at.info_lines(gpu_names=[GPU]))
+    assert str(at.cache_path(GPU)) in text and "tuned table present, 1 entries" in text
+    assert main(["info"]) == 0
+    out = capsys.readouterr().out
+    assert "tuning:" in out and str(fake_gpu) in out
