@@ -134,10 +134,6 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     return bench.main_from_args(args)
 
 
-def _csv(text: str | None) -> list[str] | None:
-    return None if text is None else [t.strip() for t in text.split(",") if t.strip()]
-
-
 def _cmd_tune(args: argparse.Namespace) -> int:
     from .backends.triton import autotune
 
@@ -152,37 +148,13 @@ def _cmd_tune(args: argparse.Namespace) -> int:
         print(f"{len(removed)} tuning table(s) removed from {autotune.cache_dir()}")
         return 0
     try:
-        sizes = [int(e) for e in _csv(args.sizes)] if args.sizes else list(autotune.DEFAULT_SIZES)
-    except ValueError:
-        return fail(f"--sizes: expected comma-separated log2 sizes such as 16,20,24,26, got {args.sizes!r}")
-    buckets: dict = {}
-    for e in sizes:
-        if not 1 <= e <= 34:
-            return fail(f"--sizes: log2 size {e} is out of range 1..34")
-        other = buckets.setdefault(autotune.size_bucket(1 << e), e)
-        if other != e:
-            return fail(f"--sizes: 2^{other} and 2^{e} fall in the same size bucket "
-                        f"({autotune.size_bucket(1 << e)}); give one size per bucket")
-    dtypes = _csv(args.dtypes) or list(autotune.DEFAULT_DTYPES)
-    import numpy as np
-
-    for d in dtypes:
-        try:
-            kind = np.dtype(d).kind
-        except TypeError:
-            kind = None
-        if kind not in ("i", "u", "f"):
-            return fail(f"--dtypes: {d!r} is not an integer or float dtype")
-    ops = _csv(args.ops) or list(autotune.OP_CLASSES)
-    layouts = _csv(args.layouts) or list(autotune.LAYOUTS)
-    strategies = _csv(args.strategies)
-    for name, values, allowed in (("--ops", ops, autotune.OP_CLASSES), ("--layouts", layouts, autotune.LAYOUTS),
-                                  ("--strategies", strategies or (), autotune.STRATEGY_CANDIDATES)):
-        unknown = [v for v in values if v not in allowed]
-        if unknown:
-            return fail(f"{name}: unknown {', '.join(unknown)}; choose from {', '.join(allowed)}")
-    if args.budget is not None and args.budget <= 0:
-        return fail("--budget must be > 0 seconds")
+        checked = autotune.check_tune_args(
+            args.dtypes or autotune.DEFAULT_DTYPES, args.sizes or autotune.DEFAULT_SIZES,
+            args.ops or autotune.OP_CLASSES, args.layouts or autotune.LAYOUTS, args.strategies,
+            args.budget, args.repeats)
+    except ValueError as exc:
+        return fail(f"--{exc}")
+    dtypes, sizes, ops, layouts, strategies = checked
     reason = autotune.unavailable_reason()
     if reason:
         return fail(f"needs a CUDA GPU and the GPU backend (--device {args.device}): {reason}")

@@ -8,6 +8,7 @@ tile counter by its grid size, so no memset is needed between calls.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -178,20 +179,25 @@ def _launcher(config, device, accs, M: int, K: int, interpreter: bool):
     """The launch function of the request's strategy.  Every launcher takes the
     arguments of :func:`_launch` and scans ``xs`` into ``ys`` once (one order)."""
     strategy = strategy_for(config, device, accs, M, K, interpreter)
-    if strategy in ("decoupled_lookback", "chained"):
+    if strategy == "decoupled_lookback":
         return _launch
+    if strategy == "chained":
+        # Also when the tuned table picks chained for an "auto" scan, whose config
+        # does not say so.
+        return _launch_chained
     from . import strategies
 
     return strategies.LAUNCHERS[strategy]
 
 
 def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, config, torch, stream: int,
-            interpreter: bool):
-    """Decoupled look-back (or, for strategy "chained" and deterministic=True, the
-    chained hand-off) over the (B, M, K) layout: one launch, one pass."""
+            interpreter: bool, chained: bool = False):
+    """Decoupled look-back (or, with ``chained``, for strategy "chained" and for
+    deterministic=True, the chained hand-off) over the (B, M, K) layout: one
+    launch, one pass."""
     from . import kernels
 
-    chained = config.deterministic or config.strategy == "chained"
+    chained = chained or config.deterministic or config.strategy == "chained"
 
     nbytes = sum(a.itemsize for a in accs)
     tune = choose_config(xs[0].device, nbytes, any(a.is_floating_point for a in accs), M, K, interpreter,
@@ -240,6 +246,8 @@ def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, confi
     if state is not None:
         state.tiles_issued += grid_size
 
+
+_launch_chained = functools.partial(_launch, chained=True)
 
 _compiled: dict = {}
 

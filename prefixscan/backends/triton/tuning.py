@@ -50,10 +50,10 @@ def choose_config(device, itemsize: int, floating: bool, M: int, K: int, interpr
                   accs=None, monoid=None, strategy: str | None = None) -> TileConfig:
     """The tile of a scan of M x K elements per lane with ``itemsize`` accumulator
     bytes: the override, else the interpreter's, else the tuned one for
-    ``strategy`` (None: the tuned auto choice's), else :func:`default_config`.
-    ``accs`` (torch dtypes of the fields) and ``monoid`` pick the operator class
-    and give first-use tuning its workload; without them the scan counts as a
-    built-in operator on one field."""
+    ``strategy`` (None: the tile of the tuned auto choice), else
+    :func:`default_config`.  ``accs`` (torch dtypes of the fields) and
+    ``monoid`` pick the operator class and give first-use tuning its workload;
+    without them the scan counts as a built-in operator on one field."""
     if _override is not None:
         return _override
     if interpreter:
@@ -79,17 +79,46 @@ def tuned_strategy(device, accs, M: int, K: int, interpreter: bool, *, monoid=No
                          M, K, accs, monoid)
     if entry is None:
         return fallback
+    name = entry.deterministic_strategy if deterministic else entry.strategy
     from . import autotune
 
-    name = entry.deterministic_strategy if deterministic else entry.strategy
     return name if autotune.runnable(name, deterministic) else fallback
 
 
+#: Device types whose scans read (and tune) a table: CUDA GPUs.
+_TABLE_DEVICES = ("cuda",)
+
+
+def table_device(device) -> bool:
+    """Whether scans on ``device`` use a tuned table."""
+    return getattr(device, "type", None) in _TABLE_DEVICES
+
+
+# Every scan asks for its entry twice (strategy, then tile), and small scans are
+# dominated by host time: the answer per (device, bytes, int/float, operator
+# class, layout, log2 size) is kept here, so that a repeated call costs a tuple
+# and a dict lookup.  autotune.reset() and autotune.store() clear it.
+_memo: dict = {}
+
+
+def clear_memo() -> None:
+    _memo.clear()
+
+
 def _tuned_entry(device, itemsize, floating, M, K, accs, monoid):
-    if getattr(device, "type", None) != "cuda":
+    if getattr(device, "type", None) not in _TABLE_DEVICES:
         return None
+    fields = 1 if accs is None else len(accs)
+    builtin = fields == 1 and (monoid is None or getattr(monoid, "builtin", False))
+    key = (device.type, device.index, itemsize, floating, builtin, K == 1, (M * K - 1).bit_length())
+    try:
+        return _memo[key]
+    except KeyError:
+        pass
     from . import autotune
 
-    fields = len(accs) if accs is not None else 1
-    return autotune.lookup(device, itemsize, floating, autotune.op_class(monoid, fields), K, M * K,
-                           accs=accs, monoid=monoid)
+    entry, final = autotune.resolve(device, itemsize, floating, "builtin" if builtin else "user", K, M * K,
+                                    accs=accs, monoid=monoid)
+    if final:
+        _memo[key] = entry
+    return entry
