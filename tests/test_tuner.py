@@ -184,19 +184,40 @@ def test_operator_class():
     assert at.op_class(ps.Monoid(lambda a, b: a + b, 0), 1) == "user"
 
 
-def test_candidate_grid_is_small_and_covers_the_sweep():
-    strategies = list(at.STRATEGY_CANDIDATES)
-    full = at.candidate_grid(strategies, 4, False, 1 << 28)
-    quick = at.candidate_grid(strategies, 4, False, 1 << 24, quick=True)
-    assert len(set(full)) == len(full) and 20 <= len(full) <= 64
-    assert len(quick) <= 10
-    assert full[:len(strategies)] == [at.Candidate(s, D4) for s in strategies]  # baselines first
+def load_sweep():
     spec = importlib.util.spec_from_file_location("sweep_for_test", ROOT / "bench" / "sweep.py")
     sweep = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(sweep)
+    return sweep
+
+
+@pytest.mark.parametrize("nbytes, floating", [(4, False), (4, True), (8, False), (8, True)])
+def test_candidate_grid_is_small_and_covers_the_sweep(nbytes, floating):
+    strategies = list(at.STRATEGY_CANDIDATES)
+    d = default_config(nbytes, floating)
+    full = at.candidate_grid(strategies, nbytes, floating, 1 << 28)
+    quick = at.candidate_grid(strategies, nbytes, floating, 1 << 24, quick=True)
+    assert len(set(full)) == len(full) and len(full) <= 26
+    assert len(at.candidate_grid(["decoupled_lookback", "chained"], nbytes, floating, 1 << 28)) <= 16
+    assert len(quick) <= 8
+    assert full[:len(strategies)] == [at.Candidate(s, d) for s in strategies]  # baselines first
     tiles = {c.tile for c in full if c.strategy == "decoupled_lookback"}
-    for block, warps, window in sweep.CONFIGS:
+    for block, warps, window in load_sweep().CONFIGS:
         assert TileConfig(block, warps, window) in tiles, (block, warps, window)
+    assert set(load_sweep().CONFIGS) == set(at.BENCH_TILES)
+
+
+def test_sweep_reference_check_along_axis_0():
+    sweep = load_sweep()
+    x = torch.arange(20, dtype=torch.int64).reshape(5, 4)
+    check = sweep.reference_check(x, 0)
+    good = torch.cumsum(x, 0)
+    assert check(good)
+    bad = good.clone()
+    bad[3, 2] += 1
+    assert not check(bad)
+    xf = torch.linspace(-1, 1, 20, dtype=torch.float32).reshape(5, 4)
+    assert sweep.reference_check(xf, 0)(torch.cumsum(xf, 0)) and not sweep.reference_check(xf, 0)(xf)
 
 
 def test_candidate_grid_prunes_single_tile_duplicates():
@@ -460,6 +481,109 @@ def test_launch_passes_scan_details_to_choose_config(monkeypatch):
 
 
 # ---------------------------------------------------------------------------
+# A scan's launch gets the table's choice.  The launch is faked: the scans run on
+# CPU tensors as if on a GPU with a table (no interpreter), and launch._run records
+# the kernel, the warps and the constexprs instead of compiling.
+
+@pytest.fixture
+def launches(fake_gpu, monkeypatch):
+    """Scans of CPU tensors take the GPU path with a table; returns the recorded launches."""
+    if not interpreter_mode():
+        pytest.skip("CPU tensors reach the Triton backend only with TRITON_INTERPRET=1")
+    seen = []
+
+    def record(kernel, grid_size, num_warps, stream, interpreter, args, constexprs, specialized_ints):
+        seen.append(dict(kernel=kernel.fn.__name__ if hasattr(kernel, "fn") else str(kernel),
+                         num_warps=num_warps, interpreter=interpreter, **constexprs))
+
+    monkeypatch.setenv("PREFIXSCAN_AUTOTUNE", "0")
+    monkeypatch.setattr(tuning, "_TABLE_DEVICES", ("cuda", "cpu"))
+    monkeypatch.setattr(launch, "interpreter_mode", lambda: False)
+    monkeypatch.setattr(launch, "_run", record)
+    monkeypatch.setattr(launch, "_states", {})  # fake launches must not advance the real tile counters
+    return seen
+
+
+def test_scan_launches_with_the_tables_tile(launches):
+    result, T1, T2 = two_tile_result()
+    write_table({KEY_20: result})
+    ps.scan(torch.ones((1 << 17) + 5, dtype=torch.int32), backend="triton")
+    ps.scan(torch.ones(1 << 20, dtype=torch.int32), backend="triton")  # another length, same bucket
+    ps.scan(torch.ones((3, 70000), dtype=torch.int32), axis=1, backend="triton")  # a batch of lanes
+    for launch_ in launches:
+        assert (launch_["num_warps"], launch_["BLOCK"], launch_["WINDOW"]) == (8, 2048, 16)
+        assert launch_["CHAINED"] is False and launch_["interpreter"] is False
+    assert [x["MULTI_LANE"] for x in launches] == [False, False, True]
+    launches.clear()
+    ps.scan(torch.ones(1 << 17, dtype=torch.int32), backend="triton", deterministic=True)
+    assert launches[-1]["CHAINED"] is True and launches[-1]["WINDOW"] == 1
+    assert (launches[-1]["num_warps"], launches[-1]["BLOCK"]) == (T2.tile.num_warps, T2.tile.block)
+    # no entry for this bucket, float, or two fields: the hand-measured defaults
+    ps.scan(torch.ones(1 << 23, dtype=torch.int32), backend="triton")
+    ps.scan(torch.ones(1 << 20, dtype=torch.float32), backend="triton")
+    assert [(x["num_warps"], x["BLOCK"], x["WINDOW"]) for x in launches[-2:]] == [
+        (D4.num_warps, D4.block, D4.window), (default_config(4, True).num_warps, default_config(4, True).block,
+                                             default_config(4, True).window)]
+    # a forced tile (bench sweeps) wins over the table
+    tuning.set_override(TileConfig(4096, 2, 8))
+    try:
+        ps.scan(torch.ones(1 << 20, dtype=torch.int32), backend="triton")
+    finally:
+        tuning.set_override(None)
+    assert (launches[-1]["num_warps"], launches[-1]["BLOCK"], launches[-1]["WINDOW"]) == (2, 4096, 8)
+
+
+def test_scan_runs_chained_when_the_table_picks_it_for_auto_scans(launches):
+    T = C("chained", 8192, 8)
+    r = searched({C("decoupled_lookback", 16384): 1.0, C("decoupled_lookback", 4096, 8): 0.8,
+                  C("chained", 16384): 0.7, T: 0.5}, deterministic_default=C("chained", 16384))
+    assert r.best == T
+    write_table({KEY_20: r})
+    x = torch.ones(1 << 20, dtype=torch.int32)
+    ps.scan(x, backend="triton")
+    assert launches[-1]["CHAINED"] is True and (launches[-1]["BLOCK"], launches[-1]["num_warps"]) == (8192, 8)
+    ps.scan(x, backend="triton", strategy="decoupled_lookback")  # named: its own best tile
+    assert launches[-1]["CHAINED"] is False and (launches[-1]["BLOCK"], launches[-1]["num_warps"]) == (4096, 8)
+
+
+def test_scan_uses_a_strategy_launcher_the_table_picks(launches, monkeypatch):
+    calls = []
+
+    def persistent(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, config, torch_, stream,
+                   interpreter):
+        calls.append((M, K, config.strategy, tuning.choose_config(xs[0].device, 4, False, M, K, interpreter)))
+
+    fake = types.ModuleType("prefixscan.backends.triton.strategies")
+    fake.LAUNCHERS = {"persistent": persistent}
+    import prefixscan.backends.triton as pkg
+
+    monkeypatch.setitem(sys.modules, fake.__name__, fake)
+    monkeypatch.setattr(pkg, "strategies", fake, raising=False)
+    at.reset()
+    r = searched({C("decoupled_lookback", 16384): 1.0, C("persistent", 8192): 0.5})
+    write_table({KEY_20: r})
+    ps.scan(torch.ones(1 << 20, dtype=torch.int32), backend="triton")
+    assert calls == [(1 << 20, 1, "auto", C("persistent", 8192).tile)] and launches == []
+    at.reset()
+
+
+def test_memoized_lookup_reads_the_table_once_per_bucket(fake_gpu, monkeypatch):
+    monkeypatch.setenv("PREFIXSCAN_AUTOTUNE", "0")
+    result, T1, _ = two_tile_result()
+    write_table({KEY_20: result})
+    calls = []
+    real = at.resolve
+    monkeypatch.setattr(at, "resolve", lambda *a, **k: calls.append(a) or real(*a, **k))
+    for n in ((1 << 17) + 1, 1 << 18, (1 << 18) + 7):
+        assert tuning.choose_config(DEV, 4, False, n, 1, False) == T1.tile
+        assert tuning.tuned_strategy(DEV, [torch.int32], n, 1, False) == "decoupled_lookback"
+    assert len(calls) == 2  # one per log2 size class inside the bucket: 2^17+1..2^18, 2^18+7
+    at.reset()  # forgets the memo too: the file is read again
+    assert tuning.choose_config(DEV, 4, False, 1 << 18, 1, False) == T1.tile
+    assert len(calls) == 3
+
+
+# ---------------------------------------------------------------------------
 # First use.
 
 @pytest.fixture
@@ -547,10 +671,34 @@ def test_first_use_failure_warns_and_is_not_retried(fake_gpu, monkeypatch):
 
 
 def test_no_first_use_under_graph_capture(fake_gpu, fake_tuner, monkeypatch):
-    calls, _ = fake_tuner
+    calls, T1 = fake_tuner
     monkeypatch.setattr(at, "_capturing", lambda: True)
     assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False) == D4
     assert calls == []
+    monkeypatch.setattr(at, "_capturing", lambda: False)  # postponed, not forgotten
+    assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False) == T1.tile
+    assert len(calls) == 1
+
+
+def test_first_use_through_scans_tunes_once_per_bucket(launches, fake_tuner, monkeypatch):
+    """New lengths and batch sizes inside a bucket never retune."""
+    calls, T1 = fake_tuner
+    monkeypatch.setenv("PREFIXSCAN_AUTOTUNE", "1")
+    for shape, axis in (((1 << 17) + 1,), None), (((1 << 20),), None), (((3, 70000)), 1), (((5, 1 << 19)), 1):
+        ps.scan(torch.ones(shape, dtype=torch.int32), axis=axis, backend="triton")
+    assert len(calls) == 1 and calls[0]["n"] == 1 << 20 and calls[0]["K"] == 1
+    assert all((x["BLOCK"], x["num_warps"]) == (T1.tile.block, T1.tile.num_warps) for x in launches)
+    ps.scan(torch.ones((1 << 16, 4), dtype=torch.int32), axis=0, backend="triton")  # 2-D layout: its own key
+    assert len(calls) == 2 and calls[1]["K"] == 4 and calls[1]["n"] == 1 << 20
+
+
+def test_first_use_budget_env_must_be_a_number(monkeypatch):
+    for bad in ("soon", "-1", "nan"):
+        monkeypatch.setenv("PREFIXSCAN_AUTOTUNE_BUDGET", bad)
+        with pytest.warns(at.TuningCacheWarning, match="PREFIXSCAN_AUTOTUNE_BUDGET"):
+            assert at.first_use_budget() == at.DEFAULT_BUDGET
+    monkeypatch.setenv("PREFIXSCAN_AUTOTUNE_BUDGET", "0.25")
+    assert at.first_use_budget() == 0.25
 
 
 @pytest.mark.skipif(not interpreter_mode(), reason="needs Triton's interpreter")
@@ -606,6 +754,69 @@ def test_tune_workload_verifies_real_scans_and_excludes_a_wrong_strategy(monkeyp
 
 
 # ---------------------------------------------------------------------------
+# The tuned choice against every fixed choice (what the benchmark reports).
+
+def test_fixed_choices_are_the_sweep_tiles_and_the_default():
+    choices = at.fixed_choices(4, False, strategies=["decoupled_lookback"])
+    assert choices[0] == ("default table (no tuning)", at.Candidate("decoupled_lookback", D4))
+    tiles = {(c.tile.block, c.tile.num_warps, c.tile.window) for _, c in choices}
+    assert tiles == set(at.BENCH_TILES) | {(D4.block, D4.num_warps, D4.window)}
+    assert len(choices) == len(tiles)
+    with_chained = at.fixed_choices(8, True, tiles=[(4096, 4, 32)], strategies=["decoupled_lookback", "chained"])
+    assert [label for label, _ in with_chained][-1] == "chained (default tile)"
+
+
+@pytest.mark.skipif(not interpreter_mode(), reason="needs Triton's interpreter")
+def test_compare_tuned_times_every_choice_and_judges_within_noise(monkeypatch):
+    x = torch.arange(1, 9, dtype=torch.int32)  # tiny: the interpreter takes ~0.03 s a call
+    tiles = [(4096, 4, 32), (8192, 8, 32)]
+    fast = {None: 1.0, D4: 1.1, TileConfig(4096, 4, 32): 1.2, TileConfig(8192, 8, 32): 1.3}
+    seen = []
+
+    def timer(fn):  # the tile in force tells the choice apart (None: the tuned path)
+        fn()
+        seen.append(tuning._override)
+        return fast[tuning._override]
+
+    expected = torch.cumsum(x, 0, dtype=torch.int32)
+    rec = at.compare_tuned(x, tiles=tiles, strategies=["decoupled_lookback"], timer=timer, rounds=3,
+                           check=lambda r: torch.equal(r, expected))
+    assert rec["ok"] and rec["best_fixed"] == "default table (no tuning)"
+    assert rec["best_fixed_over_tuned"] == pytest.approx(1.1) and rec["noise"] == 0
+    assert [row["label"] for row in rec["choices"]][0] == "tuned"
+    assert all(row["verified"] and len(row["samples"]) == 3 for row in rec["choices"])
+    assert rec["tuned"]["strategy"] == "decoupled_lookback" and rec["tuned"]["block"] == tuning._INTERPRETER.block
+    assert len(seen) == 3 * 4 and seen[:4] != seen[4:8]  # every round, in a rotated order
+    assert tuning._override is None
+
+    fast[TileConfig(8192, 8, 32)] = 0.5  # a fixed choice twice as fast: not ok
+    rec = at.compare_tuned(x, tiles=tiles, strategies=["decoupled_lookback"], timer=timer, rounds=2)
+    assert not rec["ok"] and rec["best_fixed"].endswith("b=8192 w=8 win=32")
+    assert "SLOWER THAN A FIXED CHOICE" in at.format_comparison([dict(rec, case="int32 8")])
+
+    # a fixed choice that computes a wrong result never counts as the best
+    verdicts = iter([True, True, True, False])  # in the order of rec["choices"]
+    rec = at.compare_tuned(x, tiles=tiles, strategies=["decoupled_lookback"], timer=timer, rounds=2,
+                           check=lambda r: next(verdicts))
+    assert rec["choices"][3]["verified"] is False and rec["ok"]
+    assert "WRONG RESULT" in at.format_comparison([rec])
+
+    # noise: the tuned choice 5% slower than the best fixed one passes only if the
+    # measurements spread by more than that
+    fast.update({None: 1.05, TileConfig(8192, 8, 32): 1.0})
+    assert not at.compare_tuned(x, tiles=tiles, strategies=["decoupled_lookback"], timer=timer)["ok"]
+    assert at.compare_tuned(x, tiles=tiles, strategies=["decoupled_lookback"], timer=timer,
+                            noise_floor=0.06)["ok"]
+
+
+def test_compare_tuned_rejects_bad_arguments():
+    with pytest.raises(ValueError, match="rounds"):
+        at.compare_tuned(torch.ones(4), rounds=0)
+    with pytest.raises(TypeError, match="x: expected a torch tensor"):
+        at.compare_tuned([1, 2, 3])
+
+
+# ---------------------------------------------------------------------------
 # Command line.
 
 def test_tune_without_gpu_says_what_is_missing(capsys):
@@ -621,6 +832,28 @@ def test_tune_rejects_two_sizes_in_one_bucket(capsys):
     assert "same size bucket" in capsys.readouterr().err
     assert main(["tune", "--strategies", "bogus"]) == 2
     assert "bogus" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--dtypes", "bool"], "--dtypes: 'bool'"), (["--dtypes", "int32,nonsense"], "--dtypes"),
+    (["--sizes", "x"], "--sizes"), (["--sizes", "40"], "--sizes: log2 size 40"),
+    (["--layouts", "3d"], "--layouts: unknown '3d'"), (["--ops", "mul"], "--ops"),
+    (["--budget", "0"], "--budget"), (["--repeats", "0"], "--repeats"),
+])
+def test_tune_bad_arguments_name_the_argument(capsys, argv, message):
+    assert main(["tune"] + argv) == 2
+    assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kw, message", [
+    (dict(sizes=[20, 21]), r"sizes: 2\^20 and 2\^21"), (dict(sizes=[2.5]), "sizes"),
+    (dict(dtypes=["complex64"]), "dtypes"), (dict(ops="builtin", layouts=[]), "layouts: empty"),
+    (dict(strategies=["fastest"]), "strategies"), (dict(repeats=True), "repeats"),
+    (dict(budget=-1), "budget"), (dict(device="cpu"), "device"),
+])
+def test_tune_all_bad_arguments_name_the_argument(kw, message):
+    with pytest.raises(ValueError, match=message):
+        at.tune_all(**kw)
 
 
 def test_tune_help():
