@@ -8,6 +8,7 @@ and the device-side plumbing runs once end to end in Triton's interpreter.
 
 from __future__ import annotations
 
+import collections
 import importlib.util
 import json
 import os
@@ -31,7 +32,7 @@ from prefixscan.dispatch import interpreter_mode  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 GPU = "Fake GPU 9000 (test)"
-DEV = types.SimpleNamespace(type="cuda", index=0)  # what lookup sees of a CUDA tensor's device
+DEV = collections.namedtuple("FakeDevice", "type index")("cuda", 0)  # what lookup sees of a CUDA device
 D4 = default_config(4, False)  # int32 default tile
 
 
@@ -501,6 +502,7 @@ def launches(fake_gpu, monkeypatch):
     monkeypatch.setattr(launch, "interpreter_mode", lambda: False)
     monkeypatch.setattr(launch, "_run", record)
     monkeypatch.setattr(launch, "_states", {})  # fake launches must not advance the real tile counters
+    tuning.clear_memo()
     return seen
 
 
@@ -576,11 +578,13 @@ def test_memoized_lookup_reads_the_table_once_per_bucket(fake_gpu, monkeypatch):
     monkeypatch.setattr(at, "resolve", lambda *a, **k: calls.append(a) or real(*a, **k))
     for n in ((1 << 17) + 1, 1 << 18, (1 << 18) + 7):
         assert tuning.choose_config(DEV, 4, False, n, 1, False) == T1.tile
-        assert tuning.tuned_strategy(DEV, [torch.int32], n, 1, False) == "decoupled_lookback"
     assert len(calls) == 2  # one per log2 size class inside the bucket: 2^17+1..2^18, 2^18+7
+    for n in ((1 << 17) + 1, 1 << 18, (1 << 18) + 7):
+        assert tuning.tuned_strategy(DEV, [torch.int32], n, 1, False) == "decoupled_lookback"
+    assert len(calls) == 4
     at.reset()  # forgets the memo too: the file is read again
     assert tuning.choose_config(DEV, 4, False, 1 << 18, 1, False) == T1.tile
-    assert len(calls) == 3
+    assert len(calls) == 5
 
 
 # ---------------------------------------------------------------------------

@@ -17,7 +17,7 @@ import numpy as np
 from ..._arrays import as_torch
 from ...dispatch import interpreter_mode
 from .combine import combine_functions
-from .tuning import choose_config
+from .tuning import choose_config, tuned_strategy
 
 _EPOCH_LIMIT = 1 << 29  # flags hold epoch * 4 + state in 32 bits
 
@@ -169,8 +169,6 @@ def strategy_for(config, device, accs, M: int, K: int, interpreter: bool) -> str
     (:func:`.tuning.tuned_strategy`: chained or decoupled look-back without a table)."""
     if config.strategy != "auto":
         return config.strategy
-    from .tuning import tuned_strategy
-
     return tuned_strategy(device, accs, M, K, interpreter, monoid=config.monoid,
                           deterministic=config.deterministic)
 

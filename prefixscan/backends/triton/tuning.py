@@ -58,12 +58,17 @@ def choose_config(device, itemsize: int, floating: bool, M: int, K: int, interpr
         return _override
     if interpreter:
         return _INTERPRETER
-    entry = _tuned_entry(device, itemsize, floating, M, K, accs, monoid)
-    if entry is not None:
-        tile = entry.tile_for(strategy)
-        if tile is not None:
-            return tile
-    return default_config(itemsize, floating)
+    builtin = (accs is None or len(accs) == 1) and (monoid is None or getattr(monoid, "builtin", False))
+    key = (device, itemsize, floating, builtin, K == 1, (M * K - 1).bit_length(), strategy)
+    tile = _tiles.get(key)
+    if tile is None:
+        entry, final = _tuned_entry(device, itemsize, floating, M, K, accs, monoid, builtin)
+        tile = entry.tile_for(strategy) if entry is not None else None
+        if tile is None:
+            tile = default_config(itemsize, floating)
+        if final:
+            _tiles[key] = tile
+    return tile
 
 
 def tuned_strategy(device, accs, M: int, K: int, interpreter: bool, *, monoid=None,
@@ -72,17 +77,23 @@ def tuned_strategy(device, accs, M: int, K: int, interpreter: bool, *, monoid=No
     deterministic one when ``deterministic``), else "chained" for deterministic
     scans and "decoupled_lookback" otherwise.  Never tunes in the interpreter or
     while a tile override is set."""
-    fallback = "chained" if deterministic else "decoupled_lookback"
     if interpreter or _override is not None:
-        return fallback
-    entry = _tuned_entry(device, sum(a.itemsize for a in accs), any(a.is_floating_point for a in accs),
-                         M, K, accs, monoid)
-    if entry is None:
-        return fallback
-    name = entry.deterministic_strategy if deterministic else entry.strategy
-    from . import autotune
+        return "chained" if deterministic else "decoupled_lookback"
+    builtin = len(accs) == 1 and (monoid is None or getattr(monoid, "builtin", False))
+    key = (device, tuple(accs), builtin, K == 1, (M * K - 1).bit_length(), deterministic)
+    name = _strategies.get(key)
+    if name is None:
+        entry, final = _tuned_entry(device, sum(a.itemsize for a in accs), any(a.is_floating_point for a in accs),
+                                    M, K, accs, monoid, builtin)
+        name = "chained" if deterministic else "decoupled_lookback"
+        if entry is not None:
+            from . import autotune
 
-    return name if autotune.runnable(name, deterministic) else fallback
+            tuned = entry.deterministic_strategy if deterministic else entry.strategy
+            name = tuned if autotune.runnable(tuned, deterministic) else name
+        if final:
+            _strategies[key] = name
+    return name
 
 
 #: Device types whose scans read (and tune) a table: CUDA GPUs.
@@ -94,31 +105,25 @@ def table_device(device) -> bool:
     return getattr(device, "type", None) in _TABLE_DEVICES
 
 
-# Every scan asks for its entry twice (strategy, then tile), and small scans are
-# dominated by host time: the answer per (device, bytes, int/float, operator
-# class, layout, log2 size) is kept here, so that a repeated call costs a tuple
-# and a dict lookup.  autotune.reset() and autotune.store() clear it.
-_memo: dict = {}
+# Every scan asks for its strategy and its tile, and small scans are dominated by
+# host time: the answers per (device, dtypes, operator class, layout, log2 size)
+# are kept here once final, so that a repeated call costs a tuple and a dict
+# lookup (the device object itself is the key: reading device.type costs more).
+# autotune.reset() and autotune.store() clear them.
+_tiles: dict = {}
+_strategies: dict = {}
 
 
 def clear_memo() -> None:
-    _memo.clear()
+    _tiles.clear()
+    _strategies.clear()
 
 
-def _tuned_entry(device, itemsize, floating, M, K, accs, monoid):
-    if getattr(device, "type", None) not in _TABLE_DEVICES:
-        return None
-    fields = 1 if accs is None else len(accs)
-    builtin = fields == 1 and (monoid is None or getattr(monoid, "builtin", False))
-    key = (device.type, device.index, itemsize, floating, builtin, K == 1, (M * K - 1).bit_length())
-    try:
-        return _memo[key]
-    except KeyError:
-        pass
+def _tuned_entry(device, itemsize, floating, M, K, accs, monoid, builtin):
+    """(entry or None, whether that answer is final for this process)."""
+    if not table_device(device):
+        return None, True
     from . import autotune
 
-    entry, final = autotune.resolve(device, itemsize, floating, "builtin" if builtin else "user", K, M * K,
-                                    accs=accs, monoid=monoid)
-    if final:
-        _memo[key] = entry
-    return entry
+    return autotune.resolve(device, itemsize, floating, "builtin" if builtin else "user", K, M * K,
+                            accs=accs, monoid=monoid)
