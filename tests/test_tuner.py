@@ -860,6 +860,55 @@ def test_tune_all_bad_arguments_name_the_argument(kw, message):
         at.tune_all(**kw)
 
 
+def test_tune_all_plans_keys_shares_the_budget_and_writes_the_table(fake_gpu, monkeypatch, capsys):
+    """tune_all with the device side faked: one job per key (float16 accumulates in
+    float32: no key of its own), the compiling key of each group gets a larger
+    budget share, a failing key is reported and the others still land on disk."""
+    calls = []
+    result, T1, _ = two_tile_result()
+
+    def fake(device, accs, monoid=None, K=1, n=0, **kw):
+        calls.append(dict(accs=accs, monoid=monoid, K=K, n=n, **kw))
+        if accs == [torch.float32] and K == 4 and n == 1 << 16:
+            raise RuntimeError("launch failed")
+        return result
+
+    monkeypatch.setattr(at, "tune_workload", fake)
+    out = at.tune_all(device="cuda:0", dtypes=["int32", "float16", "float32"], sizes=[16, 20], ops=["builtin"],
+                      layouts=["1d", "2d"], budget=100.0, repeats=3)
+    assert [(c["accs"], c["K"], c["n"]) for c in calls] == [
+        ([torch.int32], 1, 1 << 20), ([torch.int32], 1, 1 << 16), ([torch.int32], 4, 1 << 20),
+        ([torch.int32], 4, 1 << 16), ([torch.float32], 1, 1 << 20), ([torch.float32], 1, 1 << 16),
+        ([torch.float32], 4, 1 << 20), ([torch.float32], 4, 1 << 16)]
+    assert all(c["repeats"] == 3 and c["monoid"] is None for c in calls)
+    total_weight = 4 * (at.COMPILE_WEIGHT + 1)
+    assert calls[0]["budget"] == pytest.approx(100.0 * at.COMPILE_WEIGHT / total_weight, rel=0.05)
+    assert calls[1]["budget"] < calls[0]["budget"] / 2
+    bad = at.entry_key(4, True, "builtin", 4, 1 << 16)
+    assert list(out["failed"]) == [bad] and "launch failed" in out["failed"][bad]
+    assert len(out["entries"]) == 7 and bad not in out["entries"]
+    on_disk = json.loads(at.cache_path(GPU).read_text())["entries"]
+    assert set(on_disk) == set(out["entries"]) and on_disk[KEY_20]["source"] == "prefixscan tune"
+    assert "[8/8]" in capsys.readouterr().err
+
+
+def test_tune_command_end_to_end_with_a_fake_device(fake_gpu, monkeypatch, capsys, tmp_path):
+    result, T1, _ = two_tile_result()
+    monkeypatch.setattr(at, "unavailable_reason", lambda: "")
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    monkeypatch.setattr(at, "tune_workload", lambda *a, **k: result)
+    path = tmp_path / "out" / "tune.json"
+    assert main(["tune", "--dtypes", "int32", "--sizes", "20", "--ops", "builtin", "--layouts", "1d",
+                 "--json", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert KEY_20 in out and "wrote" in out and GPU in out
+    data = json.loads(path.read_text())
+    assert list(data["entries"]) == [KEY_20] and data["entries"][KEY_20]["tile"]["block"] == T1.tile.block
+    monkeypatch.setenv("PREFIXSCAN_AUTOTUNE", "0")
+    at.reset()  # a new process: scans read what the command wrote
+    assert tuning.choose_config(DEV, 4, False, 1 << 19, 1, False) == T1.tile
+
+
 def test_tune_help():
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     out = subprocess.run([sys.executable, "-m", "prefixscan", "tune", "--help"], capture_output=True, text=True,

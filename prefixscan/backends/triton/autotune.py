@@ -100,6 +100,7 @@ NOISE_FLOOR = 0.02  # a candidate must beat the default by more than this (and t
 FINALISTS = 3  # fastest candidates per pool re-measured
 ROUNDS = 2  # extra measurements of every finalist
 CLI_K = 4  # interleaved streams of the 2d layout's representative
+COMPILE_WEIGHT = 4  # budget share of a key that compiles its variants, against 1 for one that reuses them
 MAX_LOG2 = 34  # largest size `prefixscan tune` accepts
 
 #: Every fixed (block, warps, window) that ``bench/sweep.py`` times (its CONFIGS):
@@ -1013,7 +1014,9 @@ def tune_all(*, device: str = "cuda", dtypes: Sequence[str] = DEFAULT_DTYPES,
     ``sizes`` (log2, one per size bucket) on ``device`` with the full candidate
     grid, and write the table after each key (so an interrupted run keeps what
     it measured).  ``budget``: seconds for the whole run, shared out among the
-    keys left.  Returns ``{"gpu", "version", "path", "entries", "failed",
+    keys left, the first key of each dtype/operator/layout group weighted
+    :data:`COMPILE_WEIGHT` times the others (it compiles the kernel variants
+    that the other sizes reuse).  Returns ``{"gpu", "version", "path", "entries", "failed",
     "strategies", "seconds"}``; progress goes to ``stream`` (stderr)."""
     dtypes, sizes, ops, layouts, strategies = check_tune_args(dtypes, sizes, ops, layouts, strategies,
                                                               budget, repeats)
@@ -1038,17 +1041,23 @@ def tune_all(*, device: str = "cuda", dtypes: Sequence[str] = DEFAULT_DTYPES,
             monoid = None if opc == "builtin" else ps.AFFINE
             for layout in layouts:
                 K = 1 if layout == "1d" else CLI_K
-                # Largest size first: it compiles every variant, the smaller sizes reuse them.
+                # The first key of a group compiles every kernel variant; the
+                # other sizes reuse them and only measure (budget weights below).
+                first = True
                 for e in sorted(sizes, reverse=True):
                     n = 1 << e
                     key = entry_key(sum(a.itemsize for a in accs), acc.is_floating_point, opc, K, n)
                     if key not in seen:
                         seen.add(key)
-                        jobs.append((key, accs, monoid, K, n))
+                        jobs.append((key, accs, monoid, K, n, COMPILE_WEIGHT if first else 1))
+                        first = False
     entries, failed = {}, {}
     start = time.monotonic()
-    for i, (key, accs, monoid, K, n) in enumerate(jobs):
-        share = None if budget is None else max(0.0, budget - (time.monotonic() - start)) / (len(jobs) - i)
+    for i, (key, accs, monoid, K, n, weight) in enumerate(jobs):
+        share = None
+        if budget is not None:
+            left = max(0.0, budget - (time.monotonic() - start))
+            share = left * weight / sum(job[-1] for job in jobs[i:])
         t0 = time.monotonic()
         print(f"[{i + 1}/{len(jobs)}] {key} (n = 2^{n.bit_length() - 1})", file=stream, flush=True)
         try:
