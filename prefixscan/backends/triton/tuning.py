@@ -4,8 +4,9 @@ On a GPU both come from the tuned table of :mod:`.autotune` (per GPU name,
 accumulator bytes, int/float, operator class, layout and size bucket; tuned on
 first use or by ``prefixscan tune``).  Without an entry the hand-measured table
 below runs: measured on an H100 (see ``bench/results``) and used on every GPU.
-In the interpreter tiles are tiny so that multi-tile look-back paths run on
-small inputs, and nothing is tuned.
+Measured rather than modelled, as SAM (seed 002) and Merrill & Grimshaw (seed
+000) tune theirs: :mod:`.autotune` says why.  In the interpreter tiles are tiny
+so that multi-tile look-back paths run on small inputs, and nothing is tuned.
 """
 
 from __future__ import annotations
