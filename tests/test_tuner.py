@@ -757,6 +757,26 @@ def test_tune_workload_verifies_real_scans_and_excludes_a_wrong_strategy(monkeyp
     assert tuning._override is None
 
 
+@pytest.mark.skipif(not interpreter_mode(), reason="needs Triton's interpreter")
+@pytest.mark.parametrize("accs, monoid", [([torch.int64], None), ([torch.float32] * 2, ps.AFFINE)])
+def test_tune_workload_on_the_2d_layout(accs, monoid):
+    """Interleaved streams scanned along axis 0, a sum (its reference checked
+    against torch.cumsum) and the affine monoid on two fields."""
+    seen = []
+
+    def timer(fn):
+        fn()
+        seen.append(tuning._override)
+        return 1.0 if tuning._override == default_config(sum(a.itemsize for a in accs), accs[0].is_floating_point) \
+            else 0.5
+
+    r = at.tune_workload(torch.device("cpu"), accs, monoid, 4, 64, quick=True, timer=timer,
+                         strategies=["decoupled_lookback"], rounds=1)
+    assert not r.excluded and len(r.samples) >= 2 and r.best != r.default
+    assert all(len(r.samples[c]) == 2 for c in r.finalists)
+    assert None not in seen and tuning._override is None
+
+
 # ---------------------------------------------------------------------------
 # The tuned choice against every fixed choice (what the benchmark reports).
 
