@@ -8,6 +8,7 @@ tile counter by its grid size, so no memset is needed between calls.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -16,7 +17,7 @@ import numpy as np
 from ..._arrays import as_torch
 from ...dispatch import interpreter_mode
 from .combine import combine_functions
-from .tuning import choose_config
+from .tuning import choose_config, tuned_strategy
 
 _EPOCH_LIMIT = 1 << 29  # flags hold epoch * 4 + state in 32 bits
 
@@ -147,12 +148,12 @@ def run_scan(request) -> list:
     pair, flat = combine_functions(monoid, len(xs), swapped)
     launch = _launcher(config, xs[0].device, accs, M, K, interpreter)
     order = config.order
-    if launch is _launch and order > 1 and (config.inclusive or inits is None):
+    if launch in (_launch, _launch_chained) and order > 1 and (config.inclusive or inits is None):
         # One pass for every order (SAM).  Exclusive scans without init: E^q = S^q Z^q,
         # the inclusive scan of order q of the input delayed by q elements (the
         # delay Z commutes with the inclusive scan S when no seed is added).
-        _launch(tuple(xs), tuple(ys_kernel), idents, inits, pair, flat, monoid.commutative, accs, B, M, K,
-                config, torch, stream, interpreter, order=order, delayed=not config.inclusive, inclusive=True)
+        launch(tuple(xs), tuple(ys_kernel), idents, inits, pair, flat, monoid.commutative, accs, B, M, K,
+               config, torch, stream, interpreter, order=order, delayed=not config.inclusive, inclusive=True)
         order = 0
     # Other strategies, and exclusive scans with a seed (the seed is added at
     # every order, so the delays do not commute): one launch per order.
@@ -174,35 +175,43 @@ def run_scan(request) -> list:
 
 
 def strategy_for(config, device, accs, M: int, K: int, interpreter: bool) -> str:
-    """The meta-strategy a scan runs with: the caller's, else the tuned one."""
+    """The meta-strategy a scan runs with: the caller's, else the tuned one
+    (:func:`.tuning.tuned_strategy`: chained or decoupled look-back without a table)."""
     if config.strategy != "auto":
         return config.strategy
-    return "chained" if config.deterministic else "decoupled_lookback"
+    return tuned_strategy(device, accs, M, K, interpreter, monoid=config.monoid,
+                          deterministic=config.deterministic)
 
 
 def _launcher(config, device, accs, M: int, K: int, interpreter: bool):
     """The launch function of the request's strategy.  Every launcher takes the
     arguments of :func:`_launch` and scans ``xs`` into ``ys`` once (one order)."""
     strategy = strategy_for(config, device, accs, M, K, interpreter)
-    if strategy in ("decoupled_lookback", "chained"):
+    if strategy == "decoupled_lookback":
         return _launch
+    if strategy == "chained":
+        # Also when the tuned table picks chained for an "auto" scan, whose config
+        # does not say so.
+        return _launch_chained
     from . import strategies
 
     return strategies.LAUNCHERS[strategy]
 
 
 def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, config, torch, stream: int,
-            interpreter: bool, order: int = 1, delayed: bool = False, inclusive: bool | None = None):
-    """Decoupled look-back (or, for strategy "chained" and deterministic=True, the
-    chained hand-off) over the (B, M, K) layout: one launch, one pass, ``order``
-    scans of the input (``delayed``: first delayed by ``order`` elements;
-    ``inclusive`` overrides the config's)."""
+            interpreter: bool, chained: bool = False, order: int = 1, delayed: bool = False,
+            inclusive: bool | None = None):
+    """Decoupled look-back (or, with ``chained``, for strategy "chained" and for
+    deterministic=True, the chained hand-off) over the (B, M, K) layout: one
+    launch, one pass, ``order`` scans of the input (``delayed``: first delayed by
+    ``order`` elements; ``inclusive`` overrides the config's)."""
     from . import kernels
 
-    chained = config.deterministic or config.strategy == "chained"
+    chained = chained or config.deterministic or config.strategy == "chained"
 
     nbytes = sum(a.itemsize for a in accs)
-    tune = choose_config(xs[0].device, nbytes, any(a.is_floating_point for a in accs), M, K, interpreter)
+    tune = choose_config(xs[0].device, nbytes, any(a.is_floating_point for a in accs), M, K, interpreter,
+                         accs=accs, monoid=config.monoid, strategy="chained" if chained else "decoupled_lookback")
     packed = (len(accs) == 1 and nbytes <= 4) if tune.packed is None else (tune.packed and len(accs) == 1)
     init_arg = inits if inits is not None else idents
     window = 1 if chained else tune.window  # chained: only the predecessor matters
@@ -250,6 +259,8 @@ def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, confi
     if state is not None:
         state.tiles_issued += grid_size
 
+
+_launch_chained = functools.partial(_launch, chained=True)
 
 _compiled: dict = {}
 
