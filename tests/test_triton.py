@@ -431,3 +431,31 @@ def test_delta_axis_and_one_launch(monkeypatch):
         got = ps.delta_encode(to_device(x), q, s, axis=axis, backend="triton")
         np.testing.assert_array_equal(got.cpu().numpy(), oracle.delta_encode(x, q, s, axis=axis))
     assert len(launches) == 3
+
+
+@pytest.mark.skipif(not CUDA, reason="the replay path exists for compiled kernels only")
+def test_single_tile_replay(monkeypatch):
+    """Repeated small scans of one signature go straight to the compiled kernel; tensors
+    the replay cannot take (strided, in place) take the full path, with the same results."""
+    from prefixscan.backends.triton import launch
+
+    s = ps.make_scan()
+    rng = np.random.default_rng(9)
+    x1 = to_device(random_data(rng, "int32", 1000))
+    s(x1)
+    (_, _, fast), = s._plans.values()
+    assert isinstance(fast, launch.FastScan)
+    full_runs = []
+    real = launch.run_scan
+    monkeypatch.setattr(launch, "run_scan", lambda *a, **k: (full_runs.append(1), real(*a, **k))[1])
+    for _ in range(3):
+        x = to_device(random_data(rng, "int32", 1000))
+        out = torch.full_like(x, -77)
+        np.testing.assert_array_equal(s(x).cpu().numpy(), np.cumsum(x.cpu().numpy(), dtype=np.int32))
+        s(x, out=out)
+        np.testing.assert_array_equal(out.cpu().numpy(), np.cumsum(x.cpu().numpy(), dtype=np.int32))
+    assert not full_runs
+    wide = to_device(random_data(rng, "int32", 2000))
+    strided = wide[::2]
+    np.testing.assert_array_equal(s(strided).cpu().numpy(), np.cumsum(strided.cpu().numpy(), dtype=np.int32))
+    assert full_runs
