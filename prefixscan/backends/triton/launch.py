@@ -310,11 +310,24 @@ def _run(kernel, grid_size: int, num_warps: int, stream: int, interpreter: bool,
         compiled = _compiled[key] = kernel[(grid_size,)](*args, num_warps=num_warps, **constexprs)
         return compiled
     full = args + _constexpr_tail(kernel, len(args), constexprs)
-    hook = knobs.runtime.launch_enter_hook
-    metadata = compiled.launch_metadata((grid_size, 1, 1), stream, *full) if hook is not None else None
-    compiled.run(grid_size, 1, 1, stream, compiled.function, compiled.packed_metadata, metadata,
-                 hook, knobs.runtime.launch_exit_hook, *full)
+    if _hooks_active(knobs.runtime):
+        hook = knobs.runtime.launch_enter_hook
+        metadata = compiled.launch_metadata((grid_size, 1, 1), stream, *full)
+        compiled.run(grid_size, 1, 1, stream, compiled.function, compiled.packed_metadata, metadata,
+                     hook, knobs.runtime.launch_exit_hook, *full)
+    else:
+        compiled.run(grid_size, 1, 1, stream, compiled.function, compiled.packed_metadata, None, None, None, *full)
     return compiled
+
+
+def _hooks_active(runtime) -> bool:
+    """Whether a profiler registered launch hooks (Triton 3.6 keeps an empty
+    ``HookChain`` there by default; calling it and building its metadata costs
+    microseconds per launch)."""
+    for hook in (runtime.launch_enter_hook, runtime.launch_exit_hook):
+        if hook is not None and getattr(hook, "calls", True):
+            return True
+    return False
 
 
 def _constexpr_tail(kernel, nargs: int, constexprs: dict) -> tuple:
@@ -358,9 +371,9 @@ class FastScan:
             y = out
         else:
             return None
-        if self.knobs.runtime.launch_enter_hook is not None:
+        if _hooks_active(self.knobs.runtime):
             return None
         c = self.compiled
         c.run(self.grid, 1, 1, self.torch._C._cuda_getCurrentRawStream(self.index), c.function, c.packed_metadata,
-              None, None, self.knobs.runtime.launch_exit_hook, (x,), (y,), *self.rest)
+              None, None, None, (x,), (y,), *self.rest)
         return y
