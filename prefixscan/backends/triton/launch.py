@@ -125,7 +125,8 @@ def run_scan(request, plan: bool = False):
     else:
         ys = [torch.empty(request.out_shape, dtype=torch_dtype(d), device=device) for d in request.out_dtypes]
     if xs[0].numel() == 0:
-        return users if users is not None else ys
+        results = users if users is not None else ys
+        return (results, None) if plan else results
     xs = [x.contiguous() for x in xs]
     interpreter = interpreter_mode()
     stream = current_stream(device) if device.type == "cuda" else 0
@@ -185,8 +186,9 @@ def run_scan(request, plan: bool = False):
     if (record is not None and record[0] is not None and request.init is None and len(xs) == 1
             and ys_kernel[0] is ys[0] and results[0] is ys[0] and xs[0] is as_torch(request.fields[0])
             and device.type == "cuda"):
-        compiled, grid_size, rest = record
-        fast = FastScan(compiled, grid_size, tuple(request.out_shape), ys[0].dtype, device, rest)
+        compiled, grid_size, args, tail, replay = record
+        args = (None, None) + args[2:]  # not the first call's tensors: they would stay alive
+        fast = FastScan(compiled, grid_size, tuple(request.out_shape), ys[0].dtype, device, args, tail, replay)
     return results, fast
 
 
@@ -274,11 +276,13 @@ def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, confi
         constexprs = dict(common, SINGLE_TILE=single, MULTI_LANE=B > 1, EXACT_K=K == kb, ROWS=rows, KB=kb,
                           WINDOW=window)
         compiled = _run(kernel, grid_size, tune.num_warps, stream, interpreter, args, constexprs, (M, K))
+    replay = None
     if state is not None:
         state.tiles_issued += grid_size
-        return None
-    # A single-tile launch depends on nothing but the tensors: replayable.
-    return compiled, grid_size, args[2:] + _constexpr_tail(kernel, len(args), constexprs)
+        # What a replay must renew per call: the status reservation, and the tile
+        # base and epoch (argument positions ``at`` and ``at + 1``).
+        replay = (state, entries * order, tuple(accs), packed, stream, 11 if K == 1 else 13)
+    return compiled, grid_size, args, _constexpr_tail(kernel, len(args), constexprs), replay
 
 
 _launch_chained = functools.partial(_launch, chained=True)
@@ -345,22 +349,25 @@ def current_stream(device) -> int:
 
 
 class FastScan:
-    """Replays a single-tile scan (one launch, no status buffers) on new tensors of
-    the same signature: everything but the input and output pointers is fixed, so a
-    call is an allocation and the compiled kernel's launcher (cuda.compute's
-    reusable-object idea, taken down to the launch).  Returns None where the fast
-    path does not apply (non-contiguous or misaligned tensors, launch hooks), and
-    the caller takes the full path."""
+    """Replays a one-launch GPU scan on new tensors of the same signature (cuda.compute's
+    reusable-object idea taken down to the launch): the kernel, grid and every
+    argument but the input and output pointers are fixed; multi-tile scans renew
+    their status reservation, tile base and epoch.  Returns None where the replay
+    does not apply (non-contiguous, misaligned or aliased tensors, another stream,
+    launch hooks), and the caller takes the full path."""
 
-    __slots__ = ("compiled", "grid", "shape", "dtype", "device", "index", "rest", "torch", "knobs")
+    __slots__ = ("compiled", "grid", "shape", "dtype", "device", "index", "args", "tail", "rest", "replay",
+                 "torch", "knobs")
 
-    def __init__(self, compiled, grid: int, shape, dtype, device, rest: tuple):
+    def __init__(self, compiled, grid: int, shape, dtype, device, args: tuple, tail: tuple, replay):
         import torch
         from triton import knobs
 
         self.compiled, self.grid, self.shape, self.dtype, self.device = compiled, grid, shape, dtype, device
         self.index = device.index if device.index is not None else torch.cuda.current_device()
-        self.rest, self.torch, self.knobs = rest, torch, knobs
+        self.args, self.tail, self.replay = args, tail, replay
+        self.rest = args[2:] + tail
+        self.torch, self.knobs = torch, knobs
 
     def __call__(self, x, out):
         if not x.is_contiguous() or x.data_ptr() % 16:
@@ -374,6 +381,17 @@ class FastScan:
         if _hooks_active(self.knobs.runtime):
             return None
         c = self.compiled
-        c.run(self.grid, 1, 1, self.torch._C._cuda_getCurrentRawStream(self.index), c.function, c.packed_metadata,
-              None, None, None, (x,), (y,), *self.rest)
+        stream = self.torch._C._cuda_getCurrentRawStream(self.index)
+        if self.replay is None:
+            c.run(self.grid, 1, 1, stream, c.function, c.packed_metadata, None, None, None, (x,), (y,), *self.rest)
+            return y
+        state, entries, accs, packed, recorded_stream, at = self.replay
+        if stream != recorded_stream:  # status buffers belong to one stream
+            return None
+        status, flags, aggs, incls = state.begin(entries, self.torch, accs, packed)
+        a = self.args
+        c.run(self.grid, 1, 1, stream, c.function, c.packed_metadata, None, None, None,
+              (x,), (y,), a[2], a[3], status, flags, aggs, incls, *a[8:at], state.tiles_issued, state.epoch,
+              *a[at + 2:], *self.tail)
+        state.tiles_issued += self.grid
         return y
