@@ -261,6 +261,115 @@ def _as_rows(values):
     return out
 
 
+# ---------------------------------------------------------------------------
+# In-tile scans.  ``RAKE == 0``: ``tl.associative_scan`` over the whole tile
+# (Triton lowers it as a serial scan of each thread's contiguous elements, a
+# warp shuffle scan and a scan across warps through shared memory).
+# ``RAKE > 0``: raking, after Merrill & Grimshaw's SRTS kernel (seed 000,
+# section 4.3.2): the tile is cut into rows of RAKE consecutive elements, every
+# row is scanned along its own axis, the row totals are scanned, and each row is
+# combined with the exclusive prefix of the rows before it.  Triton does not let
+# a kernel pin a row to one thread: the reshape leaves the layout to the
+# compiler, which keeps a row in one thread's registers when RAKE matches the
+# elements a thread holds; otherwise the reshape costs a shuffle through shared
+# memory.  Whether it beats the plain scan is for the tuner to measure.
+
+
+@triton.jit
+def _pick(values, index, AXIS: tl.constexpr):
+    """Entry ``index`` along axis 1 (``AXIS``) of a 2-D or 3-D field tuple, exactly
+    (as :func:`_last`: the other entries zeroed as bits, an xor reduction keeps it)."""
+    n: tl.constexpr = values[0].shape[AXIS]
+    if len(values[0].shape) == 2:
+        keep = (tl.arange(0, n) == index)[None, :]
+    else:
+        keep = (tl.arange(0, n) == index)[None, :, None]
+    out = ()
+    for i in tl.static_range(len(values)):
+        v = values[i]
+        if v.dtype.primitive_bitwidth == 64:
+            bits = v.to(tl.int64, bitcast=True)
+        elif v.dtype.primitive_bitwidth == 32:
+            bits = v.to(tl.int32, bitcast=True)
+        elif v.dtype.primitive_bitwidth == 16:
+            bits = v.to(tl.int16, bitcast=True)
+        else:
+            bits = v.to(tl.int8, bitcast=True)
+        out = out + (tl.reduce(tl.where(keep, bits, 0), AXIS, _xor).to(v.dtype, bitcast=True),)
+    return out
+
+
+@triton.jit
+def _raking_scan(values, ident, PAIR: tl.constexpr, FLAT: tl.constexpr, RAKE: tl.constexpr,
+                 BACKWARD: tl.constexpr):
+    """Inclusive scan of a ``[BLOCK]`` or ``[ROWS, KB]`` tile (field tuple) along axis 0
+    by raking: rows of RAKE consecutive elements are scanned, then the row totals,
+    and each row is combined with the exclusive prefix of the rows before it
+    (after it for ``BACKWARD``), that prefix on the left: order is kept, so
+    non-commutative operators are fine (``BACKWARD`` is only used for commutative ones)."""
+    n: tl.constexpr = values[0].shape[0]
+    R: tl.constexpr = n // RAKE
+    two_d: tl.constexpr = len(values[0].shape) == 2
+    rows = ()
+    for i in tl.static_range(len(values)):
+        if two_d:
+            rows = rows + (tl.reshape(values[i], [R, RAKE, values[i].shape[1]]),)
+        else:
+            rows = rows + (tl.reshape(values[i], [R, RAKE]),)
+    rows = tl.associative_scan(rows, 1, _fn(FLAT), reverse=BACKWARD)
+    totals = _pick(rows, 0 if BACKWARD else RAKE - 1, 1)  # [R] or [R, KB]
+    incl = tl.associative_scan(totals, 0, _fn(FLAT), reverse=BACKWARD)
+    r = tl.arange(0, R)
+    if BACKWARD:
+        src = tl.minimum(r + 1, R - 1)
+        first = r == R - 1
+    else:
+        src = tl.maximum(r - 1, 0)
+        first = r == 0
+    if two_d:
+        src = tl.broadcast_to(src[:, None], incl[0].shape)
+        first = first[:, None]
+    excl = ()
+    for i in tl.static_range(len(values)):
+        excl = excl + (tl.where(first, ident[i], tl.gather(incl[i], src, 0)),)
+    if two_d:
+        combined = PAIR(_as_rows_3d(excl), rows)
+    else:
+        combined = PAIR(_as_cols(excl), rows)
+    out = ()
+    for i in tl.static_range(len(values)):
+        out = out + (tl.reshape(combined[i], values[i].shape),)
+    return out
+
+
+@triton.jit
+def _as_cols(values):
+    out = ()
+    for i in tl.static_range(len(values)):
+        out = out + (values[i][:, None],)
+    return out
+
+
+@triton.jit
+def _as_rows_3d(values):
+    out = ()
+    for i in tl.static_range(len(values)):
+        out = out + (values[i][:, None, :],)
+    return out
+
+
+@triton.jit
+def _scan_tile(scan_in, ident, PAIR: tl.constexpr, FLAT: tl.constexpr, BACKWARD: tl.constexpr,
+               RAKE: tl.constexpr):
+    """Inclusive scan of a tile along axis 0 (backwards with ``BACKWARD``): raking
+    with rows of ``RAKE`` elements, or ``tl.associative_scan`` when it is 0."""
+    if RAKE == 0:
+        scanned = tl.associative_scan(scan_in, 0, _fn(FLAT), reverse=BACKWARD)
+    else:
+        scanned = _raking_scan(scan_in, ident, PAIR, FLAT, RAKE, BACKWARD)
+    return scanned
+
+
 # Counters that change every call are never specialized: no recompiles, and no
 # value turned into a constant when it happens to equal 1.  M keeps Triton's
 # divisibility-by-16 specialization (at most two variants) for vector loads.
@@ -270,7 +379,7 @@ def scan_1d_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, 
                    PAIR: tl.constexpr, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr,
                    INCLUSIVE: tl.constexpr, REVERSE: tl.constexpr, HAS_INIT: tl.constexpr,
                    PACKED: tl.constexpr, SINGLE_TILE: tl.constexpr, MULTI_LANE: tl.constexpr,
-                   CHAINED: tl.constexpr, BLOCK: tl.constexpr, WINDOW: tl.constexpr):
+                   CHAINED: tl.constexpr, BLOCK: tl.constexpr, WINDOW: tl.constexpr, RAKE: tl.constexpr):
     """Scan lanes of length M stored back to back (the (B, M, 1) layout)."""
     if SINGLE_TILE:
         vid = tl.program_id(0).to(tl.int64)  # one program per lane, no status
@@ -319,7 +428,7 @@ def scan_1d_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, 
             prefix = _lookback_1d(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, lane * tiles_per_lane, tile,
                                   ident, epoch, PAIR, FLAT, COMMUTATIVE, PACKED, CHAINED, WINDOW)
         _publish(status_ptr, flag_ptr, incl_ptrs, vid, PAIR(prefix, agg), FLAG_PREFIX, epoch, PACKED)
-    scanned = tl.associative_scan(scan_in, 0, _fn(FLAT), reverse=REVERSE and COMMUTATIVE)
+    scanned = _scan_tile(scan_in, ident, PAIR, FLAT, REVERSE and COMMUTATIVE, RAKE)
     _store_fields(y_ptrs, base + pos, PAIR(prefix, scanned), inside)
 
 
@@ -330,7 +439,7 @@ def scan_2d_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, 
                    INCLUSIVE: tl.constexpr, REVERSE: tl.constexpr, HAS_INIT: tl.constexpr,
                    PACKED: tl.constexpr, SINGLE_TILE: tl.constexpr, MULTI_LANE: tl.constexpr,
                    CHAINED: tl.constexpr, EXACT_K: tl.constexpr, ROWS: tl.constexpr, KB: tl.constexpr,
-                   WINDOW: tl.constexpr):
+                   WINDOW: tl.constexpr, RAKE: tl.constexpr):
     """Scan the (B, M, K) layout along M: K interleaved streams per lane.
 
     With ``EXACT_K`` (K == KB) the row stride is a constant, so a tile is one
@@ -375,5 +484,5 @@ def scan_2d_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, 
             prefix = _lookback(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, group * tiles_per_lane, tile, ident,
                                epoch, PAIR, FLAT, COMMUTATIVE, PACKED, CHAINED, WINDOW, KB)
         _publish(status_ptr, flag_ptr, incl_ptrs, entry, PAIR(prefix, agg), FLAG_PREFIX, epoch, PACKED)
-    scanned = tl.associative_scan(scan_in, 0, _fn(FLAT))
+    scanned = _scan_tile(scan_in, ident, PAIR, FLAT, False, RAKE)
     _store_fields(y_ptrs, base + rpos * stride + cols, PAIR(_as_rows(prefix), scanned), inside)

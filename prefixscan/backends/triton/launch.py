@@ -16,7 +16,7 @@ import numpy as np
 from ..._arrays import as_torch
 from ...dispatch import interpreter_mode
 from .combine import combine_functions
-from .tuning import choose_config
+from .tuning import choose_config, raking_rows
 
 _EPOCH_LIMIT = 1 << 29  # flags hold epoch * 4 + state in 32 bits
 
@@ -204,6 +204,7 @@ def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, confi
             block = max(16, 1 << math.ceil(math.log2(M)))
         tiles = 1 if single else -(-M // block)
         grid_size = entries = B * tiles
+        rake = raking_rows(tune, block)
     else:
         kb = min(1 << math.ceil(math.log2(K)), tune.max_kb)
         col_blocks = -(-K // kb)
@@ -214,6 +215,7 @@ def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, confi
         tiles = 1 if single else -(-M // rows)
         grid_size = B * col_blocks * tiles
         entries = grid_size * kb
+        rake = raking_rows(tune, rows)
     state = None
     if single:  # no look-back: no status buffers, no counter
         status = flags = counter = idents[0]
@@ -226,12 +228,12 @@ def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, confi
     if K == 1:
         _run(kernels.scan_1d_kernel, grid_size, tune.num_warps, stream, interpreter,
              (xs, ys, idents, init_arg, status, flags, aggs, incls, counter, M, tiles, base, epoch),
-             dict(common, SINGLE_TILE=single, MULTI_LANE=B > 1, BLOCK=block, WINDOW=window), (M,))
+             dict(common, SINGLE_TILE=single, MULTI_LANE=B > 1, BLOCK=block, WINDOW=window, RAKE=rake), (M,))
     else:
         _run(kernels.scan_2d_kernel, grid_size, tune.num_warps, stream, interpreter,
              (xs, ys, idents, init_arg, status, flags, aggs, incls, counter, M, K, col_blocks, tiles, base, epoch),
              dict(common, SINGLE_TILE=single, MULTI_LANE=B > 1, EXACT_K=K == kb, ROWS=rows, KB=kb,
-                  WINDOW=window), (M, K))
+                  WINDOW=window, RAKE=rake), (M, K))
     if state is not None:
         state.tiles_issued += grid_size
 
