@@ -1,75 +1,85 @@
 """GPU meta-strategies other than the single-pass look-back (``strategy=``).
 
-Every strategy scans the ``(B, M, K)`` row-major layout along M, as
-:func:`.launch._launch` does, with the same tiles (``tuning.choose_config``):
-``[BLOCK]`` tiles when ``K == 1`` and ``[ROWS, KB]`` tiles (KB interleaved
-columns) otherwise.  A *group* is one lane and one block of KB columns; its
-tiles are numbered in scan order (reverse scans mirror the indices, or, for a
-commutative operator on one column, take the blocks from the end).  A lane
-that fits in one tile needs no carries: every strategy scans it in one pass.
+``decoupled_lookback`` (the default) and ``chained`` live in :mod:`.kernels`
+(Merrill & Garland 2016, seed 003); this module adds the three strategies the
+seeds compare them with.  :func:`.launch._launcher` dispatches ``strategy`` to
+:data:`LAUNCHERS`; each launcher scans the ``(B, M, K)`` row-major layout along
+M once (``run_scan`` loops over ``order``), with the tiles of ``launch._launch``
+(``tuning.choose_config``): ``[BLOCK]`` tiles when ``K == 1`` and ``[ROWS, KB]``
+tiles (KB interleaved columns) otherwise, so that the strategies differ only in
+how carries travel between tiles.  A *group* is one lane and one block of KB
+columns; its tiles are numbered in scan order (reverse scans mirror the
+indices or, for a commutative operator on one column, take blocks from the end
+and scan them backwards in registers).  A lane that fits one tile needs no
+carry: every strategy scans it in one pass.  Carries are combined on the left
+of the values they precede, so non-commutative operators (affine maps, 2x2
+matrices) are scanned in order.
 
-``scan_then_propagate`` (CUDPP; Sengupta, Harris, Zhang & Owens 2007, and the
-"scan-then-propagate" family in Merrill & Grimshaw 2009, seed 000, section 3.4):
-  pass 1 scans every tile locally, writes the local scan and the tile's total;
-  the totals, a ``(B, tiles, K)`` array, are scanned by the same algorithm,
-  recursively (exclusive, seeded with ``init``); pass 3 combines each tile's
-  carry with its local scan.  Traffic ~4n (read x, write local, read local,
-  write y) plus ~2n/tile per level.  Auxiliary memory: n/tile + n/tile^2 + ..
-  totals, plus an n-element accumulator-dtype scratch where the output dtype
-  is narrower than the accumulator (float16/bfloat16), so that the local scans
-  are not rounded twice.
+``scan_then_propagate`` (Merrill & Grimshaw 2009, seed 000, section 3.4.1: the
+CUDPP scheme of Sengupta et al.): pass 1 scans every tile, writes the local scan
+and the tile's total; the totals, a ``(B, tiles, K)`` array in scan order, are
+scanned by the same algorithm recursively (exclusive, seeded with ``init``);
+pass 3 combines each tile's carry with its local scan.  Traffic ~4n: read x,
+write local, read local, write y, plus ~4n/tile per level below.  Auxiliary
+memory: n/tile + n/tile^2 + .. totals, and an n-element accumulator-dtype
+scratch where the output dtype is narrower (float16, bfloat16), so that local
+scans are not rounded twice.  2 log_tile(n) + 1 launches.
 
-``reduce_then_scan`` (Merrill & Grimshaw 2009, seed 000, "two-level streaming
-reduce-then-scan"): a fixed grid of C blocks (C = SMs x ``RTS_BLOCKS_PER_SM``;
-3 in the interpreter), block c owning a contiguous range of the tiles of all
-groups.  Kernel 1 reduces each range to one partial per column (the part of
-the range after the last group start) and a head flag; kernel 2, one program,
-scans the C partials with a segmented ``tl.associative_scan``; kernel 3
-re-reads each range and scans it seeded with its carry.  Traffic ~3n + O(C);
-auxiliary memory O(C x KB).
+``reduce_then_scan`` (seed 000, section 3.4.3, "two-level streaming
+reduce-then-scan"): a fixed grid of C blocks, C = SMs x the resident blocks of
+the scan kernel (at most ``RTS_BLOCKS_PER_SM``; 3 in the interpreter), block c
+owning a contiguous range of the (group, tile) sequence.  Kernel 1 reduces each
+range to one partial per column (of the part after the last group start in it)
+and a head flag; kernel 2, one program, scans the C partials with a segmented
+``tl.associative_scan``; kernel 3 re-reads each range and scans it tile by tile,
+seeded with its carry.  Traffic 3n + O(C); auxiliary memory O(C x KB); three
+launches whatever n.
 
-``persistent`` (SAM, Maleki, Yang & Burtscher 2016, seed 002, section 2.2):
-G = SMs x blocks per SM resident programs (3 in the interpreter); program b
-scans chunks b, b+G, b+2G, .. in order.  For each chunk it publishes the tile
-total into a circular buffer of ``SLOTS`` >= 3G entries, tagged with the
-chunk's sequence number, then forms its carry from its own previous chunk's
-inclusive prefix plus the totals of the G-1 chunks in between (those of its
-group), read in vector loads, waiting on tags that are not there yet.
-Traffic ~2n + G words per chunk; auxiliary memory O(G x KB).
+``persistent`` (Maleki, Yang & Burtscher 2016, "SAM", seed 002, section 2.2):
+G resident programs (SMs x occupancy, at most ``PERSISTENT_BLOCKS_PER_SM``
+per SM; 3 in the interpreter); program b scans chunks (tiles) b, b+G, b+2G, ..
+in order.  For each chunk it publishes the tile's total into a circular buffer
+of ``SLOTS`` = pow2(3G) entries, tagged with the chunk's sequence number, then
+forms its carry from its own previous chunk's inclusive prefix and the totals of
+the G - 1 chunks in between that belong to its group, read LOOK at a time in
+vector loads, waiting on tags that are not there yet.  Traffic ~2n + G entries
+per chunk (L2 hits); auxiliary memory O(G x KB), whatever n.
 
-The carries of every strategy are combined in an order fixed by the sizes
-(and, for the two fixed-grid strategies, by the grid): results are bitwise
-reproducible from run to run, so ``deterministic=True`` allows all three.
-
-Slot reuse (persistent).  Every chunk waits until all of its G-1 predecessors
+Slot reuse (persistent).  Every chunk waits until all of its G - 1 predecessors
 have published, even those of another group (their values are then masked).
-So when chunk y has passed its wait, every chunk <= y - G has finished (each
-published only after its block's previous chunk finished), and a block that
-publishes chunk c + S has finished chunk c + S - G, hence all chunks
-<= c + S - 2G: for S >= 3G - 1 all readers of chunk c (c+1 .. c+G-1) are done
-with slot c mod S before it is overwritten.  The tag (a 31-bit sequence
-number that grows across calls) lets a reader tell the value it waits for from
-the one S chunks earlier or from an earlier call, so no memset is needed.
+Chunk w publishes only after its program finished chunk w - G, so when chunk y
+has passed its wait every chunk <= y - G has finished.  The program publishing
+chunk c + S has finished chunk c + S - G, hence all chunks <= c + S - 2G: for
+S >= 3G - 1 every reader of chunk c (chunks c+1 .. c+G-1) is done with slot
+c mod S before it is overwritten.  The tag (a 31-bit sequence number that grows
+across calls on one device and stream) tells a reader the value it waits for
+from the one S chunks earlier or from an earlier call, so no memset is needed
+between calls.  Tags wrap after 2^31 chunks, and the buffers are zeroed then.
 
-Persistent programs wait on one another: all G must be resident at once.  On
-CUDA G is capped by the occupancy computed from the compiled kernel's
-registers, shared memory and warps, and the kernel is launched as a
-cooperative grid, so that a G that cannot be co-resident is an error rather
-than a hang.  The interpreter runs programs one after the other in program-id
-order, so within one launch program 0 could never see chunk G-1 before its
-chunk G: there each round (chunks rG .. rG+G-1) is one launch, and each
-program's running carry is kept in a G-entry buffer between launches.  A
-program then waits only on chunks of earlier rounds or of lower program ids
-in its round, which have run, and it checks rather than spins (a missing tag
-fails an assertion instead of hanging).
+Forward progress (persistent).  Programs wait on one another, so all G must be
+resident at once: G is capped by the occupancy estimated from the compiled
+kernel (registers, shared memory, warps) and the kernel is launched as a
+cooperative grid, which CUDA refuses rather than running part of it (the
+launcher then halves G).  A wait gives up after ``SPIN_LIMIT`` polls and counts
+the failure in an error word (:func:`persistent_errors`): a bug yields wrong
+results and a nonzero count, not a hung GPU.  The other strategies never wait
+on another program (the look-back kernels take tile ids from an atomic
+counter, seed 003).
 
-Raking (``RAKE`` constexpr, :func:`_raking_scan`): instead of
-``tl.associative_scan`` over the tile, the tile is reshaped to rows of RAKE
-elements, each row scanned (serially within a thread when a row is one
-thread's registers, Merrill & Grimshaw's SRTS), the row totals scanned, and
-each row combined with the exclusive prefix of the rows before it (in that
-order, so non-commutative operators are fine).  ``set_raking`` or a tuning
-config's ``raking`` field selects it; 0 keeps ``tl.associative_scan``.
+Determinism.  The carries of the three strategies here are combined in an
+order fixed by the sizes and, for the two fixed-grid ones, by the grid (which
+depends only on the device and the kernel): floating-point results are bitwise
+reproducible from run to run, so ``deterministic=True`` accepts them.
+
+Raking (``TileConfig.raking``, :func:`.kernels._scan_tile`): every kernel
+here and the look-back kernels scan a tile either with ``tl.associative_scan``
+or by raking, Merrill & Grimshaw's SRTS (seed 000, section 4.3.2): rows of
+RAKE elements scanned serially, then the row totals, then each row combined
+with its exclusive prefix.  Triton cannot pin a row to a thread (the layout
+after the reshape is the compiler's), see the comment in :mod:`.kernels`.
+
+:func:`traffic_per_element` counts each strategy's device-memory traffic for
+``prefixscan bench --strategies``.
 """
 
 from __future__ import annotations
@@ -81,24 +91,30 @@ from dataclasses import dataclass, field
 import triton
 import triton.language as tl
 
-from .kernels import _as_rows, _fn, _load_fields, _ordered_reduce, _scalars, _store_fields, _where
-from .tuning import choose_config
+from .kernels import _as_rows, _fn, _load_fields, _ordered_reduce, _scalars, _scan_tile, _store_fields, _where
+from .tuning import choose_config, raking_rows
 
 STRATEGY_NAMES = ("decoupled_lookback", "chained", "reduce_then_scan", "scan_then_propagate", "persistent")
 
-RTS_BLOCKS_PER_SM = 2  # reduce_then_scan: C = SMs x this
-PERSISTENT_BLOCKS_PER_SM = 2  # persistent: at most this many resident programs per SM
+# Upper bounds on the programs per SM of the two fixed-grid strategies; the
+# kernel's occupancy (registers, shared memory, threads) may allow fewer.
+# Merrill & Grimshaw tuned C to the resident blocks of their GPU (C = 150 on 30
+# SMs, seed 000 section 4.3.2); SAM launches exactly the resident blocks.
+RTS_BLOCKS_PER_SM = 8
+RTS_MAX_PARTIALS = 8192  # C x KB: the partials one program of kernel 2 scans in registers
+PERSISTENT_BLOCKS_PER_SM = 8
 INTERPRETER_BLOCKS = 3  # C and G in the interpreter
+# Polls of a missing ring entry before the persistent kernel gives up on it
+# (counted in the ring's error word; see persistent_errors).  All G programs are
+# co-resident (cooperative launch), so a wait only outlasts this through a bug:
+# ~2^26 polls are seconds on a GPU, not a hang.
+SPIN_LIMIT = 1 << 26
+INTERPRETER_SPIN_LIMIT = 4  # the interpreter runs programs in order: never needs to wait
 _TAG_LIMIT = (1 << 31) - 1  # tags are int32 sequence numbers
 
-_raking_override: int | None = None
-
-
-def set_raking(cols: int | None) -> None:
-    """Force the in-tile raking scan with rows of ``cols`` elements (0: off,
-    None: the tuning config's choice) for every strategy kernel; for tests and tuners."""
-    global _raking_override
-    _raking_override = cols
+#: What the last launch of each strategy used: {"grid": C or G (programs),
+#: "tile": elements per tile, "tiles": tiles in all, "levels"/"launches"}; for the bench.
+last_plan: dict = {}
 
 
 # ---------------------------------------------------------------------------
@@ -152,104 +168,6 @@ def _load_tile(x_ptrs, base, tile, cblock, M, stride, ident, INCLUSIVE: tl.const
     else:
         scan_in = _load_fields(x_ptrs, base + prev, prev_ok, ident)
     return x, scan_in, pos, inside
-
-
-@triton.jit
-def _bits_xor(a, b):
-    return a ^ b
-
-
-@triton.jit
-def _pick(values, index, AXIS: tl.constexpr):
-    """Entry ``index`` along ``AXIS`` (1, of a 2-D or 3-D tensor) of every field,
-    exactly: the other entries are zeroed as bits and an xor reduction keeps it."""
-    n: tl.constexpr = values[0].shape[AXIS]
-    if len(values[0].shape) == 2:
-        keep = (tl.arange(0, n) == index)[None, :]
-    else:
-        keep = (tl.arange(0, n) == index)[None, :, None]
-    out = ()
-    for i in tl.static_range(len(values)):
-        v = values[i]
-        if v.dtype.primitive_bitwidth == 64:
-            bits = v.to(tl.int64, bitcast=True)
-        elif v.dtype.primitive_bitwidth == 32:
-            bits = v.to(tl.int32, bitcast=True)
-        elif v.dtype.primitive_bitwidth == 16:
-            bits = v.to(tl.int16, bitcast=True)
-        else:
-            bits = v.to(tl.int8, bitcast=True)
-        out = out + (tl.reduce(tl.where(keep, bits, 0), AXIS, _bits_xor).to(v.dtype, bitcast=True),)
-    return out
-
-
-@triton.jit
-def _raking_scan(values, ident, PAIR: tl.constexpr, FLAT: tl.constexpr, RAKE: tl.constexpr,
-                 BACKWARD: tl.constexpr):
-    """Inclusive scan of a ``[BLOCK]`` or ``[ROWS, KB]`` tile (field tuple) along axis 0
-    by raking: rows of RAKE consecutive elements are scanned, then the row totals,
-    and each row is combined with the exclusive prefix of the rows before it
-    (after it for ``BACKWARD``), that prefix on the left: order is kept, so
-    non-commutative operators are fine (``BACKWARD`` is only used for commutative ones)."""
-    n: tl.constexpr = values[0].shape[0]
-    R: tl.constexpr = n // RAKE
-    two_d: tl.constexpr = len(values[0].shape) == 2
-    rows = ()
-    for i in tl.static_range(len(values)):
-        if two_d:
-            rows = rows + (tl.reshape(values[i], [R, RAKE, values[i].shape[1]]),)
-        else:
-            rows = rows + (tl.reshape(values[i], [R, RAKE]),)
-    rows = tl.associative_scan(rows, 1, _fn(FLAT), reverse=BACKWARD)
-    totals = _pick(rows, 0 if BACKWARD else RAKE - 1, 1)  # [R] or [R, KB]
-    incl = tl.associative_scan(totals, 0, _fn(FLAT), reverse=BACKWARD)
-    r = tl.arange(0, R)
-    if BACKWARD:
-        src = tl.minimum(r + 1, R - 1)
-        first = r == R - 1
-    else:
-        src = tl.maximum(r - 1, 0)
-        first = r == 0
-    if two_d:
-        src = tl.broadcast_to(src[:, None], incl[0].shape)
-        first = first[:, None]
-    excl = ()
-    for i in tl.static_range(len(values)):
-        excl = excl + (tl.where(first, ident[i], tl.gather(incl[i], src, 0)),)
-    if two_d:
-        combined = PAIR(_as_rows_3d(excl), rows)
-    else:
-        combined = PAIR(_as_cols(excl), rows)
-    out = ()
-    for i in tl.static_range(len(values)):
-        out = out + (tl.reshape(combined[i], values[i].shape),)
-    return out
-
-
-@triton.jit
-def _as_cols(values):
-    out = ()
-    for i in tl.static_range(len(values)):
-        out = out + (values[i][:, None],)
-    return out
-
-
-@triton.jit
-def _as_rows_3d(values):
-    out = ()
-    for i in tl.static_range(len(values)):
-        out = out + (values[i][:, None, :],)
-    return out
-
-
-@triton.jit
-def _scan_tile(scan_in, ident, PAIR: tl.constexpr, FLAT: tl.constexpr, BACKWARD: tl.constexpr,
-               RAKE: tl.constexpr):
-    if RAKE == 0:
-        scanned = tl.associative_scan(scan_in, 0, _fn(FLAT), reverse=BACKWARD)
-    else:
-        scanned = _raking_scan(scan_in, ident, PAIR, FLAT, RAKE, BACKWARD)
-    return scanned
 
 
 @triton.jit
@@ -492,10 +410,13 @@ def _publish_slot(word_ptr, flag_ptr, slot_ptrs, v, agg, tag, PACKED: tl.constex
 
 
 @triton.jit
-def _wait_slots(word_ptr, flag_ptr, slot_ptrs, idx, valid, tag_base, spin_limit, ident,
+def _wait_slots(word_ptr, flag_ptr, slot_ptrs, err_ptr, idx, valid, tag_base, spin_limit, ident,
                 PACKED: tl.constexpr, SLOTS: tl.constexpr, KB: tl.constexpr):
     """Totals of chunks ``idx`` ([LOOK]) where ``valid``, waiting until each slot holds
-    that chunk's tag.  Returns a field tuple of [LOOK] or [LOOK, KB]."""
+    that chunk's tag.  Returns a field tuple of [LOOK] or [LOOK, KB].
+
+    After ``spin_limit`` polls it stops waiting and adds 1 to the error word: the
+    result is then wrong, but the kernel ends (a bug must not hang the GPU)."""
     slot = idx % SLOTS
     expected = (tag_base + idx).to(tl.int32)
     if KB == 1:
@@ -508,31 +429,33 @@ def _wait_slots(word_ptr, flag_ptr, slot_ptrs, idx, valid, tag_base, spin_limit,
         want = expected[:, None]
     spins = 0
     if PACKED:
+        # Tag and value in one 64-bit word: one volatile load sees both or neither.
         word = tl.load(word_ptr + entry, mask=vmask, other=0, volatile=True)
         ready = ~vmask | ((word >> 32).to(tl.int32) == want)
         while (tl.min(ready.to(tl.int32)) == 0) & (spins < spin_limit):
             word = tl.load(word_ptr + entry, mask=vmask, other=0, volatile=True)
             ready = ~vmask | ((word >> 32).to(tl.int32) == want)
             spins += 1
-        tl.device_assert(tl.min(ready.to(tl.int32)) == 1, "persistent scan: a predecessor's total is missing")
         values = (tl.where(vmask, _unpack(word, ident[0].dtype), ident[0]),)
     else:
+        # One tag per slot, read with acquire semantics; the values after it.
         tag = tl.atomic_add(flag_ptr + slot, 0, mask=valid, sem="acquire")
         ready = ~valid | (tag == expected)
         while (tl.min(ready.to(tl.int32)) == 0) & (spins < spin_limit):
             tag = tl.atomic_add(flag_ptr + slot, 0, mask=valid, sem="acquire")
             ready = ~valid | (tag == expected)
             spins += 1
-        tl.device_assert(tl.min(ready.to(tl.int32)) == 1, "persistent scan: a predecessor's total is missing")
         values = ()
         for i in tl.static_range(len(slot_ptrs)):
             values = values + (tl.where(vmask, tl.load(slot_ptrs[i] + entry, mask=vmask, volatile=True), ident[i]),)
+    if tl.min(ready.to(tl.int32)) == 0:
+        tl.atomic_add(err_ptr, 1)
     return values
 
 
 @triton.jit(do_not_specialize=["col_blocks", "tiles", "total", "G", "round0", "rounds", "tag_base",
                                "spin_limit"])
-def persistent_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, word_ptr, flag_ptr, slot_ptrs, carry_ptrs,
+def persistent_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, word_ptr, flag_ptr, slot_ptrs, carry_ptrs, err_ptr,
                       M, K, col_blocks, tiles, total, G, round0, rounds, tag_base, spin_limit,
                       PAIR: tl.constexpr, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr,
                       INCLUSIVE: tl.constexpr, REVERSE: tl.constexpr, BACKWARD: tl.constexpr,
@@ -572,7 +495,7 @@ def persistent_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, word_ptr, flag_ptr,
             while s < v:  # from the oldest predecessor on, LOOK at a time
                 idx = s + tl.arange(0, LOOK)
                 valid = idx < v
-                totals = _wait_slots(word_ptr, flag_ptr, slot_ptrs, idx, valid, tag_base, spin_limit, ident,
+                totals = _wait_slots(word_ptr, flag_ptr, slot_ptrs, err_ptr, idx, valid, tag_base, spin_limit, ident,
                                      PACKED, SLOTS, KB)
                 take = valid & (idx >= first)
                 if KB != 1:
@@ -597,18 +520,20 @@ def _pow2(n: int) -> int:
 
 @dataclass
 class _Geometry:
-    kb: int
+    kb: int  # columns per tile (1: the 1-D layout)
     col_blocks: int
-    rows: int
-    tiles: int
+    rows: int  # tile extent along the scanned axis
+    tiles: int  # tiles per group
     num_warps: int
-    rake: int
-    packed: bool
+    rake: int  # raking row length, 0: tl.associative_scan
+    packed: bool  # ring entries: tag and value in one 64-bit word
 
 
-def _geometry(xs, accs, M: int, K: int, interpreter: bool) -> _Geometry:
+def _geometry(device, accs, M: int, K: int, interpreter: bool) -> _Geometry:
+    """The tiles of launch._launch (same table, same shapes), so that strategies
+    differ only in how carries travel."""
     nbytes = sum(a.itemsize for a in accs)
-    tune = choose_config(xs[0].device, nbytes, any(a.is_floating_point for a in accs), M, K, interpreter)
+    tune = choose_config(device, nbytes, any(a.is_floating_point for a in accs), M, K, interpreter)
     packed = (len(accs) == 1 and nbytes <= 4) if tune.packed is None else (tune.packed and len(accs) == 1)
     if K == 1:
         kb, col_blocks, rows = 1, 1, tune.block
@@ -620,9 +545,7 @@ def _geometry(xs, accs, M: int, K: int, interpreter: bool) -> _Geometry:
         rows = max(1, tune.block // kb)
         if M <= rows:
             rows = _pow2(M)
-    rake = _raking_override if _raking_override is not None else int(getattr(tune, "raking", 0) or 0)
-    rake = min(rake, rows) if rake > 0 and rake & (rake - 1) == 0 else 0
-    return _Geometry(kb, col_blocks, rows, -(-M // rows), tune.num_warps, rake, packed)
+    return _Geometry(kb, col_blocks, rows, -(-M // rows), tune.num_warps, raking_rows(tune, rows), packed)
 
 
 def _common(pair, flat, commutative, config, B, K, g: _Geometry) -> dict:
@@ -637,17 +560,51 @@ def _pick_keys(d: dict, *names) -> dict:
 
 def _launch_kernel(kernel, grid: int, num_warps: int, stream: int, interpreter: bool, args: tuple,
                    constexprs: dict, specialized: tuple):
-    from .launch import _run
+    # Looked up at call time, so that tests can watch every launch through launch._run.
+    from . import launch
 
-    _run(kernel, grid, num_warps, stream, interpreter, args, constexprs, specialized)
+    launch._run(kernel, grid, num_warps, stream, interpreter, args, constexprs, specialized)
 
 
-def _multiprocessors(device, interpreter: bool) -> int:
-    if interpreter or getattr(device, "type", "cuda") != "cuda":
-        return INTERPRETER_BLOCKS
+def _multiprocessors(device) -> int:
     import torch
 
     return torch.cuda.get_device_properties(device).multi_processor_count
+
+
+_occupancy: dict = {}
+
+
+def _resident_blocks(kernel, args, constexprs, num_warps: int, device) -> int:
+    """Programs of ``kernel`` that fit on one SM at once (registers, shared memory,
+    threads, 32 blocks), from the compiled kernel; 1 when that cannot be read.
+    An estimate of cudaOccupancyMaxActiveBlocksPerMultiprocessor, which Triton
+    does not expose."""
+    key = (kernel, num_warps, tuple(constexprs.items()), device)
+    if key in _occupancy:
+        return _occupancy[key]
+    import torch
+
+    try:
+        compiled = kernel.warmup(*args, grid=(1,), num_warps=num_warps, **constexprs)
+        compiled._init_handles()
+        p = torch.cuda.get_device_properties(device)
+        regs_sm = getattr(p, "regs_per_multiprocessor", 0) or 65536
+        threads_sm = getattr(p, "max_threads_per_multi_processor", 0) or 2048
+        smem_sm = getattr(p, "shared_memory_per_multiprocessor", 0) or 228 * 1024
+        regs_warp = -(-max(compiled.n_regs, 1) * 32 // 256) * 256  # allocated per warp, 256 at a time
+        by_regs = (regs_sm // regs_warp) // num_warps
+        by_threads = threads_sm // (num_warps * 32)
+        by_smem = smem_sm // (compiled.metadata.shared + 1024)  # 1 KiB reserved per block
+        blocks = max(1, min(by_regs, by_threads, by_smem, 32))
+    except Exception:  # noqa: BLE001 - one block per SM always fits
+        blocks = 1
+    _occupancy[key] = blocks
+    return blocks
+
+
+_LOCAL_KEYS = ("PAIR", "FLAT", "COMMUTATIVE", "INCLUSIVE", "REVERSE", "BACKWARD", "HAS_INIT", "SEED", "MULTI_LANE",
+               "EXACT_K", "ROWS", "KB", "RAKE")
 
 
 def _scan_one_tile(xs, ys, idents, inits, pair, flat, commutative, B, M, K, config, g, stream, interpreter):
@@ -659,16 +616,15 @@ def _scan_one_tile(xs, ys, idents, inits, pair, flat, commutative, B, M, K, conf
                    _pick_keys(c, *_LOCAL_KEYS), (M, K))
 
 
-_LOCAL_KEYS = ("PAIR", "FLAT", "COMMUTATIVE", "INCLUSIVE", "REVERSE", "BACKWARD", "HAS_INIT", "SEED", "MULTI_LANE",
-               "EXACT_K", "ROWS", "KB", "RAKE")
-
-
 def launch_scan_then_propagate(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, config, torch,
                                stream: int, interpreter: bool):
     """Recursive scan-then-propagate (CUDPP): local tile scans and tile totals, the
     totals scanned recursively (exclusive, seeded), carries combined in a last pass."""
-    _stp(tuple(xs), tuple(ys), idents, inits, pair, flat, commutative, accs, B, M, K, config.inclusive,
-         config.reverse, torch, stream, interpreter)
+    g = _geometry(xs[0].device, accs, M, K, interpreter)
+    levels = _stp(tuple(xs), tuple(ys), idents, inits, pair, flat, commutative, accs, B, M, K, config.inclusive,
+                  config.reverse, torch, stream, interpreter)
+    last_plan["scan_then_propagate"] = dict(grid=B * g.col_blocks * g.tiles, tile=g.rows * g.kb,
+                                            tiles=B * g.col_blocks * g.tiles, levels=levels)
 
 
 @dataclass(frozen=True)
@@ -678,14 +634,16 @@ class _Flags:
 
 
 def _stp(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, inclusive, reverse, torch, stream,
-         interpreter):
+         interpreter) -> int:
+    """One level (and the levels below it); returns the number of levels."""
     config = _Flags(inclusive, reverse)
-    g = _geometry(xs, accs, M, K, interpreter)
+    g = _geometry(xs[0].device, accs, M, K, interpreter)
     if g.tiles == 1:
         _scan_one_tile(xs, ys, idents, inits, pair, flat, commutative, B, M, K, config, g, stream, interpreter)
-        return
+        return 1
     device = xs[0].device
-    # Local scans stay in the accumulator dtype (no double rounding of float16).
+    # Local scans stay in the accumulator dtype: a float16 output is rounded once,
+    # after the carry, not twice.
     locs = tuple(y if y.dtype == a else torch.empty(y.shape, dtype=a, device=device) for y, a in zip(ys, accs))
     sums = tuple(torch.empty(B * g.tiles * K, dtype=a, device=device) for a in accs)
     c = _common(pair, flat, commutative, config, B, K, g)
@@ -694,13 +652,15 @@ def _stp(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, inclusiv
     _launch_kernel(stp_local_kernel, grid, g.num_warps, stream, interpreter,
                    (xs, locs, idents, idents, sums, M, K, g.col_blocks, g.tiles),
                    _pick_keys(c, *_LOCAL_KEYS), (M, K))
-    # The totals, a (B, tiles, K) array in scan order: their exclusive scan seeded
-    # with the inits is every tile's carry.  In place.
-    _stp(sums, sums, idents, inits, pair, flat, commutative, accs, B, g.tiles, K, False, False, torch, stream,
-         interpreter)
+    # The totals form a (B, tiles, K) array in scan order: their exclusive scan,
+    # seeded with the inits, is every tile's carry.  In place, forwards (the
+    # totals are already in scan order, whatever the direction of the scan).
+    levels = _stp(sums, sums, idents, inits, pair, flat, commutative, accs, B, g.tiles, K, False, False, torch,
+                  stream, interpreter)
     _launch_kernel(stp_add_kernel, grid, g.num_warps, stream, interpreter,
                    (locs, tuple(ys), idents, sums, M, K, g.col_blocks, g.tiles),
                    _pick_keys(c, "PAIR", "REVERSE", "BACKWARD", "MULTI_LANE", "EXACT_K", "ROWS", "KB"), (M, K))
+    return levels + 1
 
 
 _segmented_cache: dict = {}
@@ -709,7 +669,8 @@ _segmented_counter = 0
 
 def segmented(flat, nfields: int):
     """``SEG(ha, a0.., hb, b0..)``: the segmented form of ``flat`` for
-    ``tl.associative_scan`` (a set head flag hb restarts the scan at b)."""
+    ``tl.associative_scan`` (a set head flag hb restarts the scan at b), generated
+    like combine.py's adapters because the number of fields varies."""
     global _segmented_counter
     key = (flat, nfields)
     fn = _segmented_cache.get(key)
@@ -733,49 +694,65 @@ def segmented(flat, nfields: int):
 
 def launch_reduce_then_scan(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, config, torch,
                             stream: int, interpreter: bool):
-    """Merrill & Grimshaw's reduce-then-scan over a fixed grid of C blocks."""
-    g = _geometry(xs, accs, M, K, interpreter)
+    """Merrill & Grimshaw's two-level streaming reduce-then-scan over a fixed grid of C blocks."""
+    g = _geometry(xs[0].device, accs, M, K, interpreter)
     xs, ys = tuple(xs), tuple(ys)
+    total = B * g.col_blocks * g.tiles
     if g.tiles == 1:
         _scan_one_tile(xs, ys, idents, inits, pair, flat, commutative, B, M, K, config, g, stream, interpreter)
+        last_plan["reduce_then_scan"] = dict(grid=total, tile=g.rows * g.kb, tiles=total, launches=1)
         return
     device = xs[0].device
-    total = B * g.col_blocks * g.tiles
-    blocks = INTERPRETER_BLOCKS if interpreter else _multiprocessors(device, False) * RTS_BLOCKS_PER_SM
-    C = max(1, min(blocks, total))
-    parts = tuple(torch.empty(C * g.kb, dtype=a, device=device) for a in accs)
-    heads = torch.empty(C, dtype=torch.int32, device=device)
     c = _common(pair, flat, commutative, config, B, K, g)
     c.update(HAS_INIT=inits is not None)
+    init_arg = inits if inits is not None else idents
+    scan_keys = _pick_keys(c, "PAIR", "FLAT", "COMMUTATIVE", "INCLUSIVE", "REVERSE", "BACKWARD", "HAS_INIT",
+                           "MULTI_LANE", "EXACT_K", "ROWS", "KB", "RAKE")
+    if interpreter:
+        C = INTERPRETER_BLOCKS
+    else:
+        # C = SMs x the blocks of the scan kernel (the heavier of the two) that fit
+        # on an SM: the grid saturates the GPU in one wave.
+        probe = (xs, ys, idents, init_arg, idents, M, K, g.col_blocks, g.tiles, total, 1)
+        per_sm = min(RTS_BLOCKS_PER_SM, _resident_blocks(rts_scan_kernel, probe, scan_keys, g.num_warps, device))
+        C = _multiprocessors(device) * per_sm
+    C = max(1, min(C, total, RTS_MAX_PARTIALS // g.kb))
+    parts = tuple(torch.empty(C * g.kb, dtype=a, device=device) for a in accs)
+    heads = torch.empty(C, dtype=torch.int32, device=device)
     _launch_kernel(rts_reduce_kernel, C, g.num_warps, stream, interpreter,
                    (xs, idents, parts, heads, M, K, g.col_blocks, g.tiles, total, C),
                    _pick_keys(c, "PAIR", "FLAT", "COMMUTATIVE", "REVERSE", "BACKWARD", "MULTI_LANE", "EXACT_K",
                               "ROWS", "KB"), (M, K))
-    _launch_kernel(rts_carry_kernel, 1, 1 if interpreter else 4, stream, interpreter, (parts, heads, idents, C),
+    _launch_kernel(rts_carry_kernel, 1, 1 if interpreter else 8, stream, interpreter, (parts, heads, idents, C),
                    dict(SEG=segmented(flat, len(accs)), CP=_pow2(C), KB=g.kb), ())
     _launch_kernel(rts_scan_kernel, C, g.num_warps, stream, interpreter,
-                   (xs, ys, idents, inits if inits is not None else idents, parts, M, K, g.col_blocks, g.tiles,
-                    total, C),
-                   _pick_keys(c, "PAIR", "FLAT", "COMMUTATIVE", "INCLUSIVE", "REVERSE", "BACKWARD", "HAS_INIT",
-                              "MULTI_LANE", "EXACT_K", "ROWS", "KB", "RAKE"), (M, K))
+                   (xs, ys, idents, init_arg, parts, M, K, g.col_blocks, g.tiles, total, C), scan_keys, (M, K))
+    last_plan["reduce_then_scan"] = dict(grid=C, tile=g.rows * g.kb, tiles=total, launches=3)
 
 
 @dataclass
 class _Ring:
-    """The persistent scan's circular buffer on one (device, stream)."""
+    """The persistent scan's circular buffers on one (device, stream): launches on
+    a stream run in order, so consecutive calls may reuse them."""
 
     device: object
-    tag_base: int = 1
-    words: object = None  # int64 packed tag + value
+    tag_base: int = 1  # tag of the next call's chunk 0; 0 never matches (buffers start zeroed)
+    words: object = None  # int64: tag << 32 | value bits (packed mode)
     flags: object = None  # int32 tags (split mode)
-    values: dict = field(default_factory=dict)
+    values: dict = field(default_factory=dict)  # (field, dtype) -> value buffer (split mode)
+    errors: object = None  # int32[1]: waits that gave up (see SPIN_LIMIT)
 
     def reserve(self, entries: int, chunks: int, torch, accs, packed: bool):
-        """Buffers of ``entries`` slots x columns and the first tag of ``chunks`` new ones."""
+        """Buffers of at least ``entries`` entries, and the first tag of ``chunks``
+        new chunks: tags grow across calls, so an entry left by an earlier call
+        (or S chunks earlier) never matches, and no memset is needed."""
+        if chunks >= _TAG_LIMIT - 1:
+            raise ValueError(f"persistent scan: {chunks} chunks exceed the 31-bit tags; use larger tiles "
+                             "or another strategy")
+        if self.errors is None:
+            self.errors = torch.zeros(1, dtype=torch.int32, device=self.device)
         if self.tag_base + chunks >= _TAG_LIMIT:
-            if chunks >= _TAG_LIMIT - 1:
-                raise ValueError(f"persistent scan: {chunks} chunks exceed the 31-bit tags")
-            self.tag_base = 1  # stale tags could repeat: clear
+            self.tag_base = 1  # wrap: clear, so that no stale tag can repeat
             for buf in (self.words, self.flags):
                 if buf is not None:
                     buf.zero_()
@@ -799,88 +776,99 @@ class _Ring:
 
 
 _rings: dict = {}
-_occupancy: dict = {}
 
 
-def _resident_blocks(kernel, args, constexprs, num_warps: int, device) -> int:
-    """Programs of ``kernel`` that fit on one SM at once (registers, shared memory,
-    threads), from the compiled kernel; 1 when that cannot be read."""
-    key = (kernel, num_warps, tuple(constexprs.items()), device)
-    if key in _occupancy:
-        return _occupancy[key]
-    import torch
-
-    blocks = 1
-    try:
-        compiled = kernel.warmup(*args, grid=(1,), num_warps=num_warps, **constexprs)
-        compiled._init_handles()
-        p = torch.cuda.get_device_properties(device)
-        threads = num_warps * 32
-        regs_sm = getattr(p, "regs_per_multiprocessor", 65536) or 65536
-        threads_sm = getattr(p, "max_threads_per_multi_processor", 2048) or 2048
-        smem_sm = getattr(p, "shared_memory_per_multiprocessor", 228 * 1024) or 228 * 1024
-        regs_warp = -(-max(compiled.n_regs, 1) * 32 // 256) * 256  # allocated per warp in units of 256
-        by_regs = (regs_sm // regs_warp) // num_warps
-        by_threads = threads_sm // threads
-        by_smem = smem_sm // (compiled.metadata.shared + 1024)  # 1 KiB reserved per block
-        blocks = max(1, min(by_regs, by_threads, by_smem, 32))
-    except Exception:  # noqa: BLE001 - one per SM always fits
-        blocks = 1
-    _occupancy[key] = blocks
-    return blocks
+def persistent_errors() -> int:
+    """Ring waits that gave up after SPIN_LIMIT polls, over all devices and streams
+    (synchronizes).  Nonzero means a persistent scan returned wrong results: a
+    bug, or programs that were not all resident.  Tests on the GPU check it."""
+    return sum(int(r.errors.sum().item()) for r in _rings.values() if r.errors is not None)
 
 
 def launch_persistent(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, config, torch, stream: int,
                       interpreter: bool):
     """SAM-style persistent scan: G resident programs, carries through a ring of totals."""
-    g = _geometry(xs, accs, M, K, interpreter)
+    g = _geometry(xs[0].device, accs, M, K, interpreter)
     xs, ys = tuple(xs), tuple(ys)
+    total = B * g.col_blocks * g.tiles
     if g.tiles == 1:
         _scan_one_tile(xs, ys, idents, inits, pair, flat, commutative, B, M, K, config, g, stream, interpreter)
+        last_plan["persistent"] = dict(grid=total, tile=g.rows * g.kb, tiles=total, launches=1)
         return
     device = xs[0].device
-    total = B * g.col_blocks * g.tiles
     c = _common(pair, flat, commutative, config, B, K, g)
-    c.update(HAS_INIT=inits is not None, PACKED=g.packed, SAVE_CARRY=interpreter)
-    G = INTERPRETER_BLOCKS if interpreter else _multiprocessors(device, False) * PERSISTENT_BLOCKS_PER_SM
-    G = max(1, min(G, total))
+    c.update(HAS_INIT=inits is not None, PACKED=g.packed)
     ring = _rings.get((device, stream))
     if ring is None:
         ring = _rings[(device, stream)] = _Ring(device)
     init_arg = inits if inits is not None else idents
 
-    def constexprs(G):
-        slots = _pow2(3 * G)
-        look = min(_pow2(max(G - 1, 1)), max(1, 512 // g.kb))
-        return dict(c, SLOTS=slots, LOOK=look)
+    def constexprs(G: int, save: bool) -> dict:
+        # SAM: a little over 3G slots, a power of two (seed 002, section 2.2); the
+        # G - 1 predecessors are read LOOK at a time (fewer rows when KB is wide).
+        return dict(c, SAVE_CARRY=save, SLOTS=_pow2(3 * G), LOOK=min(_pow2(max(G - 1, 1)), max(1, 512 // g.kb)))
 
-    if not interpreter:
-        # Cap G at what is resident at once.  The ring's size and window are
-        # constexprs that depend on G: check the variant that will run.
-        sms = _multiprocessors(device, False)
-        for _ in range(3):
-            words, flags, vals, _ = ring.reserve(_pow2(3 * G) * g.kb, 0, torch, accs, g.packed)
-            probe = (xs, ys, idents, init_arg, words, flags, vals, idents, M, K, g.col_blocks, g.tiles, total, G,
-                     0, 1, 1, 1)
-            fit = sms * _resident_blocks(persistent_kernel, probe,
-                                         dict(constexprs(G), launch_cooperative_grid=True), g.num_warps, device)
-            if fit >= G:
-                break
-            G = max(1, fit)
-    k = constexprs(G)
-    words, flags, vals, tag_base = ring.reserve(k["SLOTS"] * g.kb, total, torch, accs, g.packed)
-    rounds = -(-total // G)
     if interpreter:
-        carries = tuple(torch.empty(G * g.kb, dtype=a, device=device) for a in accs)
-        for r in range(rounds):  # programs run one after another: one round per launch
-            _launch_kernel(persistent_kernel, G, g.num_warps, stream, True,
-                           (xs, ys, idents, init_arg, words, flags, vals, carries, M, K, g.col_blocks, g.tiles,
-                            total, G, r, 1, tag_base, 4), k, (M, K))
-    else:
-        k["launch_cooperative_grid"] = True  # all G resident, or an error instead of a hang
-        _launch_kernel(persistent_kernel, G, g.num_warps, stream, False,
-                       (xs, ys, idents, init_arg, words, flags, vals, idents, M, K, g.col_blocks, g.tiles, total, G,
-                        0, rounds, tag_base, 1 << 62), k, (M, K))
+        G = max(1, min(INTERPRETER_BLOCKS, total))
+        _persistent_interpreted(ring, G, constexprs, xs, ys, idents, init_arg, accs, M, K, g, total, torch,
+                                stream)
+        return
+    sms = _multiprocessors(device)
+    G = max(1, min(sms * PERSISTENT_BLOCKS_PER_SM, total))
+    # Every program waits on others: all G must be resident at once.  Cap G at
+    # the occupancy of the variant that will run (its ring size and window
+    # depend on G), then launch it as a cooperative grid, which CUDA refuses
+    # (an error, not a hang) when the grid cannot be co-resident.
+    for _ in range(3):
+        k = dict(constexprs(G, False), launch_cooperative_grid=True)
+        words, flags, vals, _ = ring.reserve(k["SLOTS"] * g.kb, 0, torch, accs, g.packed)
+        probe = (xs, ys, idents, init_arg, words, flags, vals, idents, ring.errors, M, K, g.col_blocks, g.tiles,
+                 total, G, 0, 1, 1, 1)
+        fit = sms * min(PERSISTENT_BLOCKS_PER_SM, _resident_blocks(persistent_kernel, probe, k, g.num_warps, device))
+        if fit >= G:
+            break
+        G = max(1, min(fit, total))
+    rounds = -(-total // G)
+    while True:
+        k = dict(constexprs(G, False), launch_cooperative_grid=True)
+        words, flags, vals, tag_base = ring.reserve(k["SLOTS"] * g.kb, total, torch, accs, g.packed)
+        try:
+            _launch_kernel(persistent_kernel, G, g.num_warps, stream, False,
+                           (xs, ys, idents, init_arg, words, flags, vals, idents, ring.errors, M, K, g.col_blocks,
+                            g.tiles, total, G, 0, rounds, tag_base, SPIN_LIMIT), k, (M, K))
+            break
+        except RuntimeError:
+            # The occupancy estimate was too generous (CUDA's cooperative launch
+            # checks the real one): halve the grid and try again.
+            if G == 1:
+                raise
+            G = max(1, G // 2)
+            rounds = -(-total // G)
+    last_plan["persistent"] = dict(grid=G, tile=g.rows * g.kb, tiles=total, launches=1, slots=_pow2(3 * G))
+
+
+def _persistent_interpreted(ring, G, constexprs, xs, ys, idents, init_arg, accs, M, K, g, total, torch, stream):
+    """The interpreter runs a grid's programs one after another in program-id
+    order: within one launch program 0 could never see chunk G - 1 before its own
+    chunk G.  So each round (chunks rG .. rG + G - 1) is one launch and every
+    program's running carry waits in a G-entry buffer between launches; a
+    program then only waits on chunks of earlier rounds or of lower program ids
+    in its round, which have run.  With G == 1 there is nothing to wait for, and
+    one launch runs every round in the kernel's own loop, as on a GPU."""
+    device = xs[0].device
+    k = constexprs(G, G > 1)
+    words, flags, vals, tag_base = ring.reserve(k["SLOTS"] * g.kb, total, torch, accs, g.packed)
+    carries = tuple(torch.empty(G * g.kb, dtype=a, device=device) for a in accs) if G > 1 else idents
+    rounds = -(-total // G)
+    batches = [(r, 1) for r in range(rounds)] if G > 1 else [(0, rounds)]
+    before = int(ring.errors.item())
+    for round0, count in batches:
+        _launch_kernel(persistent_kernel, G, g.num_warps, stream, True,
+                       (xs, ys, idents, init_arg, words, flags, vals, carries, ring.errors, M, K, g.col_blocks,
+                        g.tiles, total, G, round0, count, tag_base, INTERPRETER_SPIN_LIMIT), k, (M, K))
+        if int(ring.errors.item()) != before:
+            raise RuntimeError(f"persistent scan: a ring entry was missing in round {round0} (a bug)")
+    last_plan["persistent"] = dict(grid=G, tile=g.rows * g.kb, tiles=total, launches=len(batches), slots=k["SLOTS"])
 
 
 LAUNCHERS = {
@@ -890,42 +878,63 @@ LAUNCHERS = {
 }
 
 
+def plan(strategy: str, n: int, K: int, acc, device, interpreter: bool, order: int = 1) -> dict:
+    """How ``strategy`` scans ``n`` elements as ``n // K`` rows of K columns in the
+    accumulator dtype ``acc`` (a torch dtype): programs, tile, columns per tile and
+    the device-memory traffic per element of ``order`` passes.  The grids of the
+    fixed-grid strategies are those of their last launch (run one first)."""
+    if strategy not in STRATEGY_NAMES:
+        raise ValueError(f"strategy: unknown strategy {strategy!r}; choose from {', '.join(STRATEGY_NAMES)}")
+    g = _geometry(device, (acc,), max(1, n // K), K, interpreter)
+    tile, tiles = g.rows * g.kb, g.tiles * g.col_blocks
+    grid = last_plan.get(strategy, {}).get("grid", tiles) if strategy in ("reduce_then_scan", "persistent") else tiles
+    return dict(strategy=strategy, grid=grid, tile=tile, columns=g.kb, raking=g.rake,
+                traffic_per_element=order * traffic_per_element(strategy, n, tile, blocks=grid, columns=g.kb))
+
+
 # ---------------------------------------------------------------------------
 # Traffic model.
 
 
-def traffic_per_element(strategy: str, n: int, tile: int, *, blocks: int = 264) -> float:
-    """Elements read + written per input element by ``strategy`` scanning ``n``
-    elements in tiles of ``tile``, counted from the algorithm: the input and
-    output, local scans, tile totals and carries (recursively), partials and
-    ring entries.  Flags and tags are not counted.  ``blocks``: C of
-    reduce_then_scan and G of persistent (default: an H100's 132 SMs x 2)."""
-    n, tile = int(n), max(1, int(tile))
+def traffic_per_element(strategy: str, n: int, tile: int, *, blocks: int = 264, columns: int = 1) -> float:
+    """Elements read + written in device memory per input element by ``strategy``
+    scanning one lane of ``n`` elements in tiles of ``tile`` elements, counted from
+    the algorithm: input and output, local scans, tile totals and carries
+    (recursively), partials, status and ring entries (one per column of a tile:
+    ``columns`` is KB of the 2-D layout).  Flags and tags are not counted.
+    ``blocks``: C of reduce_then_scan, G of persistent (default: an H100's 132
+    SMs x 2).  At large n: scan_then_propagate ~4, reduce_then_scan ~3, the
+    single-pass strategies ~2 (seed 000, sections 3.4.1-3.4.3; seed 003)."""
+    if strategy not in STRATEGY_NAMES:
+        raise ValueError(f"strategy: unknown strategy {strategy!r}; choose from {', '.join(STRATEGY_NAMES)}")
+    n, tile, kb = int(n), max(1, int(tile)), max(1, int(columns))
     if n <= 0:
         return 0.0
     tiles = -(-n // tile)
     if tiles == 1:
         return 2.0  # one pass whatever the strategy
     if strategy == "decoupled_lookback":
-        # Aggregate and inclusive prefix published, about one predecessor read.
-        moved = 2 * n + 3 * (tiles - 1)
+        # Per tile: aggregate and inclusive prefix published, about one predecessor read.
+        moved = 2 * n + 3 * tiles * kb
     elif strategy == "chained":
-        moved = 2 * n + 2 * (tiles - 1)  # one inclusive prefix written and read per tile
+        moved = 2 * n + 2 * tiles * kb  # one inclusive prefix written and read per tile
     elif strategy == "scan_then_propagate":
-        def stp(m: int) -> int:
+        def stp(m: int) -> int:  # m elements of which m / kb per column
             t = -(-m // tile)
             if t == 1:
                 return 2 * m
-            # read x, write local + totals; scan totals; read local + carry, write y
-            return 2 * m + t + stp(t) + 2 * m + t
+            # read x, write the local scan and t totals; scan the totals; read the
+            # local scan and t carries, write y
+            return 2 * m + t * kb + stp(t * kb) + 2 * m + t * kb
         moved = stp(n)
     elif strategy == "reduce_then_scan":
         c = min(blocks, tiles)
-        # reduce (read n, write C), scan the partials (read C, write C), re-read and scan (read C + n, write n)
-        moved = 3 * n + 4 * c
-    elif strategy == "persistent":
+        # reduce (read n, write C), scan the partials (read C, write C), scan
+        # (read C carries and n, write n): 3n + 4C (seed 000's O(3n + 3C))
+        moved = 3 * n + 4 * c * kb
+    else:  # persistent
         g = min(blocks, tiles)
-        moved = 2 * n + tiles * g  # per chunk: its total written, G - 1 totals read
-    else:
-        raise ValueError(f"unknown strategy {strategy!r}; choose from {', '.join(STRATEGY_NAMES)}")
+        # per chunk: its total written, the G - 1 between it and its block's last
+        # chunk read (from a ring of 3G entries: L2 hits, SAM's point)
+        moved = 2 * n + tiles * g * kb
     return moved / n
