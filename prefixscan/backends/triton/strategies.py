@@ -106,9 +106,11 @@ PERSISTENT_BLOCKS_PER_SM = 8
 INTERPRETER_BLOCKS = 3  # C and G in the interpreter
 # Polls of a missing ring entry before the persistent kernel gives up on it
 # (counted in the ring's error word; see persistent_errors).  All G programs are
-# co-resident (cooperative launch), so a wait only outlasts this through a bug:
-# ~2^26 polls are seconds on a GPU, not a hang.
-SPIN_LIMIT = 1 << 26
+# co-resident (cooperative launch) and a predecessor publishes its total right
+# after loading its tile, so a legitimate wait lasts microseconds; 2^20 polls
+# of up to 512 entries from L2 take about a second.  Polls only count while the
+# program runs, so a GPU shared by time slicing does not trip it.
+SPIN_LIMIT = 1 << 20
 INTERPRETER_SPIN_LIMIT = 4  # the interpreter runs programs in order: never needs to wait
 _TAG_LIMIT = (1 << 31) - 1  # tags are int32 sequence numbers
 
