@@ -59,20 +59,32 @@ def report(label: str, compiled, seconds: float) -> None:
 
 def main() -> None:
     pair, flat = combine_functions(BUILTIN_OPS["add"], 1)
-    ints_1d = {"M": "i64", "tiles_per_lane": "i64", "tile_base": "i64", "epoch": "i32"}
+    ints_1d = {"M": "i64", "tiles_per_lane": "i64", "tile_base": "i64", "epoch": "i32", "order_stride": "i64",
+               "order": "i32"}
     ints_2d = {"M": "i64", "K": "i64", "col_blocks": "i64", "tiles_per_lane": "i64", "tile_base": "i64",
-               "epoch": "i32"}
+               "epoch": "i32", "order_stride": "i64", "order": "i32"}
     for acc, block, warps in (("i32", 16384, 4), ("fp32", 8192, 4), ("i64", 4096, 8), ("fp64", 8192, 4)):
         for inclusive, reverse in ((True, False), (False, False), (True, True)):
             c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=inclusive, REVERSE=reverse,
                      HAS_INIT=False, PACKED=acc in ("i32", "fp32"), SINGLE_TILE=False, MULTI_LANE=False, CHAINED=False,
+                     ORDERED=False, DELAYED=False,
                      BLOCK=block, WINDOW=32)
             t = time.time()
             k = compile_variant(kernels.scan_1d_kernel, acc, ints_1d, c, warps)
             report(f"1d {acc} b={block} w={warps} incl={inclusive} rev={reverse}", k, time.time() - t)
+    # order > 1 (issue 4): the runtime loop over orders, inclusive and delayed (exclusive)
+    for acc, block, warps in (("i32", 16384, 4), ("i64", 4096, 8)):
+        for delayed in (False, True):
+            c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=True, REVERSE=False, HAS_INIT=False,
+                     PACKED=acc == "i32", SINGLE_TILE=False, MULTI_LANE=False, CHAINED=False, BLOCK=block,
+                     WINDOW=32, ORDERED=True, DELAYED=delayed)
+            t = time.time()
+            k = compile_variant(kernels.scan_1d_kernel, acc, ints_1d, c, warps)
+            report(f"1d {acc} b={block} w={warps} ordered delayed={delayed}", k, time.time() - t)
     for kb, rows in ((4, 2048), (8, 1024), (32, 256)):
         c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=True, REVERSE=False, HAS_INIT=False,
-                 PACKED=True, SINGLE_TILE=False, MULTI_LANE=False, CHAINED=False, ROWS=rows, KB=kb, WINDOW=32)
+                 PACKED=True, SINGLE_TILE=False, MULTI_LANE=False, CHAINED=False, ROWS=rows, KB=kb, WINDOW=32,
+                 ORDERED=False, DELAYED=False)
         for exact in (True, False):
             t = time.time()
             k = compile_variant(kernels.scan_2d_kernel, "i32", ints_2d, dict(c, EXACT_K=exact), 4)
@@ -80,7 +92,8 @@ def main() -> None:
     pair, flat = combine_functions(AFFINE, 2)
     for acc in ("fp32", "fp64"):
         c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=False, INCLUSIVE=True, REVERSE=False, HAS_INIT=False,
-                 PACKED=False, SINGLE_TILE=False, MULTI_LANE=True, CHAINED=False, BLOCK=4096, WINDOW=32)
+                 PACKED=False, SINGLE_TILE=False, MULTI_LANE=True, CHAINED=False, BLOCK=4096, WINDOW=32,
+                 ORDERED=False, DELAYED=False)
         t = time.time()
         k = compile_variant(kernels.scan_1d_kernel, acc, ints_1d, c, 4, fields=2)
         report(f"1d affine {acc} b=4096 w=4 (2 fields)", k, time.time() - t)
@@ -88,7 +101,8 @@ def main() -> None:
     pair, flat = combine_functions(BUILTIN_OPS["add"], 1)
     for acc, packed in (("fp32", True), ("fp64", False)):
         c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=True, REVERSE=False, HAS_INIT=False,
-                 PACKED=packed, SINGLE_TILE=False, MULTI_LANE=False, CHAINED=True, BLOCK=8192, WINDOW=1)
+                 PACKED=packed, SINGLE_TILE=False, MULTI_LANE=False, CHAINED=True, BLOCK=8192, WINDOW=1,
+                 ORDERED=False, DELAYED=False)
         t = time.time()
         report(f"1d chained {acc}", compile_variant(kernels.scan_1d_kernel, acc, ints_1d, c, 4), time.time() - t)
         c = dict(c, EXACT_K=True, ROWS=2048, KB=4)

@@ -43,6 +43,13 @@ def main(argv=None):
         "Scan object s(x, out=y)": lambda: s(x, out=y),
         "backend.run_scan(request)": lambda: backend.run_scan(request),
     }
+    captured = []
+    real_run = launch._run
+    launch._run = lambda *a, **k: (captured.append((a, k)), real_run(*a, **k))[1]
+    backend.run_scan(request)
+    launch._run = real_run
+    a, k = captured[0]
+    rows["launch._run (kernel launch only)"] = lambda: real_run(*a, **k)
     for name, fn in rows.items():
         print(f"{name:32s} {per_call_us(fn):8.1f} us", flush=True)
     print(f"launch cache entries: {len(launch._compiled)}")
@@ -52,7 +59,8 @@ def main(argv=None):
         ps.scan(x, out=y)
     torch.cuda.synchronize()
     profile.disable()
-    pstats.Stats(profile).sort_stats("tottime").print_stats(20)
+    pstats.Stats(profile).sort_stats("cumulative").print_stats(30)
+    pstats.Stats(profile).sort_stats("tottime").print_stats(25)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,16 @@ CUDA events (median of repeats after warm-up).  Every prefixscan result is check
 against torch.cumsum (bitwise for integers).  Writes JSON; prints a table.
 
     python bench/sweep.py --json out.json [--quick]
+
+With ``--compare-tuned`` it times instead, per case, the tuned choice (what
+``scan`` runs by default: the table of ``prefixscan tune``, tuned on first use
+where a key is missing) next to every fixed choice of CONFIGS, the hand-measured
+default table and every other strategy, in interleaved rounds
+(``prefixscan.backends.triton.autotune.compare_tuned``), and says per case
+whether the tuned choice is at least as fast as the fastest fixed one within the
+noise of the rounds.  Exit status 1 when it is not, somewhere.
+
+    python bench/sweep.py --compare-tuned --json compare.json [--rounds 5]
 """
 
 from __future__ import annotations
@@ -112,16 +122,64 @@ def variant_records():
     return out
 
 
+def reference_check(x, axis):
+    """check() against one reference computed up front (torch.cumsum along axis 0
+    of a (2^26, 4) array takes seconds: it runs along the last axis of a copy)."""
+    moved = x.movedim(axis, -1).contiguous()
+    ref = torch.cumsum(moved, dim=-1, dtype=x.dtype).movedim(-1, axis)
+    del moved
+    if x.dtype.is_floating_point:
+        scale = ref.abs().max().clamp(min=1)
+        return lambda result: bool(((result - ref).abs().max() / scale) < 1e-3)
+    return lambda result: bool(torch.equal(result, ref))
+
+
+def compare_tuned(args, meta) -> int:
+    from prefixscan.backends.triton import autotune
+
+    records = []
+    for name, dtype, shape, axis in CASES:
+        x = make_input(dtype, shape)
+        y = torch.empty_like(x)
+        small = x.numel() <= (1 << 20)
+        rec = autotune.compare_tuned(x, axis=axis, out=y, tiles=CONFIGS, timer=per_call if small else event_median,
+                                     rounds=args.rounds, check=reference_check(x, axis))
+        rec.update(case=name, timing="per_call (host included)" if small else "events (device time)")
+        records.append(rec)
+        print(autotune.format_comparison([rec]), flush=True)
+        del x, y
+        torch.cuda.empty_cache()
+    ok = sum(r["ok"] for r in records)
+    print(f"COMPARE tuned at least as fast as every fixed choice within the noise: {ok} of {len(records)} cases",
+          flush=True)
+    for r in records:
+        ratio = r["best_fixed_over_tuned"]
+        print(f"COMPARE {r['case']:22s} best fixed / tuned {ratio if ratio is None else round(ratio, 3)!s:>6s}  "
+              f"noise {r['noise']:.1%}  {'OK' if r['ok'] else 'SLOWER'}  (tuned: {r['tuned']['strategy']} "
+              f"b={r['tuned']['block']} w={r['tuned']['num_warps']} win={r['tuned']['window']}; best fixed: "
+              f"{r['best_fixed']})", flush=True)
+    with open(args.json, "w") as f:
+        json.dump({"meta": meta, "comparisons": records}, f, indent=1)
+    return 0 if ok == len(records) else 1
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser()
     parser.add_argument("--json", required=True)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--compare-tuned", action="store_true",
+                        help="time the tuned choice against every fixed choice instead of sweeping")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds of --compare-tuned (default 5)")
     args = parser.parse_args(argv)
+    if args.rounds < 1:
+        parser.error("--rounds must be >= 1")
     configs = CONFIGS[:4] if args.quick else CONFIGS
     records = []
     meta = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(), "gpu": torch.cuda.get_device_name(),
             "torch": torch.__version__, "triton": __import__("triton").__version__, "prefixscan": ps.__version__}
     print(meta, flush=True)
+    if args.compare_tuned:
+        return compare_tuned(args, meta)
     for name, dtype, shape, axis in CASES:
         x = make_input(dtype, shape)
         y = torch.empty_like(x)
@@ -170,4 +228,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -54,15 +54,24 @@ class Scan:
         key = _signature(x, out) if init is None else None
         cached = self._plans.get(key) if key is not None else None
         if cached is not None:
-            request, backend = cached
+            request, backend, fast = cached
+            if fast is not None:  # a single-launch GPU scan: straight to the kernel
+                result = fast(x, out)
+                if result is not None:
+                    return result
             request = request.rebind(x, out)
+            results = backend.run_scan(request)
         else:
             request, backend = self.plan(x, init=init, out=out)
+            fast = None
+            if key is not None and hasattr(backend, "run_scan_planned") and not request.struct:
+                results, fast = backend.run_scan_planned(request)
+            else:
+                results = backend.run_scan(request)
             if key is not None:
                 if len(self._plans) > 64:
                     self._plans.clear()
-                self._plans[key] = (request.rebind(None, None), backend)
-        results = backend.run_scan(request)
+                self._plans[key] = (request.rebind(None, None), backend, fast)
         if request.out is None and request.fields[0].library != backend.NATIVE_LIBRARY:
             convert = from_numpy if backend.NATIVE_LIBRARY == "numpy" else from_torch
             results = [convert(r, like, d) for r, like, d in zip(results, request.fields, request.out_dtypes)]
@@ -266,41 +275,47 @@ def _check_delta_args(ref, axis, order, tuple_size):
     return order, tuple_size
 
 
-def delta_encode(x, order=1, tuple_size=1, *, axis=-1):
+def delta_encode(x, order=1, tuple_size=1, *, axis=-1, backend=None):
     """q-th order, s-strided differences along ``axis``: q times ``d[j] -= d[j - s]`` for j >= s.
 
-    ``delta_decode`` inverts it exactly for integers (wrap-around included).
+    ``delta_decode`` inverts it exactly for integers (wrap-around included).  On the
+    GPU one kernel reads and writes each element once whatever the order
+    (:mod:`prefixscan.backends.triton.delta`); ``backend`` as in :func:`scan`.
     """
     ref, ax = _moved(x, axis)
     order, s = _check_delta_args(ref, ax, order, tuple_size)
+    chosen = dispatch.select_backend(backend, ref.device)
     n = ref.shape[ax]
-    if ref.library == "torch" or ref.device == "cuda":
+    if chosen.NATIVE_LIBRARY == "torch":
         from ._arrays import as_torch
 
-        import torch
+        t = as_torch(ref)
+        if not t.is_complex():  # Triton has no complex types: torch ops below
+            from .backends.triton.delta import delta_encode as encode
 
-        d = as_torch(ref).clone()
-        # torch has no subtraction for uint16/32/64 on CUDA; the signed view of the
-        # same width wraps to the same bits.
-        signed = {torch.uint16: torch.int16, torch.uint32: torch.int32, torch.uint64: torch.int64}.get(d.dtype)
-        work = d.view(signed) if signed is not None else d
+            d = encode(t, order, s, ax)
+            return from_torch(d, ref) if ref.library != "torch" else d
+        d = t.clone()
         for _ in range(order):
             if n > s:
-                work.narrow(ax, s, n - s).sub_(work.narrow(ax, 0, n - s).clone())
+                d.narrow(ax, s, n - s).sub_(d.narrow(ax, 0, n - s).clone())
         return from_torch(d, ref) if ref.library != "torch" else d
-    d = np.array(ref.obj, copy=True)
+    from ._arrays import as_numpy
+
+    d = np.array(as_numpy(ref), copy=True)
     lead = (slice(None),) * ax
     for _ in range(order):
         if n > s:
             d[lead + (slice(s, None),)] = d[lead + (slice(s, None),)] - d[lead + (slice(None, n - s),)]
-    return from_numpy(d, ref)
+    return from_numpy(d, ref, ref.dtype)
 
 
-def delta_decode(d, order=1, tuple_size=1, *, axis=-1):
-    """Inverse of :func:`delta_encode`: the inclusive sum scan, ``order`` times, per stream."""
+def delta_decode(d, order=1, tuple_size=1, *, axis=-1, backend=None):
+    """Inverse of :func:`delta_encode`: the inclusive sum scan, ``order`` times, per
+    stream (one pass on the GPU)."""
     ref, ax = _moved(d, axis)
     order, s = _check_delta_args(ref, ax, order, tuple_size)
-    return scan(d, "add", axis=ax, order=order, tuple_size=s)
+    return scan(d, "add", axis=ax, order=order, tuple_size=s, backend=backend)
 
 
 # ---------------------------------------------------------------------------

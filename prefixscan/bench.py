@@ -79,6 +79,7 @@ DEFAULT_DTYPES = ("int32", "float32", "int64", "float64")
 _SUPPORTED_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
                      "float32", "float64")
 ROTATE_FROM_LOG2 = 22  # rotate buffers on CUDA from this size on
+SLOW_CALL_SECONDS = 1.0  # a call slower than this (twice) is timed once
 PER_CALL_UP_TO_LOG2 = 20  # report host-inclusive per-call time up to this size
 PER_CALL_CALLS = 200
 CPU_SAMPLE_SECONDS = 2e-3  # each CPU sample loops the call for about this long
@@ -949,8 +950,10 @@ def _bench_size_cuda(impl_list, dtype, n, e, order, tuple_size, repeats, rng, ba
         try:
             try:
                 fns = impl.build(ins, outs)
+                t_first = time.perf_counter()
                 result = fns[0]()
                 torch.cuda.synchronize()
+                t_first = time.perf_counter() - t_first
             except _Skip:
                 raise
             except Exception as exc:  # noqa: BLE001
@@ -969,24 +972,35 @@ def _bench_size_cuda(impl_list, dtype, n, e, order, tuple_size, repeats, rng, ba
                 rec.update(status="FAILED", error=why)
             else:
                 rec["verified"] = True
-                for f in fns[1:]:  # warm-up of every buffer
-                    f()
-                torch.cuda.synchronize()
-                t0 = time.perf_counter()
-                fns[0]()
-                host_seconds = time.perf_counter() - t0
-                torch.cuda.synchronize()
-                if impl.timing == "wall":
-                    samples = _time_wall(fns, repeats)
+                slow = None
+                if t_first > SLOW_CALL_SECONDS:  # compiling, or a peer that takes seconds
+                    t0 = time.perf_counter()
+                    fns[0]()
+                    torch.cuda.synchronize()
+                    slow = time.perf_counter() - t0
+                if slow is not None and slow > SLOW_CALL_SECONDS:
+                    # Seconds per call (torch.cumsum along dim 0 of a tall array): one
+                    # timed call is enough to place it, and repeats would take minutes.
+                    rec.update(seconds=slow, seconds_min=slow, samples=1, timing="one wall-clock call")
                 else:
-                    samples = _time_cuda_events(fns, repeats, host_seconds)
-                rec.update(seconds=statistics.median(samples), seconds_min=min(samples),
-                           samples=len(samples))
-                if e <= PER_CALL_UP_TO_LOG2:
+                    for f in fns[1:]:  # warm-up of every buffer
+                        f()
+                    torch.cuda.synchronize()
+                    t0 = time.perf_counter()
+                    fns[0]()
+                    host_seconds = time.perf_counter() - t0
+                    torch.cuda.synchronize()
                     if impl.timing == "wall":
-                        rec["per_call_seconds"] = _per_call_wall(fns, per_call_calls)
+                        samples = _time_wall(fns, repeats)
                     else:
-                        rec["per_call_seconds"] = _per_call_cuda_events(fns, per_call_calls)
+                        samples = _time_cuda_events(fns, repeats, host_seconds)
+                    rec.update(seconds=statistics.median(samples), seconds_min=min(samples),
+                               samples=len(samples))
+                    if e <= PER_CALL_UP_TO_LOG2:
+                        if impl.timing == "wall":
+                            rec["per_call_seconds"] = _per_call_wall(fns, per_call_calls)
+                        else:
+                            rec["per_call_seconds"] = _per_call_cuda_events(fns, per_call_calls)
         except _Skip as exc:
             skipped.append({"impl": impl.name, "dtype": dtype, "n": n, "reason": str(exc)})
             rec = None

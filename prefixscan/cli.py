@@ -1,4 +1,4 @@
-"""The ``prefixscan`` command line: ``info``, ``check`` and ``bench``.
+"""The ``prefixscan`` command line: ``info``, ``check``, ``bench`` and ``tune``.
 
 Run as ``prefixscan ...`` (console script) or ``python -m prefixscan ...``.
 Optional libraries (torch, triton, cupy, jax, matplotlib) are imported only
@@ -105,6 +105,13 @@ def info_lines() -> list[str]:
         pass
     lines.append(f"  cpu: {cpu}, {os.cpu_count()} logical cores")
     lines.extend(_gpu_lines())
+    lines.append("tuning:")
+    try:
+        from prefixscan.backends.triton import autotune
+
+        lines.extend(autotune.info_lines())
+    except Exception as exc:  # noqa: BLE001
+        lines.append(f"  error while reading the tuning cache: {type(exc).__name__}: {exc}")
     return lines
 
 
@@ -127,10 +134,56 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     return bench.main_from_args(args)
 
 
+def _cmd_tune(args: argparse.Namespace) -> int:
+    from .backends.triton import autotune
+
+    def fail(message: str) -> int:
+        print(f"prefixscan tune: {message}", file=sys.stderr)
+        return 2
+
+    if args.clear:
+        removed = autotune.clear_cache()
+        for path in removed:
+            print(f"removed {path}")
+        print(f"{len(removed)} tuning table(s) removed from {autotune.cache_dir()}")
+        return 0
+    try:
+        checked = autotune.check_tune_args(
+            args.dtypes or autotune.DEFAULT_DTYPES, args.sizes or autotune.DEFAULT_SIZES,
+            args.ops or autotune.OP_CLASSES, args.layouts or autotune.LAYOUTS, args.strategies,
+            args.budget, args.repeats)
+    except ValueError as exc:
+        return fail(f"--{exc}")
+    dtypes, sizes, ops, layouts, strategies = checked
+    reason = autotune.unavailable_reason()
+    if reason:
+        return fail(f"needs a CUDA GPU and the GPU backend (--device {args.device}): {reason}")
+    if strategies:
+        missing = [s for s in strategies if not autotune.strategy_available(s)]
+        if missing:
+            print(f"skipping {', '.join(missing)}: launcher not importable", file=sys.stderr)
+    result = autotune.tune_all(device=args.device, dtypes=dtypes, sizes=sizes, ops=ops, layouts=layouts,
+                               strategies=strategies, budget=args.budget, repeats=args.repeats)
+    print(f"GPU {result['gpu']}, prefixscan {result['version']}, strategies tried: "
+          f"{', '.join(result['strategies'])}, {result['seconds']:.0f} s")
+    print(autotune.format_table(result["entries"]))
+    for key, why in result["failed"].items():
+        print(f"FAILED {key}: {why}")
+    print(f"wrote {result['path']}")
+    if args.json:
+        import json
+        from pathlib import Path
+
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(result, indent=1, sort_keys=True))
+        print(f"wrote {args.json}")
+    return 1 if result["failed"] else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="prefixscan",
-        description="Parallel prefix scans: environment info, self-test and benchmarks.",
+        description="Parallel prefix scans: environment info, self-test, benchmarks and tuning.",
     )
     try:
         import prefixscan
@@ -188,6 +241,37 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.add_argument("--no-plot", action="store_true", help="do not write plot.png")
     p.set_defaults(func=_cmd_bench)
+
+    p = sub.add_parser(
+        "tune", help="measure tile sizes and strategies on this GPU and cache the fastest",
+        description="Search tile size, warps, look-back window and meta-strategy for every "
+                    "dtype, operator class (built-in / user monoid), layout (1-D / interleaved "
+                    "streams) and size bucket on this GPU, verify every candidate against the "
+                    "default decoupled look-back scan, and write the table that scans then use "
+                    "by default (the cache file is named after the GPU and the prefixscan "
+                    "version; PREFIXSCAN_CACHE_DIR moves it).  Needs a CUDA GPU.")
+    p.add_argument("--device", choices=("cuda",), default="cuda", help="where to tune (default cuda)")
+    p.add_argument("--dtypes", default=None, metavar="LIST",
+                   help="comma-separated dtypes (default int32,float32,int64,float64)")
+    p.add_argument("--sizes", default=None, metavar="LIST",
+                   help="log2 sizes to tune at, one per size bucket (<=16, 17-21, 22-25, >=26; "
+                        "default 16,20,24,26)")
+    p.add_argument("--ops", default=None, metavar="LIST",
+                   help="operator classes: builtin (add on one field), user (the affine monoid, two "
+                        "fields); default both")
+    p.add_argument("--layouts", default=None, metavar="LIST",
+                   help="1d (one stream) and/or 2d (4 interleaved streams); default both")
+    p.add_argument("--strategies", default=None, metavar="LIST",
+                   help="meta-strategies to try (default every one whose launcher imports; the "
+                        "decoupled look-back default is always measured as the reference)")
+    p.add_argument("--budget", type=float, default=None, metavar="SECONDS",
+                   help="time for the whole run, shared among the keys (default: no limit)")
+    p.add_argument("--repeats", type=int, default=15, metavar="N",
+                   help="timed runs per candidate, median kept (default 15)")
+    p.add_argument("--json", default=None, metavar="PATH", help="also write the tuned entries here")
+    p.add_argument("--clear", action="store_true",
+                   help="delete the cached tuning tables (every GPU and version) and exit")
+    p.set_defaults(func=_cmd_tune)
     return parser
 
 

@@ -24,6 +24,7 @@ pytest.importorskip("triton")
 CUDA = torch.cuda.is_available()  # without it conftest.py set TRITON_INTERPRET=1
 
 import prefixscan as ps  # noqa: E402
+import oracle  # noqa: E402
 from prefixscan.dispatch import interpreter_mode  # noqa: E402
 
 if not CUDA and not interpreter_mode():
@@ -299,3 +300,162 @@ def test_deterministic_chained_scan(shape, axis):
     for _ in range(3 if CUDA else 1):
         assert torch.equal(first, ps.scan(xf, axis=axis, deterministic=True, backend="triton"))
     assert_matches(first, ps.scan(xf.cpu().numpy().astype(np.float64), axis=axis), "float32")
+
+
+# Orders 1..8 x tuple sizes 1..32 (one pass on the GPU: SAM's per-order look-back).
+# Lengths are odd numbers of tuples spanning at least three tiles (the
+# interpreter's tiles hold 32 elements: 8 rows of up to 4 interleaved streams).
+
+
+def _tuples_per_lane(tuple_size: int) -> int:
+    if CUDA:
+        return 100_003
+    return 67 if tuple_size == 1 else (35 if tuple_size == 2 else 19)
+
+
+def _order_reference(x, op, **kw):
+    """The plain-loop oracle in the interpreter; on the device (millions of
+    elements) the CPU backend, itself checked against the oracle."""
+    if CUDA:
+        return ps.scan(x, op, backend="cpu", **kw)
+    return oracle.scan_builtin(x, op, **kw)
+
+
+@pytest.mark.parametrize("order", range(1, 9))
+def test_order_tuple_grid_sum(order):
+    """Every tuple size 1..32 at this order: int32 sums, wrap-around included."""
+    rng = np.random.default_rng(order)
+    for tuple_size in range(1, 33):
+        n = tuple_size * _tuples_per_lane(tuple_size)
+        x = random_data(rng, "int32", n)
+        out = to_device(np.full(n, -77, np.int32))  # poison: unwritten elements show
+        ps.scan(to_device(x), order=order, tuple_size=tuple_size, out=out, backend="triton")
+        np.testing.assert_array_equal(out.cpu().numpy(), _order_reference(x, "add", order=order,
+                                                                            tuple_size=tuple_size),
+                                      err_msg=f"order={order} tuple_size={tuple_size}")
+
+
+ORDER_VARIANTS = [("int64", "add", True, False, None), ("int32", "add", False, False, None),
+                  ("int64", "add", True, True, 5), ("int32", "max", True, False, None),
+                  ("int64", "xor", False, True, None), ("float32", "add", True, False, None),
+                  ("int32", "add", False, True, 2), ("int32", "min", False, False, -3)]
+ORDER_TUPLE_CASES = [(q, s) for q in range(1, 9) for s in (1, 2, 3, 5, 8, 32)]
+
+
+@pytest.mark.parametrize("order,tuple_size", ORDER_TUPLE_CASES, ids=[f"q{q}-s{s}" for q, s in ORDER_TUPLE_CASES])
+def test_order_tuple_variants(order, tuple_size):
+    """Other dtypes, operators, exclusive, reverse and init over the grid, one variant per
+    point in rotation (every variant meets every order and several tuple sizes)."""
+    dtype, op, inclusive, reverse, init = ORDER_VARIANTS[(order + tuple_size) % len(ORDER_VARIANTS)]
+    rng = np.random.default_rng(order * 100 + tuple_size)
+    n = tuple_size * _tuples_per_lane(tuple_size)
+    x = random_data(rng, dtype, n) if dtype != "float32" else rng.integers(-3, 4, n).astype(dtype)
+    kw = dict(order=order, tuple_size=tuple_size, inclusive=inclusive, reverse=reverse, init=init)
+    expected = _order_reference(x, op, **kw)
+    out = to_device(np.full(n, np.nan if dtype == "float32" else -77, dtype))
+    ps.scan(to_device(x), op, out=out, backend="triton", **kw)
+    label = f"{dtype} {op} inclusive={inclusive} reverse={reverse} init={init}"
+    if dtype == "float32":  # orders of small integers outgrow 2^24: compare to the magnitude
+        got = out.cpu().numpy().astype(np.float64)
+        assert np.isfinite(got).all(), label
+        # Rounding grows with the order and the lane length (float32 eps ~ 1.2e-7);
+        # a logic error is off by O(1) of the magnitude.
+        scale = max(1.0, float(np.abs(expected).max()))
+        rtol = 1e-6 * order * np.sqrt(_tuples_per_lane(tuple_size))
+        assert np.abs(got - expected).max() <= rtol * scale, label
+    else:
+        np.testing.assert_array_equal(out.cpu().numpy(), expected, err_msg=label)
+
+
+@pytest.mark.parametrize("order", [2, 3])
+def test_order_non_commutative(order):
+    """Order q of a non-commutative struct monoid (2x2 integer matrices) in one pass."""
+    rng = np.random.default_rng(40 + order)
+    n = 131 if not CUDA else 100_003
+    m = tuple(rng.integers(-2, 3, n).astype(np.int32) for _ in range(4))
+    for reverse, inclusive in ((False, True), (True, True), (False, False)):
+        expected = ps.scan(m, MATMUL2, order=order, reverse=reverse, inclusive=inclusive, backend="cpu")
+        got = ps.scan(tuple(to_device(f) for f in m), MATMUL2, order=order, reverse=reverse,
+                      inclusive=inclusive, backend="triton")
+        for g, e in zip(got, expected):
+            np.testing.assert_array_equal(g.cpu().numpy(), e)
+
+
+def test_order_is_one_launch(monkeypatch):
+    """Order q and tuple size s read and write once: a single kernel launch."""
+    from prefixscan.backends.triton import launch
+
+    calls = []
+    real = launch._run
+    monkeypatch.setattr(launch, "_run", lambda *a, **k: (calls.append(a[0]), real(*a, **k))[1])
+    x = to_device(random_data(np.random.default_rng(5), "int32", 5 * 97))
+    ps.scan(x, order=8, tuple_size=5, backend="triton")
+    ps.scan(x, order=3, inclusive=False, backend="triton")
+    assert len(calls) == 2
+
+
+# delta_encode / delta_decode on the GPU backend: one kernel per call.
+DELTA_CASES = [("int32", 1, 1), ("int32", 3, 5), ("int64", 8, 2), ("uint8", 2, 3), ("int16", 5, 32),
+               ("float32", 2, 1), ("float64", 4, 7), ("uint32", 8, 1)]
+
+
+@pytest.mark.parametrize("dtype,order,tuple_size", DELTA_CASES, ids=[f"{d}-q{q}-s{s}" for d, q, s in DELTA_CASES])
+def test_delta_coding(dtype, order, tuple_size):
+    """Integers: encode against the plain-loop oracle (wrap-around included) and decode
+    back exactly.  Floats: bitwise equal to the CPU backend's pass-by-pass differences
+    (the kernel does the passes' own float subtractions; the oracle rounds once)."""
+    rng = np.random.default_rng(order * 10 + tuple_size)
+    m = 41 if not CUDA else 200_003  # odd, several blocks
+    x = random_data(rng, dtype, tuple_size * m)
+    enc = ps.delta_encode(to_device(x), order, tuple_size, backend="triton")
+    integer = dtype[0] in "iu"
+    expected = oracle.delta_encode(x, order, tuple_size) if integer and not CUDA else \
+        ps.delta_encode(x, order, tuple_size, backend="cpu")
+    np.testing.assert_array_equal(enc.cpu().numpy(), expected)
+    if integer:
+        dec = ps.delta_decode(enc, order, tuple_size, backend="triton")
+        np.testing.assert_array_equal(dec.cpu().numpy(), x)
+
+
+def test_delta_axis_and_one_launch(monkeypatch):
+    """Axis 0 of a 3-D array (interleaved lanes) and a single launch per call."""
+    from prefixscan.backends.triton import delta
+
+    launches = []
+    kernel = delta.delta_encode_kernel
+    monkeypatch.setattr(delta, "delta_encode_kernel", type("Spy", (), {
+        "__getitem__": lambda self, grid: (launches.append(grid), kernel[grid])[1]})())
+    rng = np.random.default_rng(3)
+    x = random_data(rng, "int32", (24, 3, 5))
+    for axis, q, s in ((0, 3, 2), (1, 2, 3), (-1, 4, 5)):
+        got = ps.delta_encode(to_device(x), q, s, axis=axis, backend="triton")
+        np.testing.assert_array_equal(got.cpu().numpy(), oracle.delta_encode(x, q, s, axis=axis))
+    assert len(launches) == 3
+
+
+@pytest.mark.skipif(not CUDA, reason="the replay path exists for compiled kernels only")
+def test_single_tile_replay(monkeypatch):
+    """Repeated small scans of one signature go straight to the compiled kernel; tensors
+    the replay cannot take (strided, in place) take the full path, with the same results."""
+    from prefixscan.backends.triton import launch
+
+    s = ps.make_scan()
+    rng = np.random.default_rng(9)
+    x1 = to_device(random_data(rng, "int32", 1000))
+    s(x1)
+    (_, _, fast), = s._plans.values()
+    assert isinstance(fast, launch.FastScan)
+    full_runs = []
+    real = launch.run_scan
+    monkeypatch.setattr(launch, "run_scan", lambda *a, **k: (full_runs.append(1), real(*a, **k))[1])
+    for _ in range(3):
+        x = to_device(random_data(rng, "int32", 1000))
+        out = torch.full_like(x, -77)
+        np.testing.assert_array_equal(s(x).cpu().numpy(), np.cumsum(x.cpu().numpy(), dtype=np.int32))
+        s(x, out=out)
+        np.testing.assert_array_equal(out.cpu().numpy(), np.cumsum(x.cpu().numpy(), dtype=np.int32))
+    assert not full_runs
+    wide = to_device(random_data(rng, "int32", 2000))
+    strided = wide[::2]
+    np.testing.assert_array_equal(s(strided).cpu().numpy(), np.cumsum(strided.cpu().numpy(), dtype=np.int32))
+    assert full_runs

@@ -64,17 +64,32 @@ def _where(mask, a, b):
 @triton.jit
 def _load_fields(ptrs, offsets, mask, ident):
     """Load every field at ``offsets``, in the accumulator dtype (that of ``ident``),
-    with the identity where ``mask`` is False."""
+    with the identity where ``mask`` is False; ``mask=None``: a full tile, unmasked."""
     out = ()
     for i in tl.static_range(len(ptrs)):
-        out = out + (tl.where(mask, tl.load(ptrs[i] + offsets, mask=mask).to(ident[i].dtype), ident[i]),)
+        if mask is None:
+            out = out + (tl.load(ptrs[i] + offsets).to(ident[i].dtype),)
+        else:
+            out = out + (tl.where(mask, tl.load(ptrs[i] + offsets, mask=mask).to(ident[i].dtype), ident[i]),)
     return out
 
 
 @triton.jit
 def _store_fields(ptrs, offsets, values, mask):
     for i in tl.static_range(len(ptrs)):
-        tl.store(ptrs[i] + offsets, values[i].to(ptrs[i].dtype.element_ty), mask=mask)
+        if mask is None:
+            tl.store(ptrs[i] + offsets, values[i].to(ptrs[i].dtype.element_ty))
+        else:
+            tl.store(ptrs[i] + offsets, values[i].to(ptrs[i].dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _within(inside, mask):
+    """``inside & mask``, where ``inside`` None means everywhere (a full tile)."""
+    if inside is None:
+        return mask
+    else:
+        return inside & mask
 
 
 @triton.jit
@@ -370,21 +385,69 @@ def _scan_tile(scan_in, ident, PAIR: tl.constexpr, FLAT: tl.constexpr, BACKWARD:
     return scanned
 
 
+@triton.jit
+def _order_1d(values, scan_in, k, seed, vid, tile, lane, tiles_per_lane, order_stride, ident,
+              status_ptr, flag_ptr, agg_ptrs, incl_ptrs, epoch,
+              PAIR: tl.constexpr, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr, REVERSE: tl.constexpr,
+              PACKED: tl.constexpr, SINGLE_TILE: tl.constexpr, CHAINED: tl.constexpr, WINDOW: tl.constexpr,
+              RAKE: tl.constexpr):
+    """One order of the 1-D scan: the tile's aggregate of ``values`` (order k-1's
+    result), the look-back over order k's status entries (from ``k * order_stride``),
+    and the scan of ``scan_in`` seeded with the prefix."""
+    if SINGLE_TILE:
+        prefix = seed
+    else:
+        agg = _ordered_reduce(values, FLAT, COMMUTATIVE)
+        entry = vid + k * order_stride
+        if tile == 0:
+            prefix = seed
+        else:
+            if not CHAINED:
+                _publish(status_ptr, flag_ptr, agg_ptrs, entry, agg, FLAG_AGGREGATE, epoch, PACKED)
+            prefix = _lookback_1d(status_ptr, flag_ptr, agg_ptrs, incl_ptrs,
+                                  lane * tiles_per_lane + k * order_stride, tile,
+                                  ident, epoch, PAIR, FLAT, COMMUTATIVE, PACKED, CHAINED, WINDOW)
+        _publish(status_ptr, flag_ptr, incl_ptrs, entry, PAIR(prefix, agg), FLAG_PREFIX, epoch, PACKED)
+    return PAIR(prefix, _scan_tile(scan_in, ident, PAIR, FLAT, REVERSE and COMMUTATIVE, RAKE))
+
+
+@triton.jit
+def _order_2d(values, scan_in, k, seed, vid, tile, group, tiles_per_lane, order_stride, ident,
+              status_ptr, flag_ptr, agg_ptrs, incl_ptrs, epoch,
+              PAIR: tl.constexpr, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr, PACKED: tl.constexpr,
+              SINGLE_TILE: tl.constexpr, CHAINED: tl.constexpr, WINDOW: tl.constexpr, KB: tl.constexpr,
+              RAKE: tl.constexpr):
+    """One order of the 2-D scan (see :func:`_order_1d`), per column of the tile."""
+    if SINGLE_TILE:
+        prefix = seed
+    else:
+        agg = _ordered_reduce(values, FLAT, COMMUTATIVE)  # fields of [KB]
+        entry = (vid + k * order_stride) * KB + tl.arange(0, KB)
+        if tile == 0:
+            prefix = seed
+        else:
+            if not CHAINED:
+                _publish(status_ptr, flag_ptr, agg_ptrs, entry, agg, FLAG_AGGREGATE, epoch, PACKED)
+            prefix = _lookback(status_ptr, flag_ptr, agg_ptrs, incl_ptrs,
+                               group * tiles_per_lane + k * order_stride, tile, ident,
+                               epoch, PAIR, FLAT, COMMUTATIVE, PACKED, CHAINED, WINDOW, KB)
+        _publish(status_ptr, flag_ptr, incl_ptrs, entry, PAIR(prefix, agg), FLAG_PREFIX, epoch, PACKED)
+    return PAIR(_as_rows(prefix), _scan_tile(scan_in, ident, PAIR, FLAT, False, RAKE))
+
+
 # Counters that change every call are never specialized: no recompiles, and no
 # value turned into a constant when it happens to equal 1.  M keeps Triton's
 # divisibility-by-16 specialization (at most two variants) for vector loads.
-@triton.jit(do_not_specialize=["tiles_per_lane", "tile_base", "epoch"])
-def scan_1d_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_ptrs, incl_ptrs,
-                   counter_ptr, M, tiles_per_lane, tile_base, epoch,
-                   PAIR: tl.constexpr, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr,
-                   INCLUSIVE: tl.constexpr, REVERSE: tl.constexpr, HAS_INIT: tl.constexpr,
-                   PACKED: tl.constexpr, SINGLE_TILE: tl.constexpr, MULTI_LANE: tl.constexpr,
-                   CHAINED: tl.constexpr, BLOCK: tl.constexpr, WINDOW: tl.constexpr, RAKE: tl.constexpr):
-    """Scan lanes of length M stored back to back (the (B, M, 1) layout)."""
-    if SINGLE_TILE:
-        vid = tl.program_id(0).to(tl.int64)  # one program per lane, no status
-    else:
-        vid = tl.atomic_add(counter_ptr, 1) - tile_base
+@triton.jit
+def _tile_1d(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_ptrs, incl_ptrs, M, vid,
+             tiles_per_lane, epoch, order_stride, order,
+             PAIR: tl.constexpr, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr,
+             INCLUSIVE: tl.constexpr, REVERSE: tl.constexpr, HAS_INIT: tl.constexpr,
+             PACKED: tl.constexpr, SINGLE_TILE: tl.constexpr, MULTI_LANE: tl.constexpr,
+             CHAINED: tl.constexpr, BLOCK: tl.constexpr, WINDOW: tl.constexpr,
+             ORDERED: tl.constexpr, DELAYED: tl.constexpr, FULL: tl.constexpr, RAKE: tl.constexpr):
+    """Tile ``vid`` of :func:`scan_1d_kernel`; ``FULL``: every element inside the lane,
+    so loads and stores carry no mask."""
     lane = vid // tiles_per_lane
     tile = vid % tiles_per_lane
     ident = _scalars(ident_ptrs, 0)
@@ -393,62 +456,101 @@ def scan_1d_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, 
         # Tile t holds the t-th block from the end, loaded in ascending order
         # (16-byte vectors) and scanned backwards in registers.
         pos = M - (tile + 1) * BLOCK + rank
-        inside = pos >= 0
+        inside = None if FULL else pos >= 0
         neighbour = pos + 1
         first = BLOCK - 1
     else:
         # Forward scans; reverse scans of non-commutative operators mirror the
         # indices so that the swapped combine sees operands in index order.
         offs = tile * BLOCK + rank
-        inside = offs < M
+        inside = None if FULL else offs < M
         pos = (M - 1 - offs) if REVERSE else offs
         neighbour = (pos + 1) if REVERSE else (pos - 1)
         first = 0
     # One lane: no lane offset, so the loads vectorize whatever M is.
     base = lane * M if MULTI_LANE else 0
-    x = _load_fields(x_ptrs, base + pos, inside, ident)
+    if not DELAYED:
+        x = _load_fields(x_ptrs, base + pos, inside, ident)
+    else:
+        # The input delayed by `order` elements in scan order, identity first
+        # (unaligned loads: only exclusive scans of order > 1 come here).
+        src = (pos + order) if REVERSE else (pos - order)
+        x = _load_fields(x_ptrs, base + src, _within(inside, (src >= 0) & (src < M)), ident)
     if INCLUSIVE:
         scan_in = x
     else:
         # Exclusive: scan the tile shifted by one element (identity first in scan order).
-        scan_in = _load_fields(x_ptrs, base + neighbour, inside & (rank != first), ident)
+        scan_in = _load_fields(x_ptrs, base + neighbour, _within(inside, rank != first), ident)
     if HAS_INIT:
         seed = _scalars(init_ptrs, lane)
     else:
         seed = ident
-    if SINGLE_TILE:
-        prefix = seed
+    # Order k scans order k-1's result, still in registers, with its own status
+    # entries (SAM's iteration, seed 002 section 2.4): the input is read once and the
+    # result written once whatever the order.  Positions outside the lane hold
+    # garbage after the first order, but they come after every valid position in
+    # scan order and only the lane's last tile has them, whose aggregate nobody reads.
+    if ORDERED:
+        values = x
+        k = 0
+        while k < order:  # not range(order): the interpreter cannot index a runtime int (NumPy >= 2.4)
+            values = _order_1d(values, scan_in, k, seed, vid, tile, lane, tiles_per_lane, order_stride, ident,
+                               status_ptr, flag_ptr, agg_ptrs, incl_ptrs, epoch, PAIR, FLAT, COMMUTATIVE, REVERSE,
+                               PACKED, SINGLE_TILE, CHAINED, WINDOW, RAKE)
+            scan_in = values
+            k += 1
     else:
-        agg = _ordered_reduce(x, FLAT, COMMUTATIVE)
-        if tile == 0:
-            prefix = seed
-        else:
-            if not CHAINED:
-                _publish(status_ptr, flag_ptr, agg_ptrs, vid, agg, FLAG_AGGREGATE, epoch, PACKED)
-            prefix = _lookback_1d(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, lane * tiles_per_lane, tile,
-                                  ident, epoch, PAIR, FLAT, COMMUTATIVE, PACKED, CHAINED, WINDOW)
-        _publish(status_ptr, flag_ptr, incl_ptrs, vid, PAIR(prefix, agg), FLAG_PREFIX, epoch, PACKED)
-    scanned = _scan_tile(scan_in, ident, PAIR, FLAT, REVERSE and COMMUTATIVE, RAKE)
-    _store_fields(y_ptrs, base + pos, PAIR(prefix, scanned), inside)
+        values = _order_1d(x, scan_in, 0, seed, vid, tile, lane, tiles_per_lane, order_stride, ident,
+                           status_ptr, flag_ptr, agg_ptrs, incl_ptrs, epoch, PAIR, FLAT, COMMUTATIVE, REVERSE,
+                           PACKED, SINGLE_TILE, CHAINED, WINDOW, RAKE)
+    _store_fields(y_ptrs, base + pos, values, inside)
 
 
-@triton.jit(do_not_specialize=["tiles_per_lane", "tile_base", "epoch", "col_blocks"])
-def scan_2d_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_ptrs, incl_ptrs,
-                   counter_ptr, M, K, col_blocks, tiles_per_lane, tile_base, epoch,
+@triton.jit(do_not_specialize=["tiles_per_lane", "tile_base", "epoch", "order_stride", "order"])
+def scan_1d_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_ptrs, incl_ptrs,
+                   counter_ptr, M, tiles_per_lane, tile_base, epoch, order_stride, order,
                    PAIR: tl.constexpr, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr,
                    INCLUSIVE: tl.constexpr, REVERSE: tl.constexpr, HAS_INIT: tl.constexpr,
                    PACKED: tl.constexpr, SINGLE_TILE: tl.constexpr, MULTI_LANE: tl.constexpr,
-                   CHAINED: tl.constexpr, EXACT_K: tl.constexpr, ROWS: tl.constexpr, KB: tl.constexpr,
-                   WINDOW: tl.constexpr, RAKE: tl.constexpr):
-    """Scan the (B, M, K) layout along M: K interleaved streams per lane.
-
-    With ``EXACT_K`` (K == KB) the row stride is a constant, so a tile is one
-    contiguous block and its loads and stores are 16-byte vectors.
-    """
+                   CHAINED: tl.constexpr, BLOCK: tl.constexpr, WINDOW: tl.constexpr,
+                   ORDERED: tl.constexpr, DELAYED: tl.constexpr, RAKE: tl.constexpr):
+    """Scan lanes of length M stored back to back (the (B, M, 1) layout), ``order`` times
+    (status entries of order k at ``k * order_stride``); with ``DELAYED`` the input is
+    first delayed by ``order`` elements.  ``order`` is a runtime value, so one compiled
+    kernel serves every order > 1 (``ORDERED``); order 1 compiles without the loop,
+    whose loop-carried tile would otherwise cost layout conversions."""
     if SINGLE_TILE:
-        vid = tl.program_id(0).to(tl.int64)
+        vid = tl.program_id(0).to(tl.int64)  # one program per lane, no status
     else:
         vid = tl.atomic_add(counter_ptr, 1) - tile_base
+    # Full tiles (all but a lane's last) take a copy of the tile code without masks:
+    # masked 64-bit loads next to the carry predicates of 64-bit adds made ptxas
+    # issue a thread's loads in many small batches, each waiting on memory
+    # (bench/int64_study/REPORT.md).
+    if SINGLE_TILE:
+        full = False
+    else:
+        full = (vid % tiles_per_lane + 1) * BLOCK <= M
+    if full:
+        _tile_1d(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_ptrs, incl_ptrs, M, vid,
+                 tiles_per_lane, epoch, order_stride, order, PAIR, FLAT, COMMUTATIVE, INCLUSIVE, REVERSE,
+                 HAS_INIT, PACKED, SINGLE_TILE, MULTI_LANE, CHAINED, BLOCK, WINDOW, ORDERED, DELAYED, True, RAKE)
+    else:
+        _tile_1d(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_ptrs, incl_ptrs, M, vid,
+                 tiles_per_lane, epoch, order_stride, order, PAIR, FLAT, COMMUTATIVE, INCLUSIVE, REVERSE,
+                 HAS_INIT, PACKED, SINGLE_TILE, MULTI_LANE, CHAINED, BLOCK, WINDOW, ORDERED, DELAYED, False, RAKE)
+
+
+@triton.jit
+def _tile_2d(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_ptrs, incl_ptrs, M, K, col_blocks,
+             vid, tiles_per_lane, epoch, order_stride, order,
+             PAIR: tl.constexpr, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr,
+             INCLUSIVE: tl.constexpr, REVERSE: tl.constexpr, HAS_INIT: tl.constexpr,
+             PACKED: tl.constexpr, SINGLE_TILE: tl.constexpr, MULTI_LANE: tl.constexpr,
+             CHAINED: tl.constexpr, EXACT_K: tl.constexpr, ROWS: tl.constexpr, KB: tl.constexpr,
+             WINDOW: tl.constexpr, ORDERED: tl.constexpr, DELAYED: tl.constexpr, FULL: tl.constexpr,
+             RAKE: tl.constexpr):
+    """Tile ``vid`` of :func:`scan_2d_kernel`; ``FULL``: all rows and columns inside."""
     group = vid // tiles_per_lane  # (lane, column block)
     tile = vid % tiles_per_lane
     lane = group // col_blocks
@@ -457,32 +559,73 @@ def scan_2d_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, 
     rows = tile * ROWS + tl.arange(0, ROWS)[:, None]
     cols = cblock * KB + tl.arange(0, KB)[None, :]
     stride = KB if EXACT_K else K
-    inside = (rows < M) & (cols < stride)
+    inside = None if FULL else (rows < M) & (cols < stride)
     rpos = (M - 1 - rows) if REVERSE else rows
     base = lane * M * stride if MULTI_LANE else 0
-    x = _load_fields(x_ptrs, base + rpos * stride + cols, inside, ident)
+    if not DELAYED:
+        x = _load_fields(x_ptrs, base + rpos * stride + cols, inside, ident)
+    else:
+        src = (rpos + order) if REVERSE else (rpos - order)
+        x = _load_fields(x_ptrs, base + src * stride + cols, _within(inside, (src >= 0) & (src < M)), ident)
     if INCLUSIVE:
         scan_in = x
     else:
         prev = (rpos + 1) if REVERSE else (rpos - 1)
-        scan_in = _load_fields(x_ptrs, base + prev * stride + cols, inside & ((rows % ROWS) != 0), ident)
+        scan_in = _load_fields(x_ptrs, base + prev * stride + cols, _within(inside, (rows % ROWS) != 0), ident)
     col_in = cblock * KB + tl.arange(0, KB)
     if HAS_INIT:
         seed = _load_fields(init_ptrs, lane * K + col_in, col_in < K, ident)
     else:
         seed = _where(col_in >= 0, ident, ident)  # [KB] copies of the identity
-    if SINGLE_TILE:
-        prefix = seed
+    if ORDERED:  # orders as in scan_1d_kernel
+        values = x
+        k = 0
+        while k < order:  # see scan_1d_kernel
+            values = _order_2d(values, scan_in, k, seed, vid, tile, group, tiles_per_lane, order_stride, ident,
+                               status_ptr, flag_ptr, agg_ptrs, incl_ptrs, epoch, PAIR, FLAT, COMMUTATIVE, PACKED,
+                               SINGLE_TILE, CHAINED, WINDOW, KB, RAKE)
+            scan_in = values
+            k += 1
     else:
-        agg = _ordered_reduce(x, FLAT, COMMUTATIVE)  # fields of [KB]
-        entry = vid * KB + tl.arange(0, KB)
-        if tile == 0:
-            prefix = seed
-        else:
-            if not CHAINED:
-                _publish(status_ptr, flag_ptr, agg_ptrs, entry, agg, FLAG_AGGREGATE, epoch, PACKED)
-            prefix = _lookback(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, group * tiles_per_lane, tile, ident,
-                               epoch, PAIR, FLAT, COMMUTATIVE, PACKED, CHAINED, WINDOW, KB)
-        _publish(status_ptr, flag_ptr, incl_ptrs, entry, PAIR(prefix, agg), FLAG_PREFIX, epoch, PACKED)
-    scanned = _scan_tile(scan_in, ident, PAIR, FLAT, False, RAKE)
-    _store_fields(y_ptrs, base + rpos * stride + cols, PAIR(_as_rows(prefix), scanned), inside)
+        values = _order_2d(x, scan_in, 0, seed, vid, tile, group, tiles_per_lane, order_stride, ident,
+                           status_ptr, flag_ptr, agg_ptrs, incl_ptrs, epoch, PAIR, FLAT, COMMUTATIVE, PACKED,
+                           SINGLE_TILE, CHAINED, WINDOW, KB, RAKE)
+    _store_fields(y_ptrs, base + rpos * stride + cols, values, inside)
+
+
+@triton.jit(do_not_specialize=["tiles_per_lane", "tile_base", "epoch", "col_blocks", "order_stride", "order"])
+def scan_2d_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_ptrs, incl_ptrs,
+                   counter_ptr, M, K, col_blocks, tiles_per_lane, tile_base, epoch, order_stride, order,
+                   PAIR: tl.constexpr, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr,
+                   INCLUSIVE: tl.constexpr, REVERSE: tl.constexpr, HAS_INIT: tl.constexpr,
+                   PACKED: tl.constexpr, SINGLE_TILE: tl.constexpr, MULTI_LANE: tl.constexpr,
+                   CHAINED: tl.constexpr, EXACT_K: tl.constexpr, ROWS: tl.constexpr, KB: tl.constexpr,
+                   WINDOW: tl.constexpr, ORDERED: tl.constexpr, DELAYED: tl.constexpr, RAKE: tl.constexpr):
+    """Scan the (B, M, K) layout along M: K interleaved streams per lane; ``order``
+    and ``DELAYED`` as in :func:`scan_1d_kernel` (status entries of order k start at
+    ``k * order_stride`` tiles).
+
+    With ``EXACT_K`` (K == KB) the row stride is a constant, so a tile is one
+    contiguous block and its loads and stores are 16-byte vectors.
+    """
+    if SINGLE_TILE:
+        vid = tl.program_id(0).to(tl.int64)
+    else:
+        vid = tl.atomic_add(counter_ptr, 1) - tile_base
+    # Full tiles without masks, as in scan_1d_kernel.
+    if SINGLE_TILE:
+        full = False
+    elif EXACT_K:
+        full = (vid % tiles_per_lane + 1) * ROWS <= M
+    else:
+        full = ((vid % tiles_per_lane + 1) * ROWS <= M) & ((vid // tiles_per_lane % col_blocks + 1) * KB <= K)
+    if full:
+        _tile_2d(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_ptrs, incl_ptrs, M, K, col_blocks,
+                 vid, tiles_per_lane, epoch, order_stride, order, PAIR, FLAT, COMMUTATIVE, INCLUSIVE, REVERSE,
+                 HAS_INIT, PACKED, SINGLE_TILE, MULTI_LANE, CHAINED, EXACT_K, ROWS, KB, WINDOW, ORDERED,
+                 DELAYED, True, RAKE)
+    else:
+        _tile_2d(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_ptrs, incl_ptrs, M, K, col_blocks,
+                 vid, tiles_per_lane, epoch, order_stride, order, PAIR, FLAT, COMMUTATIVE, INCLUSIVE, REVERSE,
+                 HAS_INIT, PACKED, SINGLE_TILE, MULTI_LANE, CHAINED, EXACT_K, ROWS, KB, WINDOW, ORDERED,
+                 DELAYED, False, RAKE)

@@ -8,6 +8,7 @@ tile counter by its grid size, so no memset is needed between calls.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -16,7 +17,7 @@ import numpy as np
 from ..._arrays import as_torch
 from ...dispatch import interpreter_mode
 from .combine import combine_functions
-from .tuning import choose_config, raking_rows
+from .tuning import choose_config, raking_rows, tuned_strategy
 
 _EPOCH_LIMIT = 1 << 29  # flags hold epoch * 4 + state in 32 bits
 
@@ -105,7 +106,10 @@ def _layout(request) -> tuple[int, int, int]:
     return pre, request.lane_len // s, post * s
 
 
-def run_scan(request) -> list:
+def run_scan(request, plan: bool = False):
+    """Scan ``request`` into its outputs (a list of torch tensors).  With ``plan``,
+    return ``(results, fast)`` where ``fast`` is a :class:`FastScan` that replays this
+    call on new tensors of the same signature, or None when it cannot."""
     import torch
 
     config = request.config
@@ -124,7 +128,7 @@ def run_scan(request) -> list:
         return users if users is not None else ys
     xs = [x.contiguous() for x in xs]
     interpreter = interpreter_mode()
-    stream = torch.cuda.current_stream(device).cuda_stream if device.type == "cuda" else 0
+    stream = current_stream(device) if device.type == "cuda" else 0
     if interpreter:
         # The interpreter copies every tensor argument to a host buffer and back
         # after the launch, so an input aliased with an output would overwrite it.
@@ -145,58 +149,92 @@ def run_scan(request) -> list:
         inits = tuple(inits)
     swapped = config.reverse and not monoid.commutative
     pair, flat = combine_functions(monoid, len(xs), swapped)
-    # Intermediate orders stay in the accumulator dtype.
-    mids = [y if (config.order == 1 or y.dtype == acc) else torch.empty(y.shape, dtype=acc, device=device)
-            for y, acc in zip(ys_kernel, accs)]
     launch = _launcher(config, xs[0].device, accs, M, K, interpreter)
+    order = config.order
+    if launch in (_launch, _launch_chained) and order > 1 and (config.inclusive or inits is None):
+        # One pass for every order (SAM).  Exclusive scans without init: E^q = S^q Z^q,
+        # the inclusive scan of order q of the input delayed by q elements (the
+        # delay Z commutes with the inclusive scan S when no seed is added).
+        records = [launch(tuple(xs), tuple(ys_kernel), idents, inits, pair, flat, monoid.commutative, accs, B, M, K,
+                          config, torch, stream, interpreter, order=order, delayed=not config.inclusive,
+                          inclusive=True)]
+        order = 0
+    else:
+        records = []
+    # Other strategies, and exclusive scans with a seed (the seed is added at
+    # every order, so the delays do not commute): one launch per order.
+    # Intermediate orders stay in the accumulator dtype.
+    mids = [y if (order == 1 or y.dtype == acc) else torch.empty(y.shape, dtype=acc, device=device)
+            for y, acc in zip(ys_kernel, accs)]
     src = tuple(xs)
-    for q in range(config.order):
-        dst = tuple(ys_kernel if q == config.order - 1 else mids)
-        launch(src, dst, idents, inits, pair, flat, monoid.commutative, accs, B, M, K, config, torch,
-               stream, interpreter)
+    for q in range(order):
+        dst = tuple(ys_kernel if q == order - 1 else mids)
+        records.append(launch(src, dst, idents, inits, pair, flat, monoid.commutative, accs, B, M, K, config,
+                              torch, stream, interpreter))
         src = dst
+    results = ys
     if users is not None:
         for u, y in zip(users, ys):
             if u is not y:
                 u.copy_(y)
-        return users
-    return ys
+        results = users
+    if not plan:
+        return results
+    fast = None
+    record = records[0] if len(records) == 1 and launch in (_launch, _launch_chained) else None
+    if (record is not None and record[0] is not None and request.init is None and len(xs) == 1
+            and ys_kernel[0] is ys[0] and results[0] is ys[0] and xs[0] is as_torch(request.fields[0])
+            and device.type == "cuda"):
+        compiled, grid_size, rest = record
+        fast = FastScan(compiled, grid_size, tuple(request.out_shape), ys[0].dtype, device, rest)
+    return results, fast
 
 
 def strategy_for(config, device, accs, M: int, K: int, interpreter: bool) -> str:
-    """The meta-strategy a scan runs with: the caller's, else the tuned one."""
+    """The meta-strategy a scan runs with: the caller's, else the tuned one
+    (:func:`.tuning.tuned_strategy`: chained or decoupled look-back without a table)."""
     if config.strategy != "auto":
         return config.strategy
-    return "chained" if config.deterministic else "decoupled_lookback"
+    return tuned_strategy(device, accs, M, K, interpreter, monoid=config.monoid,
+                          deterministic=config.deterministic)
 
 
 def _launcher(config, device, accs, M: int, K: int, interpreter: bool):
     """The launch function of the request's strategy.  Every launcher takes the
     arguments of :func:`_launch` and scans ``xs`` into ``ys`` once (one order)."""
     strategy = strategy_for(config, device, accs, M, K, interpreter)
-    if strategy in ("decoupled_lookback", "chained"):
+    if strategy == "decoupled_lookback":
         return _launch
+    if strategy == "chained":
+        # Also when the tuned table picks chained for an "auto" scan, whose config
+        # does not say so.
+        return _launch_chained
     from . import strategies
 
     return strategies.LAUNCHERS[strategy]
 
 
 def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, config, torch, stream: int,
-            interpreter: bool):
-    """Decoupled look-back (or, for strategy "chained" and deterministic=True, the
-    chained hand-off) over the (B, M, K) layout: one launch, one pass."""
+            interpreter: bool, chained: bool = False, order: int = 1, delayed: bool = False,
+            inclusive: bool | None = None):
+    """Decoupled look-back (or, with ``chained``, for strategy "chained" and for
+    deterministic=True, the chained hand-off) over the (B, M, K) layout: one
+    launch, one pass, ``order`` scans of the input (``delayed``: first delayed by
+    ``order`` elements; ``inclusive`` overrides the config's)."""
     from . import kernels
 
-    chained = config.deterministic or config.strategy == "chained"
+    chained = chained or config.deterministic or config.strategy == "chained"
 
     nbytes = sum(a.itemsize for a in accs)
-    tune = choose_config(xs[0].device, nbytes, any(a.is_floating_point for a in accs), M, K, interpreter)
+    tune = choose_config(xs[0].device, nbytes, any(a.is_floating_point for a in accs), M, K, interpreter,
+                         accs=accs, monoid=config.monoid, strategy="chained" if chained else "decoupled_lookback")
     packed = (len(accs) == 1 and nbytes <= 4) if tune.packed is None else (tune.packed and len(accs) == 1)
     init_arg = inits if inits is not None else idents
     window = 1 if chained else tune.window  # chained: only the predecessor matters
-    common = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=commutative, INCLUSIVE=config.inclusive,
+    common = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=commutative,
+                  INCLUSIVE=config.inclusive if inclusive is None else inclusive,
                   REVERSE=config.reverse, HAS_INIT=inits is not None, PACKED=packed,
-                  CHAINED=chained)
+                  CHAINED=chained, ORDERED=order > 1, DELAYED=delayed)
     if K == 1:
         block = tune.block
         single = M <= block
@@ -223,20 +261,29 @@ def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, confi
         base = epoch = 0
     else:
         state = _state_for(xs[0].device, stream)
-        status, flags, aggs, incls = state.begin(entries, torch, accs, packed)
+        status, flags, aggs, incls = state.begin(entries * order, torch, accs, packed)
         base, epoch, counter = state.tiles_issued, state.epoch, state.counter
     if K == 1:
-        _run(kernels.scan_1d_kernel, grid_size, tune.num_warps, stream, interpreter,
-             (xs, ys, idents, init_arg, status, flags, aggs, incls, counter, M, tiles, base, epoch),
-             dict(common, SINGLE_TILE=single, MULTI_LANE=B > 1, BLOCK=block, WINDOW=window, RAKE=rake), (M,))
+        kernel = kernels.scan_1d_kernel
+        args = (xs, ys, idents, init_arg, status, flags, aggs, incls, counter, M, tiles, base, epoch, grid_size,
+                order)
+        constexprs = dict(common, SINGLE_TILE=single, MULTI_LANE=B > 1, BLOCK=block, WINDOW=window, RAKE=rake)
+        compiled = _run(kernel, grid_size, tune.num_warps, stream, interpreter, args, constexprs, (M,))
     else:
-        _run(kernels.scan_2d_kernel, grid_size, tune.num_warps, stream, interpreter,
-             (xs, ys, idents, init_arg, status, flags, aggs, incls, counter, M, K, col_blocks, tiles, base, epoch),
-             dict(common, SINGLE_TILE=single, MULTI_LANE=B > 1, EXACT_K=K == kb, ROWS=rows, KB=kb,
-                  WINDOW=window, RAKE=rake), (M, K))
+        kernel = kernels.scan_2d_kernel
+        args = (xs, ys, idents, init_arg, status, flags, aggs, incls, counter, M, K, col_blocks, tiles, base, epoch,
+                grid_size, order)
+        constexprs = dict(common, SINGLE_TILE=single, MULTI_LANE=B > 1, EXACT_K=K == kb, ROWS=rows, KB=kb,
+                          WINDOW=window, RAKE=rake)
+        compiled = _run(kernel, grid_size, tune.num_warps, stream, interpreter, args, constexprs, (M, K))
     if state is not None:
         state.tiles_issued += grid_size
+        return None
+    # A single-tile launch depends on nothing but the tensors: replayable.
+    return compiled, grid_size, args[2:] + _constexpr_tail(kernel, len(args), constexprs)
 
+
+_launch_chained = functools.partial(_launch, chained=True)
 
 _compiled: dict = {}
 
@@ -252,7 +299,7 @@ def _run(kernel, grid_size: int, num_warps: int, stream: int, interpreter: bool,
     """
     if interpreter:
         kernel[(grid_size,)](*args, num_warps=num_warps, **constexprs)
-        return
+        return None
     import torch
     from triton import knobs
 
@@ -262,10 +309,60 @@ def _run(kernel, grid_size: int, num_warps: int, stream: int, interpreter: bool,
            tuple((v % 16 == 0, v == 1) for v in specialized_ints))
     compiled = _compiled.get(key)
     if compiled is None:
-        _compiled[key] = kernel[(grid_size,)](*args, num_warps=num_warps, **constexprs)
-        return
-    full = args + tuple(constexprs[name] for name in kernel.arg_names[len(args):])
+        compiled = _compiled[key] = kernel[(grid_size,)](*args, num_warps=num_warps, **constexprs)
+        return compiled
+    full = args + _constexpr_tail(kernel, len(args), constexprs)
     hook = knobs.runtime.launch_enter_hook
     metadata = compiled.launch_metadata((grid_size, 1, 1), stream, *full) if hook is not None else None
     compiled.run(grid_size, 1, 1, stream, compiled.function, compiled.packed_metadata, metadata,
                  hook, knobs.runtime.launch_exit_hook, *full)
+    return compiled
+
+
+def _constexpr_tail(kernel, nargs: int, constexprs: dict) -> tuple:
+    return tuple(constexprs[name] for name in kernel.arg_names[nargs:])
+
+
+def current_stream(device) -> int:
+    """The raw CUDA stream of ``device`` (torch's public accessor costs ~10 us a call)."""
+    import torch
+
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        return raw(device.index if device.index is not None else torch.cuda.current_device())
+    return torch.cuda.current_stream(device).cuda_stream
+
+
+class FastScan:
+    """Replays a single-tile scan (one launch, no status buffers) on new tensors of
+    the same signature: everything but the input and output pointers is fixed, so a
+    call is an allocation and the compiled kernel's launcher (cuda.compute's
+    reusable-object idea, taken down to the launch).  Returns None where the fast
+    path does not apply (non-contiguous or misaligned tensors, launch hooks), and
+    the caller takes the full path."""
+
+    __slots__ = ("compiled", "grid", "shape", "dtype", "device", "index", "rest", "torch", "knobs")
+
+    def __init__(self, compiled, grid: int, shape, dtype, device, rest: tuple):
+        import torch
+        from triton import knobs
+
+        self.compiled, self.grid, self.shape, self.dtype, self.device = compiled, grid, shape, dtype, device
+        self.index = device.index if device.index is not None else torch.cuda.current_device()
+        self.rest, self.torch, self.knobs = rest, torch, knobs
+
+    def __call__(self, x, out):
+        if not x.is_contiguous() or x.data_ptr() % 16:
+            return None
+        if out is None:
+            y = self.torch.empty(self.shape, dtype=self.dtype, device=self.device)
+        elif out.is_contiguous() and not out.data_ptr() % 16 and out.data_ptr() != x.data_ptr():
+            y = out
+        else:
+            return None
+        if self.knobs.runtime.launch_enter_hook is not None:
+            return None
+        c = self.compiled
+        c.run(self.grid, 1, 1, self.torch._C._cuda_getCurrentRawStream(self.index), c.function, c.packed_metadata,
+              None, None, self.knobs.runtime.launch_exit_hook, (x,), (y,), *self.rest)
+        return y

@@ -531,11 +531,13 @@ class _Geometry:
     packed: bool  # ring entries: tag and value in one 64-bit word
 
 
-def _geometry(device, accs, M: int, K: int, interpreter: bool) -> _Geometry:
-    """The tiles of launch._launch (same table, same shapes), so that strategies
-    differ only in how carries travel."""
+def _geometry(device, accs, M: int, K: int, interpreter: bool, strategy: str, monoid=None) -> _Geometry:
+    """The tiles of launch._launch (same shapes; the tuned table's tile for
+    ``strategy``, else the same defaults), so that strategies differ only in how
+    carries travel."""
     nbytes = sum(a.itemsize for a in accs)
-    tune = choose_config(device, nbytes, any(a.is_floating_point for a in accs), M, K, interpreter)
+    tune = choose_config(device, nbytes, any(a.is_floating_point for a in accs), M, K, interpreter,
+                         accs=accs, monoid=monoid, strategy=strategy)
     packed = (len(accs) == 1 and nbytes <= 4) if tune.packed is None else (tune.packed and len(accs) == 1)
     if K == 1:
         kb, col_blocks, rows = 1, 1, tune.block
@@ -622,9 +624,9 @@ def launch_scan_then_propagate(xs, ys, idents, inits, pair, flat, commutative, a
                                stream: int, interpreter: bool):
     """Recursive scan-then-propagate (CUDPP): local tile scans and tile totals, the
     totals scanned recursively (exclusive, seeded), carries combined in a last pass."""
-    g = _geometry(xs[0].device, accs, M, K, interpreter)
+    g = _geometry(xs[0].device, accs, M, K, interpreter, "scan_then_propagate", config.monoid)
     levels = _stp(tuple(xs), tuple(ys), idents, inits, pair, flat, commutative, accs, B, M, K, config.inclusive,
-                  config.reverse, torch, stream, interpreter)
+                  config.reverse, torch, stream, interpreter, config.monoid)
     last_plan["scan_then_propagate"] = dict(grid=B * g.col_blocks * g.tiles, tile=g.rows * g.kb,
                                             tiles=B * g.col_blocks * g.tiles, levels=levels)
 
@@ -636,10 +638,10 @@ class _Flags:
 
 
 def _stp(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, inclusive, reverse, torch, stream,
-         interpreter) -> int:
+         interpreter, monoid=None) -> int:
     """One level (and the levels below it); returns the number of levels."""
     config = _Flags(inclusive, reverse)
-    g = _geometry(xs[0].device, accs, M, K, interpreter)
+    g = _geometry(xs[0].device, accs, M, K, interpreter, "scan_then_propagate", monoid)
     if g.tiles == 1:
         _scan_one_tile(xs, ys, idents, inits, pair, flat, commutative, B, M, K, config, g, stream, interpreter)
         return 1
@@ -658,7 +660,7 @@ def _stp(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, inclusiv
     # seeded with the inits, is every tile's carry.  In place, forwards (the
     # totals are already in scan order, whatever the direction of the scan).
     levels = _stp(sums, sums, idents, inits, pair, flat, commutative, accs, B, g.tiles, K, False, False, torch,
-                  stream, interpreter)
+                  stream, interpreter, monoid)
     _launch_kernel(stp_add_kernel, grid, g.num_warps, stream, interpreter,
                    (locs, tuple(ys), idents, sums, M, K, g.col_blocks, g.tiles),
                    _pick_keys(c, "PAIR", "REVERSE", "BACKWARD", "MULTI_LANE", "EXACT_K", "ROWS", "KB"), (M, K))
@@ -697,7 +699,7 @@ def segmented(flat, nfields: int):
 def launch_reduce_then_scan(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, config, torch,
                             stream: int, interpreter: bool):
     """Merrill & Grimshaw's two-level streaming reduce-then-scan over a fixed grid of C blocks."""
-    g = _geometry(xs[0].device, accs, M, K, interpreter)
+    g = _geometry(xs[0].device, accs, M, K, interpreter, "reduce_then_scan", config.monoid)
     xs, ys = tuple(xs), tuple(ys)
     total = B * g.col_blocks * g.tiles
     if g.tiles == 1:
@@ -790,7 +792,7 @@ def persistent_errors() -> int:
 def launch_persistent(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, config, torch, stream: int,
                       interpreter: bool):
     """SAM-style persistent scan: G resident programs, carries through a ring of totals."""
-    g = _geometry(xs[0].device, accs, M, K, interpreter)
+    g = _geometry(xs[0].device, accs, M, K, interpreter, "persistent", config.monoid)
     xs, ys = tuple(xs), tuple(ys)
     total = B * g.col_blocks * g.tiles
     if g.tiles == 1:
@@ -887,7 +889,7 @@ def plan(strategy: str, n: int, K: int, acc, device, interpreter: bool, order: i
     fixed-grid strategies are those of their last launch (run one first)."""
     if strategy not in STRATEGY_NAMES:
         raise ValueError(f"strategy: unknown strategy {strategy!r}; choose from {', '.join(STRATEGY_NAMES)}")
-    g = _geometry(device, (acc,), max(1, n // K), K, interpreter)
+    g = _geometry(device, (acc,), max(1, n // K), K, interpreter, strategy)
     tile, tiles = g.rows * g.kb, g.tiles * g.col_blocks
     grid = last_plan.get(strategy, {}).get("grid", tiles) if strategy in ("reduce_then_scan", "persistent") else tiles
     return dict(strategy=strategy, grid=grid, tile=tile, columns=g.kb, raking=g.rake,

@@ -1,0 +1,488 @@
+"""Variant k0: the library's kernel, verbatim (prefixscan/backends/triton/kernels.py as the
+working tree had it after commit 273f09c, with the ORDER loop and SHIFT), made
+self-contained: the add monoid's PAIR/FLAT adapters and a launcher that mirrors
+launch.py's arguments for a 1-D inclusive forward sum (ORDER=1, SHIFT=0):
+identity loaded from a one-element tensor, int64 tile counter and offsets, packed
+64-bit status for <= 32-bit values, else int32 flags + aggregate/inclusive arrays
+with release/acquire.
+
+Host API:  s = Scanner(n, dtype, device, block=4096, warps=8); s(x, y).
+
+Original module docstring follows.
+
+Single-pass scan kernels: tiles scanned in registers + decoupled look-back.
+
+Merrill & Garland 2016 (seed 003), "Single-pass Parallel Prefix Scan with
+Decoupled Look-back":
+
+* Each program takes a tile id from an atomic counter, so tiles start in id
+  order and no tile ever waits on one that has not started (forward progress
+  without co-scheduling guarantees).
+* It loads its tile, reduces it, and publishes the aggregate with flag A at
+  once, then inspects a *window* of up to ``WINDOW`` predecessors in one vector
+  load: every entry after the nearest inclusive prefix (flag P) must be A; their
+  aggregates and that prefix give the tile's exclusive prefix.  Entries still X
+  (not ready) make it wait, keeping what it already folded in.  It publishes its
+  inclusive prefix with flag P, scans the tile in registers
+  (``tl.associative_scan``: per-thread serial, warp Kogge-Stone, cross-warp) and
+  writes it: each element is read once and written once (2n bytes).
+* Status words: where the accumulator has at most 32 bits (one field), flag and
+  value share one 64-bit word written atomically (seed 004, section 3.2), read
+  with one volatile load.  Wider values use a flag word published with release
+  semantics after the value, read with acquire semantics (``PACKED=False``).
+* Flags carry the call's epoch (``epoch * 4 + flag``), so the status buffer is
+  reused across calls without a memset: a word from an earlier call reads as X.
+
+Lanes are ``(B, M, K)`` row-major views scanned along M: ``K == 1`` takes the
+1-D kernel; ``K > 1`` (a lane along a non-last axis, or ``tuple_size``
+interleaved streams) takes the 2-D kernel whose tiles are ``[ROWS, KB]``
+blocks, one status word per column.
+
+Values are tuples of fields throughout (a struct-of-arrays monoid such as the
+affine map has two); every pointer argument that carries values is a tuple of
+pointers, one per field.  The tuples are unrolled at compile time, so a
+single-field scan compiles to the same code as a scalar one.  Each monoid comes
+as two Triton functions (:mod:`.combine`): ``PAIR(a, b)`` on field tuples and
+``FLAT(a0, .., b0, ..)``, the form ``tl.associative_scan``/``tl.reduce`` call.
+"""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+FLAG_AGGREGATE = tl.constexpr(1)
+FLAG_PREFIX = tl.constexpr(2)
+
+
+def _fn(combine, _semantic=None):
+    """The function inside a constexpr, for ``tl.reduce``/``tl.associative_scan``
+    (which, unlike a call, do not unwrap a constexpr parameter)."""
+    return combine.value if isinstance(combine, tl.constexpr) else combine
+
+
+_fn.__triton_builtin__ = True
+
+
+@triton.jit
+def _where(mask, a, b):
+    """Field-wise ``tl.where`` over tuples (b may hold scalars)."""
+    out = ()
+    for i in tl.static_range(len(a)):
+        out = out + (tl.where(mask, a[i], b[i]),)
+    return out
+
+
+@triton.jit
+def _load_fields(ptrs, offsets, mask, ident):
+    """Load every field at ``offsets``, in the accumulator dtype (that of ``ident``),
+    with the identity where ``mask`` is False."""
+    out = ()
+    for i in tl.static_range(len(ptrs)):
+        out = out + (tl.where(mask, tl.load(ptrs[i] + offsets, mask=mask).to(ident[i].dtype), ident[i]),)
+    return out
+
+
+@triton.jit
+def _store_fields(ptrs, offsets, values, mask):
+    for i in tl.static_range(len(ptrs)):
+        tl.store(ptrs[i] + offsets, values[i].to(ptrs[i].dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _scalars(ptrs, index):
+    out = ()
+    for i in tl.static_range(len(ptrs)):
+        out = out + (tl.load(ptrs[i] + index),)
+    return out
+
+
+@triton.jit
+def _xor(a, b):
+    return a ^ b
+
+
+@triton.jit
+def _last(values, last_index):
+    """Entry ``last_index`` along axis 0 of every field, exactly: the other
+    entries are zeroed as bits and an xor reduction keeps the one left."""
+    if len(values[0].shape) == 1:
+        keep = tl.arange(0, values[0].shape[0]) == last_index
+    else:
+        keep = (tl.arange(0, values[0].shape[0]) == last_index)[:, None]
+    out = ()
+    for i in tl.static_range(len(values)):
+        v = values[i]
+        if v.dtype.primitive_bitwidth == 64:
+            bits = v.to(tl.int64, bitcast=True)
+        elif v.dtype.primitive_bitwidth == 32:
+            bits = v.to(tl.int32, bitcast=True)
+        elif v.dtype.primitive_bitwidth == 16:
+            bits = v.to(tl.int16, bitcast=True)
+        else:
+            bits = v.to(tl.int8, bitcast=True)
+        picked = tl.reduce(tl.where(keep, bits, 0), 0, _xor)
+        out = out + (picked.to(v.dtype, bitcast=True),)
+    return out
+
+
+@triton.jit
+def _ordered_reduce(values, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr):
+    """Reduce field tuples along axis 0 combining in index order."""
+    if COMMUTATIVE:
+        result = tl.reduce(values, 0, _fn(FLAT))
+    else:
+        result = _last(tl.associative_scan(values, 0, _fn(FLAT)), values[0].shape[0] - 1)
+    return result
+
+
+@triton.jit
+def _decode(word, epoch, ACC: tl.constexpr):
+    """Packed status word -> (state, value); state 0 when from another call."""
+    tag = (word >> 32).to(tl.int32)
+    state = tl.where((tag >> 2) == epoch, tag & 3, 0)
+    bits = (word & 0xFFFFFFFF).to(tl.uint32)
+    if ACC.primitive_bitwidth == 32:
+        value = bits.to(ACC, bitcast=True)
+    elif ACC.primitive_bitwidth == 16:
+        value = bits.to(tl.uint16).to(ACC, bitcast=True)
+    else:
+        value = bits.to(tl.uint8).to(ACC, bitcast=True)
+    return state, value
+
+
+@triton.jit
+def _encode(value, state, epoch):
+    if value.dtype.primitive_bitwidth == 32:
+        bits = value.to(tl.uint32, bitcast=True)
+    elif value.dtype.primitive_bitwidth == 16:
+        bits = value.to(tl.uint16, bitcast=True).to(tl.uint32)
+    else:
+        bits = value.to(tl.uint8, bitcast=True).to(tl.uint32)
+    return ((epoch * 4 + state).to(tl.int64) << 32) | bits.to(tl.int64)
+
+
+@triton.jit
+def _publish(status_ptr, flag_ptr, value_ptrs, index, value, state, epoch, PACKED: tl.constexpr):
+    """Publish field tuple ``value`` with ``state`` at status entries ``index`` (scalar or [KB])."""
+    if PACKED:  # one field of at most 32 bits: flag and value in one atomic word
+        tl.atomic_xchg(status_ptr + index, _encode(value[0], state, epoch), sem="relaxed")
+    else:
+        for i in tl.static_range(len(value_ptrs)):
+            tl.store(value_ptrs[i] + index, value[i])
+        tl.atomic_xchg(flag_ptr + index, epoch * 4 + state, sem="release")
+
+
+@triton.jit
+def _load_window(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, index, valid, epoch, ident,
+                 PACKED: tl.constexpr):
+    """(state, field tuple) of status entries ``index``; state 0 where not valid."""
+    if PACKED:
+        word = tl.load(status_ptr + index, mask=valid, other=0, volatile=True)
+        state, value = _decode(word, epoch, ident[0].dtype)
+        values = (value,)
+    else:
+        tag = tl.atomic_add(flag_ptr + index, 0, mask=valid, sem="acquire")
+        state = tl.where(valid & ((tag >> 2) == epoch), tag & 3, 0)
+        is_prefix = state == FLAG_PREFIX
+        values = ()
+        for i in tl.static_range(len(agg_ptrs)):
+            values = values + (tl.where(is_prefix,
+                                        tl.load(incl_ptrs[i] + index, mask=valid & is_prefix, volatile=True),
+                                        tl.load(agg_ptrs[i] + index, mask=valid & (state == FLAG_AGGREGATE),
+                                                volatile=True)),)
+    return state, values
+
+
+@triton.jit
+def _lookback_1d(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, lane_base, tile, ident, epoch,
+                 PAIR: tl.constexpr, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr,
+                 PACKED: tl.constexpr, CHAINED: tl.constexpr, WINDOW: tl.constexpr):
+    """Exclusive prefix of ``tile`` (> 0) of one lane; status entry of tile t: lane_base + t.
+
+    A 1-D window, so that each entry is loaded by one thread, not by all.  With
+    ``CHAINED`` (run with WINDOW = 1) it waits for the predecessor's inclusive
+    prefix and uses nothing else: the chained scan, bitwise reproducible.
+    """
+    rows = tl.arange(0, WINDOW)
+    end = tile  # the window is [end - WINDOW, end)
+    acc = ident
+    done = 0
+    while done == 0:
+        widx = end - WINDOW + rows
+        valid = widx >= 0
+        state, value = _load_window(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, lane_base + widx, valid, epoch,
+                                    ident, PACKED)
+        # One reduction finds the last entry that stops the fold (a prefix, or
+        # not ready yet) and whether it is a prefix: key = 2 * row + is_prefix.
+        # CHAINED (deterministic): every entry stops the fold, so only the
+        # predecessor's inclusive prefix is ever used, in a fixed order.
+        stops = (state != FLAG_AGGREGATE) | ~valid | CHAINED
+        key = tl.max(tl.where(stops, rows * 2 + (valid & (state == FLAG_PREFIX)).to(tl.int32), -2), 0)
+        stop = key >> 1
+        found = (key & 1) == 1
+        take = valid & ((rows > stop) | ((rows == stop) & found))
+        acc = PAIR(_ordered_reduce(_where(take, value, ident), FLAT, COMMUTATIVE), acc)
+        end = tl.where(stop >= 0, end - WINDOW + stop + 1, end - WINDOW)
+        done = found.to(tl.int32)
+    return acc
+
+
+@triton.jit
+def _lookback(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, lane_base, tile, ident, epoch,
+              PAIR: tl.constexpr, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr,
+              PACKED: tl.constexpr, CHAINED: tl.constexpr, WINDOW: tl.constexpr, KB: tl.constexpr):
+    """Exclusive prefix of ``tile`` (> 0) from its predecessors' status, per column (2-D kernel).
+
+    Status entry of tile t, column c: ``(lane_base + t) * KB + c``.
+    Returns a tuple of [KB] tensors.
+    """
+    rows = tl.arange(0, WINDOW)[:, None]
+    cols = tl.arange(0, KB)[None, :]
+    zero_cols = tl.zeros([KB], dtype=tl.int64)
+    end = zero_cols + tile  # per column: the window is [end - WINDOW, end)
+    acc = _where(zero_cols == 0, ident, ident)
+    done = zero_cols == 1
+    while tl.min(done.to(tl.int32)) == 0:
+        widx = end[None, :] - WINDOW + rows  # [WINDOW, KB]
+        valid = (widx >= 0) & (~done)[None, :]
+        index = (lane_base + widx) * KB + cols
+        state, value = _load_window(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, index, valid, epoch, ident,
+                                    PACKED)
+        # Per column, the last entry that stops the fold (a prefix, or not
+        # ready yet) and whether it is a prefix, in one reduction (see _lookback_1d).
+        # CHAINED (deterministic): every entry stops the fold, so only the
+        # predecessor's inclusive prefix is ever used, in a fixed order.
+        stops = (state != FLAG_AGGREGATE) | ~valid | CHAINED
+        key = tl.max(tl.where(stops, rows * 2 + (valid & (state == FLAG_PREFIX)).to(tl.int32), -2), 0)  # [KB]
+        stop = key >> 1
+        found = (key & 1) == 1
+        take = valid & ((rows > stop[None, :]) | ((rows == stop[None, :]) & found[None, :]))
+        part = _ordered_reduce(_where(take, value, ident), FLAT, COMMUTATIVE)
+        acc = _where(done, acc, PAIR(part, acc))
+        end = tl.where(done | found, end, tl.where(stop >= 0, end - WINDOW + stop + 1, end - WINDOW))
+        done = done | found
+    return acc
+
+
+@triton.jit
+def _as_rows(values):
+    out = ()
+    for i in tl.static_range(len(values)):
+        out = out + (values[i][None, :],)
+    return out
+
+
+# Counters that change every call are never specialized: no recompiles, and no
+# value turned into a constant when it happens to equal 1.  M keeps Triton's
+# divisibility-by-16 specialization (at most two variants) for vector loads.
+@triton.jit(do_not_specialize=["tiles_per_lane", "tile_base", "epoch", "order_stride"])
+def scan_1d_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_ptrs, incl_ptrs,
+                   counter_ptr, M, tiles_per_lane, tile_base, epoch, order_stride,
+                   PAIR: tl.constexpr, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr,
+                   INCLUSIVE: tl.constexpr, REVERSE: tl.constexpr, HAS_INIT: tl.constexpr,
+                   PACKED: tl.constexpr, SINGLE_TILE: tl.constexpr, MULTI_LANE: tl.constexpr,
+                   CHAINED: tl.constexpr, BLOCK: tl.constexpr, WINDOW: tl.constexpr,
+                   ORDER: tl.constexpr, SHIFT: tl.constexpr):
+    """Scan lanes of length M stored back to back (the (B, M, 1) layout), ``ORDER`` times
+    (status entries of order k at ``k * order_stride``), of the input shifted by ``SHIFT``."""
+    if SINGLE_TILE:
+        vid = tl.program_id(0).to(tl.int64)  # one program per lane, no status
+    else:
+        vid = tl.atomic_add(counter_ptr, 1) - tile_base
+    lane = vid // tiles_per_lane
+    tile = vid % tiles_per_lane
+    ident = _scalars(ident_ptrs, 0)
+    rank = tl.arange(0, BLOCK)
+    if REVERSE and COMMUTATIVE:
+        # Tile t holds the t-th block from the end, loaded in ascending order
+        # (16-byte vectors) and scanned backwards in registers.
+        pos = M - (tile + 1) * BLOCK + rank
+        inside = pos >= 0
+        neighbour = pos + 1
+        first = BLOCK - 1
+    else:
+        # Forward scans; reverse scans of non-commutative operators mirror the
+        # indices so that the swapped combine sees operands in index order.
+        offs = tile * BLOCK + rank
+        inside = offs < M
+        pos = (M - 1 - offs) if REVERSE else offs
+        neighbour = (pos + 1) if REVERSE else (pos - 1)
+        first = 0
+    # One lane: no lane offset, so the loads vectorize whatever M is.
+    base = lane * M if MULTI_LANE else 0
+    if SHIFT == 0:
+        x = _load_fields(x_ptrs, base + pos, inside, ident)
+    else:
+        # The input delayed by SHIFT elements in scan order, identity first.
+        src = (pos + SHIFT) if REVERSE else (pos - SHIFT)
+        x = _load_fields(x_ptrs, base + src, inside & (src >= 0) & (src < M), ident)
+    if INCLUSIVE:
+        scan_in = x
+    else:
+        # Exclusive: scan the tile shifted by one element (identity first in scan order).
+        scan_in = _load_fields(x_ptrs, base + neighbour, inside & (rank != first), ident)
+    if HAS_INIT:
+        seed = _scalars(init_ptrs, lane)
+    else:
+        seed = ident
+    # Order k scans order k-1's result, still in registers, with its own status
+    # entries (SAM's iteration, seed 002 section 2.4): the input is read once and the
+    # result written once whatever ORDER is.  Positions outside the lane hold
+    # garbage after the first order, but they come after every valid position in
+    # scan order and only the lane's last tile has them, whose aggregate nobody reads.
+    values = x
+    for k in range(ORDER):
+        if SINGLE_TILE:
+            prefix = seed
+        else:
+            agg = _ordered_reduce(values, FLAT, COMMUTATIVE)
+            entry = vid + k * order_stride
+            if tile == 0:
+                prefix = seed
+            else:
+                if not CHAINED:
+                    _publish(status_ptr, flag_ptr, agg_ptrs, entry, agg, FLAG_AGGREGATE, epoch, PACKED)
+                prefix = _lookback_1d(status_ptr, flag_ptr, agg_ptrs, incl_ptrs,
+                                      lane * tiles_per_lane + k * order_stride, tile,
+                                      ident, epoch, PAIR, FLAT, COMMUTATIVE, PACKED, CHAINED, WINDOW)
+            _publish(status_ptr, flag_ptr, incl_ptrs, entry, PAIR(prefix, agg), FLAG_PREFIX, epoch, PACKED)
+        values = PAIR(prefix, tl.associative_scan(scan_in, 0, _fn(FLAT), reverse=REVERSE and COMMUTATIVE))
+        scan_in = values
+    _store_fields(y_ptrs, base + pos, values, inside)
+
+
+@triton.jit(do_not_specialize=["tiles_per_lane", "tile_base", "epoch", "col_blocks", "order_stride"])
+def scan_2d_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_ptrs, incl_ptrs,
+                   counter_ptr, M, K, col_blocks, tiles_per_lane, tile_base, epoch, order_stride,
+                   PAIR: tl.constexpr, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr,
+                   INCLUSIVE: tl.constexpr, REVERSE: tl.constexpr, HAS_INIT: tl.constexpr,
+                   PACKED: tl.constexpr, SINGLE_TILE: tl.constexpr, MULTI_LANE: tl.constexpr,
+                   CHAINED: tl.constexpr, EXACT_K: tl.constexpr, ROWS: tl.constexpr, KB: tl.constexpr,
+                   WINDOW: tl.constexpr, ORDER: tl.constexpr, SHIFT: tl.constexpr):
+    """Scan the (B, M, K) layout along M: K interleaved streams per lane; ``ORDER``
+    and ``SHIFT`` as in :func:`scan_1d_kernel` (status entries of order k start at
+    ``k * order_stride`` tiles).
+
+    With ``EXACT_K`` (K == KB) the row stride is a constant, so a tile is one
+    contiguous block and its loads and stores are 16-byte vectors.
+    """
+    if SINGLE_TILE:
+        vid = tl.program_id(0).to(tl.int64)
+    else:
+        vid = tl.atomic_add(counter_ptr, 1) - tile_base
+    group = vid // tiles_per_lane  # (lane, column block)
+    tile = vid % tiles_per_lane
+    lane = group // col_blocks
+    cblock = group % col_blocks
+    ident = _scalars(ident_ptrs, 0)
+    rows = tile * ROWS + tl.arange(0, ROWS)[:, None]
+    cols = cblock * KB + tl.arange(0, KB)[None, :]
+    stride = KB if EXACT_K else K
+    inside = (rows < M) & (cols < stride)
+    rpos = (M - 1 - rows) if REVERSE else rows
+    base = lane * M * stride if MULTI_LANE else 0
+    if SHIFT == 0:
+        x = _load_fields(x_ptrs, base + rpos * stride + cols, inside, ident)
+    else:
+        src = (rpos + SHIFT) if REVERSE else (rpos - SHIFT)
+        x = _load_fields(x_ptrs, base + src * stride + cols, inside & (src >= 0) & (src < M), ident)
+    if INCLUSIVE:
+        scan_in = x
+    else:
+        prev = (rpos + 1) if REVERSE else (rpos - 1)
+        scan_in = _load_fields(x_ptrs, base + prev * stride + cols, inside & ((rows % ROWS) != 0), ident)
+    col_in = cblock * KB + tl.arange(0, KB)
+    if HAS_INIT:
+        seed = _load_fields(init_ptrs, lane * K + col_in, col_in < K, ident)
+    else:
+        seed = _where(col_in >= 0, ident, ident)  # [KB] copies of the identity
+    values = x
+    for k in range(ORDER):  # orders as in scan_1d_kernel
+        if SINGLE_TILE:
+            prefix = seed
+        else:
+            agg = _ordered_reduce(values, FLAT, COMMUTATIVE)  # fields of [KB]
+            entry = (vid + k * order_stride) * KB + tl.arange(0, KB)
+            if tile == 0:
+                prefix = seed
+            else:
+                if not CHAINED:
+                    _publish(status_ptr, flag_ptr, agg_ptrs, entry, agg, FLAG_AGGREGATE, epoch, PACKED)
+                prefix = _lookback(status_ptr, flag_ptr, agg_ptrs, incl_ptrs,
+                                   group * tiles_per_lane + k * order_stride, tile, ident,
+                                   epoch, PAIR, FLAT, COMMUTATIVE, PACKED, CHAINED, WINDOW, KB)
+            _publish(status_ptr, flag_ptr, incl_ptrs, entry, PAIR(prefix, agg), FLAG_PREFIX, epoch, PACKED)
+        values = PAIR(_as_rows(prefix), tl.associative_scan(scan_in, 0, _fn(FLAT)))
+        scan_in = values
+    _store_fields(y_ptrs, base + rpos * stride + cols, values, inside)
+
+# ---------------------------------------------------------------------------
+# Added for the study: the add monoid as the library's combine adapters build it
+# (combine.py: PAIR(a, b) on 1-tuples, FLAT(a0, b0) for tl.associative_scan/tl.reduce).
+
+@triton.jit
+def _user_add(a, b):
+    return a + b
+
+
+@triton.jit
+def ADD_PAIR(a, b):
+    return (_user_add(a[0], b[0]),)
+
+
+@triton.jit
+def ADD_FLAT(a0, b0):
+    return _user_add(a0, b0)
+
+
+class Scanner:
+    """launch.py's _launch for K == 1, B == 1, one field, inclusive forward sum."""
+
+    name = "k0_lib"
+
+    def __init__(self, n, dtype, device, block=4096, warps=8, window=32, packed=None):
+        import torch
+        self.n, self.block, self.warps, self.window = n, block, warps, window
+        itemsize = torch.empty(0, dtype=dtype).element_size()
+        self.packed = itemsize <= 4 if packed is None else packed
+        self.single = n <= block
+        if self.single:
+            self.block = max(16, 1 << (n - 1).bit_length())
+        self.tiles = 1 if self.single else -(-n // block)
+        t = self.tiles
+        self.ident = torch.zeros(1, dtype=dtype, device=device)
+        self.counter = torch.zeros(1, dtype=torch.int64, device=device)
+        size = 1 << max(10, (t - 1).bit_length())  # launch._grow
+        if self.packed:
+            self.status = torch.zeros(size, dtype=torch.int64, device=device)
+            self.flags, self.aggs, self.incls = self.status, (self.status,), (self.status,)
+        else:
+            self.flags = torch.zeros(size, dtype=torch.int32, device=device)
+            self.status = self.flags
+            self.aggs = (torch.empty(size, dtype=dtype, device=device),)
+            self.incls = (torch.empty(size, dtype=dtype, device=device),)
+        self.issued = 0
+        self.epoch = 0
+        self.compiled = None
+        self.grid = self.tiles
+
+    def __call__(self, x, y):
+        self.epoch += 1
+        idents = (self.ident,)
+        if self.single:
+            status = flags = counter = self.ident
+            aggs = incls = idents
+            base = epoch = 0
+        else:
+            status, flags, aggs, incls, counter = self.status, self.flags, self.aggs, self.incls, self.counter
+            base, epoch = self.issued, self.epoch
+        self.compiled = scan_1d_kernel[(self.tiles,)]((x,), (y,), idents, idents, status, flags, aggs, incls, counter, self.n,
+                                      self.tiles, base, epoch, self.tiles,
+                                      PAIR=ADD_PAIR, FLAT=ADD_FLAT, COMMUTATIVE=True, INCLUSIVE=True, REVERSE=False,
+                                      HAS_INIT=False, PACKED=self.packed, SINGLE_TILE=self.single, MULTI_LANE=False,
+                                      CHAINED=False, BLOCK=self.block, WINDOW=self.window, ORDER=1, SHIFT=0,
+                                      num_warps=self.warps)
+        if not self.single:
+            self.issued += self.tiles
+        return y

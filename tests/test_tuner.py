@@ -1,0 +1,961 @@
+"""The auto-tuner (issue 5): keys, the search, the disk cache, how choose_config and
+strategy_for consult the table, first-use tuning and ``prefixscan tune``.
+
+No GPU here: the search runs on injected ``measure``/``verify`` fakes, the table
+belongs to a fake GPU name written by the test into a temporary cache directory,
+and the device-side plumbing runs once end to end in Triton's interpreter.
+"""
+
+from __future__ import annotations
+
+import collections
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import types
+import warnings
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("triton")
+
+import prefixscan as ps  # noqa: E402
+from prefixscan.backends.triton import autotune as at  # noqa: E402
+from prefixscan.backends.triton import launch, tuning  # noqa: E402
+from prefixscan.backends.triton.tuning import TileConfig, default_config  # noqa: E402
+from prefixscan.cli import main  # noqa: E402
+from prefixscan.dispatch import interpreter_mode  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+GPU = "Fake GPU 9000 (test)"
+DEV = collections.namedtuple("FakeDevice", "type index")("cuda", 0)  # what lookup sees of a CUDA device
+D4 = default_config(4, False)  # int32 default tile
+
+
+def C(strategy, block, warps=4, window=32, like=D4):
+    return at.Candidate(strategy, TileConfig(block, warps, window, like.max_kb, like.packed))
+
+
+def searched(times, wrong=(), **kw):
+    """search() on a table of fake times; the first candidate is the default."""
+    cands = list(times)
+    kw.setdefault("default", cands[0])
+    return at.search(cands, times.__getitem__, lambda c: c not in wrong, **kw)
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch, tmp_path):
+    """A CUDA device named GPU whose tables live in tmp_path; first-use tuning on."""
+    monkeypatch.setenv("PREFIXSCAN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("PREFIXSCAN_AUTOTUNE", "1")
+    monkeypatch.setattr(at, "gpu_name", lambda device: GPU)
+    monkeypatch.setattr(at, "_capturing", lambda: False)
+    at.reset()
+    yield tmp_path
+    at.reset()
+    tuning.set_override(None)
+
+
+def write_table(entries, gpu=GPU, directory=None):
+    return at.save_table(at.cache_path(gpu, directory=directory), gpu,
+                         {k: (r.to_record() if isinstance(r, at.SearchResult) else r) for k, r in entries.items()})
+
+
+KEY_20 = at.entry_key(4, False, "builtin", 1, 1 << 20)  # int32, add, 1-D, 2^17..2^21
+
+
+# ---------------------------------------------------------------------------
+# Cache location, file format, robustness.
+
+def test_cache_dir_precedence(monkeypatch, tmp_path):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("PREFIXSCAN_CACHE_DIR", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    assert at.cache_dir() == tmp_path / "home" / ".cache" / "prefixscan"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert at.cache_dir() == tmp_path / "xdg" / "prefixscan"
+    monkeypatch.setenv("PREFIXSCAN_CACHE_DIR", str(tmp_path / "mine"))
+    assert at.cache_dir() == tmp_path / "mine"
+
+
+def test_cache_file_named_by_sanitized_gpu_and_version(monkeypatch, tmp_path):
+    monkeypatch.setenv("PREFIXSCAN_CACHE_DIR", str(tmp_path))
+    p = at.cache_path("NVIDIA H100 80GB HBM3")
+    assert p == tmp_path / f"tuning-NVIDIA_H100_80GB_HBM3-{ps.__version__}.json"
+    odd = at.cache_path("../evil/GPU: x", "1.0/../2")
+    assert odd.parent == tmp_path and "/" not in odd.name and ".." not in odd.name
+    assert at.cache_path("A", "0.1.0") != at.cache_path("A", "0.2.0") != at.cache_path("B", "0.2.0")
+
+
+def test_round_trip_and_merge(tmp_path):
+    r1 = searched({C("decoupled_lookback", 16384): 1.0, C("decoupled_lookback", 4096, 8): 0.5})
+    path = at.cache_path(GPU, directory=tmp_path)
+    at.save_table(path, GPU, {"k1": r1.to_record()})
+    at.save_table(path, GPU, {"k2": r1.to_record(source="other")})  # merged, k1 kept
+    data = json.loads(path.read_text())
+    assert data["format"] == at.FORMAT and data["gpu"] == GPU and data["version"] == ps.__version__
+    table = at.load_table(path, GPU)
+    assert set(table) == {"k1", "k2"}
+    assert table["k1"].strategy == "decoupled_lookback"
+    assert table["k1"].tile == TileConfig(4096, 8, 32, D4.max_kb, D4.packed)
+    assert table["k2"].record["source"] == "other"
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no temporary file left
+
+
+def test_failed_write_keeps_the_old_file(tmp_path, monkeypatch):
+    path = at.cache_path(GPU, directory=tmp_path)
+    rec = searched({C("decoupled_lookback", 16384): 1.0}).to_record()
+    at.save_table(path, GPU, {"k1": rec})
+    before = path.read_bytes()
+
+    def boom(src, dst):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(at.os, "replace", boom)
+    with pytest.raises(OSError):
+        at.save_table(path, GPU, {"k2": rec})
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]
+
+
+@pytest.mark.parametrize("content, problem", [
+    ("{not json", "corrupt"),
+    (json.dumps({"format": "something else"}), "not a prefixscan"),
+    (json.dumps({"format": at.FORMAT, "gpu": "Other GPU", "version": ps.__version__, "entries": {}}), "Other GPU"),
+])
+def test_unusable_file_is_ignored_with_a_warning(tmp_path, content, problem):
+    path = at.cache_path(GPU, directory=tmp_path)
+    path.write_text(content)
+    with pytest.warns(at.TuningCacheWarning, match=problem):
+        assert at.load_table(path, GPU) == {}
+
+
+def test_bad_entry_skipped_good_one_kept(tmp_path):
+    path = at.cache_path(GPU, directory=tmp_path)
+    good = searched({C("decoupled_lookback", 16384): 1.0}).to_record()
+    bad_tile = dict(good, tile={"block": 1000, "num_warps": 3, "window": 0})
+    not_det = dict(good, deterministic_strategy="decoupled_lookback")  # not a deterministic strategy
+    unknown = dict(good, strategy="bogus")
+    path.write_text(json.dumps({"format": at.FORMAT, "gpu": GPU, "version": ps.__version__,
+                                "entries": {"good": good, "b1": bad_tile, "b2": not_det, "b3": unknown,
+                                            "b4": "nonsense"}}))
+    with pytest.warns(at.TuningCacheWarning, match="4 bad entries"):
+        assert set(at.load_table(path, GPU)) == {"good"}
+
+
+def test_corrupt_cache_does_not_break_a_lookup(fake_gpu, monkeypatch):
+    at.cache_path(GPU).write_text("\x00garbage")
+    monkeypatch.setenv("PREFIXSCAN_AUTOTUNE", "0")
+    with pytest.warns(at.TuningCacheWarning):
+        assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False) == D4
+    # read once per process: no second warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False) == D4
+
+
+# ---------------------------------------------------------------------------
+# Keys.
+
+def test_size_buckets():
+    assert at.size_bucket(1) == at.size_bucket(1 << 16) == "n<=2^16"
+    assert at.size_bucket((1 << 16) + 1) == at.size_bucket(1 << 21) == "2^17-2^21"
+    assert at.size_bucket((1 << 21) + 1) == at.size_bucket(1 << 25) == "2^22-2^25"
+    assert at.size_bucket((1 << 25) + 1) == at.size_bucket(1 << 40) == "n>=2^26"
+
+
+def test_keys_are_coarse_no_per_size_entries():
+    sizes = [s + d for e in range(0, 34) for s in [1 << e] for d in (-1, 0, 1) if s + d > 0]
+    keys = {at.entry_key(4, False, "builtin", 1, n) for n in sizes}
+    assert len(keys) == 4
+    assert len({at.entry_key(8, True, "user", K, 1 << 20) for K in (2, 4, 100, 4096)}) == 1
+    assert at.entry_key(8, True, "user", 1, 1 << 20) != at.entry_key(8, True, "user", 4, 1 << 20)
+    assert at.entry_key(8, True, "builtin", 1, 8) != at.entry_key(8, False, "builtin", 1, 8)
+    assert at.entry_key(8, True, "builtin", 1, 8) != at.entry_key(4, True, "builtin", 1, 8)
+
+
+def test_operator_class():
+    assert at.op_class(ps.BUILTIN_OPS["add"], 1) == at.op_class(None, 1) == "builtin"
+    assert at.op_class(ps.BUILTIN_OPS["max"], 2) == "user"  # several fields
+    assert at.op_class(ps.AFFINE, 2) == "user"
+    assert at.op_class(ps.Monoid(lambda a, b: a + b, 0), 1) == "user"
+
+
+def load_sweep():
+    spec = importlib.util.spec_from_file_location("sweep_for_test", ROOT / "bench" / "sweep.py")
+    sweep = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sweep)
+    return sweep
+
+
+@pytest.mark.parametrize("nbytes, floating", [(4, False), (4, True), (8, False), (8, True)])
+def test_candidate_grid_is_small_and_covers_the_sweep(nbytes, floating):
+    strategies = list(at.STRATEGY_CANDIDATES)
+    d = default_config(nbytes, floating)
+    full = at.candidate_grid(strategies, nbytes, floating, 1 << 28)
+    quick = at.candidate_grid(strategies, nbytes, floating, 1 << 24, quick=True)
+    assert len(set(full)) == len(full) and len(full) <= 26
+    # + 1: the decoupled look-back's default tile with the raking in-tile scan
+    assert len(at.candidate_grid(["decoupled_lookback", "chained"], nbytes, floating, 1 << 28)) <= 17
+    assert any(c.tile.raking for c in full) and not any(c.tile.raking for c in quick)
+    assert len(quick) <= 8
+    assert full[:len(strategies)] == [at.Candidate(s, d) for s in strategies]  # baselines first
+    tiles = {c.tile for c in full if c.strategy == "decoupled_lookback"}
+    for block, warps, window in load_sweep().CONFIGS:
+        assert TileConfig(block, warps, window) in tiles, (block, warps, window)
+    assert set(load_sweep().CONFIGS) == set(at.BENCH_TILES)
+
+
+def test_sweep_reference_check_along_axis_0():
+    sweep = load_sweep()
+    x = torch.arange(20, dtype=torch.int64).reshape(5, 4)
+    check = sweep.reference_check(x, 0)
+    good = torch.cumsum(x, 0)
+    assert check(good)
+    bad = good.clone()
+    bad[3, 2] += 1
+    assert not check(bad)
+    xf = torch.linspace(-1, 1, 20, dtype=torch.float32).reshape(5, 4)
+    assert sweep.reference_check(xf, 0)(torch.cumsum(xf, 0)) and not sweep.reference_check(xf, 0)(xf)
+
+
+def test_candidate_grid_prunes_single_tile_duplicates():
+    grid = at.candidate_grid(["decoupled_lookback"], 4, False, 4096)
+    single = [(c.tile.num_warps, c.tile.window) for c in grid if c.tile.block >= 4096]
+    assert len(single) == len(set(single))
+    assert grid[0] == at.Candidate("decoupled_lookback", D4)
+    assert any(c.tile.block < 4096 for c in grid)
+
+
+# ---------------------------------------------------------------------------
+# The search, on fakes.
+
+def test_search_picks_fastest_verified_and_excludes_wrong():
+    wrong = C("decoupled_lookback", 2048)
+    times = {C("decoupled_lookback", 16384): 1.0, C("decoupled_lookback", 8192, 8): 0.7,
+             C("decoupled_lookback", 4096): 0.8, wrong: 0.1}
+    r = searched(times, wrong=[wrong])
+    assert r.best == C("decoupled_lookback", 8192, 8)
+    assert wrong in r.excluded and "wrong result" in r.excluded[wrong]
+    assert wrong not in r.samples
+    rec = r.to_record()
+    assert rec["excluded"][0]["block"] == 2048 and rec["tile"]["block"] == 8192
+    assert rec["best_seconds"] == pytest.approx(0.7) and rec["default_seconds"] == pytest.approx(1.0)
+    assert [m["seconds"] for m in rec["measured"]] == sorted(m["seconds"] for m in rec["measured"])
+
+
+def test_search_excludes_a_candidate_that_raises_or_times_nonsense():
+    default, bad, nan, zero = (C("decoupled_lookback", b) for b in (16384, 4096, 8192, 2048))
+
+    def verify(c):
+        if c == bad:
+            raise RuntimeError("compile error")
+        return True
+
+    fake = {default: 1.0, nan: float("nan"), zero: 0.0}
+    r = at.search([default, bad, nan, zero], fake.__getitem__, verify)
+    assert "compile error" in r.excluded[bad] and r.best == default
+    assert "nan" in r.excluded[nan] and "0.0" in r.excluded[zero]
+    assert set(r.samples) == {default}
+
+
+def test_search_keeps_default_within_noise():
+    base, other = C("decoupled_lookback", 16384), C("decoupled_lookback", 8192)
+    assert searched({base: 1.0, other: 0.99}).best == base  # 1% < the 2% floor
+    assert searched({base: 1.0, other: 0.90}).best == other
+    # the default's measurements spread by 30%, the other's not at all: the noise is the
+    # median spread of the finalists (15%), so a 10% gain is not enough
+    runs = iter([1.0, 1.3, 1.0])
+    r = at.search([base, other], lambda c: next(runs) if c == base else 0.9, lambda c: True)
+    assert r.noise == pytest.approx(0.15) and r.best == base
+    assert r.seconds(base) == 1.0  # the median, not the mean
+
+
+def test_search_remeasures_the_top_few_and_a_lucky_one_loses():
+    base, lucky = C("decoupled_lookback", 16384), C("decoupled_lookback", 4096)
+    slow = [C("decoupled_lookback", b, 8) for b in (2048, 4096, 8192, 32768)]
+    runs = {lucky: iter([0.5, 1.0, 1.01])}  # fast once, then as slow as the default
+    calls = []
+
+    def measure(c):
+        calls.append(c)
+        return next(runs[c]) if c in runs else (1.0 if c == base else 2.0 + slow.index(c))
+
+    r = at.search([base, lucky] + slow, measure, lambda c: True, finalists=3, rounds=2)
+    assert r.best == base
+    assert r.samples[lucky] == [0.5, 1.0, 1.01] and calls.count(base) == 3
+    # finalists: the 3 fastest on their first measurement (the default among them); the rest once
+    assert calls.count(slow[0]) == 3 and all(calls.count(c) == 1 for c in slow[1:])
+    assert set(r.finalists) == {base, lucky, slow[0]}
+    # interleaved: the second round runs the finalists in the opposite order of the first
+    tail = calls[-6:]
+    assert tail[:3] == tail[3:][::-1]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_search_under_noise_is_within_noise_of_the_true_best(seed):
+    """Fake timings with +-6% multiplicative noise and occasional 40% outliers: the
+    choice's true time stays within the noise floor + noise of the true best, and a
+    candidate truly 15% faster than the default always beats it."""
+    import random
+
+    rnd = random.Random(seed)
+    blocks = [1024, 2048, 4096, 8192, 16384, 32768]
+    cands = [C("decoupled_lookback", b, w) for b in blocks for w in (4, 8)]
+    default = C("decoupled_lookback", 16384, 4)
+    true = {c: rnd.uniform(1.0, 1.6) for c in cands}
+    true[default] = 1.2
+    fastest = rnd.choice([c for c in cands if c != default])
+    true[fastest] = 1.2 * 0.85
+
+    def measure(c):
+        t = true[c] * rnd.uniform(0.94, 1.06)
+        return t * 1.4 if rnd.random() < 0.05 else t
+
+    r = at.search(cands, measure, lambda c: True, default=default)
+    best_true = min(true.values())
+    assert true[r.best] <= best_true * (1 + 0.12), (r.best, true[r.best], best_true)
+    assert true[r.best] < true[default]
+
+
+def test_search_deterministic_choice_and_chained_for_auto():
+    times = {C("decoupled_lookback", 16384): 1.0, C("chained", 16384): 0.5, C("chained", 4096): 0.3,
+             C("reduce_then_scan", 16384): 0.4, C("persistent", 16384): 0.9}
+    r = searched(times, deterministic_default=C("chained", 16384))
+    assert r.best == C("chained", 4096)  # chained may win "auto" scans too (launch runs it chained)
+    assert r.best_deterministic == C("chained", 4096)
+    assert r.tiles["chained"] == C("chained", 4096).tile
+    assert r.tiles["reduce_then_scan"] == D4
+    r2 = searched({C("decoupled_lookback", 16384): 1.0, C("chained", 16384): 2.0,
+                   C("scan_then_propagate", 8192): 1.5}, deterministic_default=C("chained", 16384))
+    assert r2.best == C("decoupled_lookback", 16384)
+    assert r2.best_deterministic == C("scan_then_propagate", 8192)
+    # persistent folds its carries in a fixed order (SAM): deterministic, so it may win both
+    r3 = searched({C("decoupled_lookback", 16384): 1.0, C("persistent", 16384): 0.5, C("chained", 16384): 2.0},
+                  deterministic_default=C("chained", 16384))
+    assert r3.best.strategy == "persistent" and r3.best_deterministic.strategy == "persistent"
+
+
+def test_search_budget_skips_the_tail():
+    now = [0.0]
+
+    def clock():
+        now[0] += 1.0
+        return now[0]
+
+    cands = [C("decoupled_lookback", b) for b in (16384, 8192, 4096, 2048, 32768)]
+    r = at.search(cands, lambda c: 1.0, lambda c: True, budget=2.5, clock=clock)
+    assert r.skipped and len(r.samples) + len(r.skipped) == len(cands)
+    assert r.to_record()["complete"] is False
+
+
+def test_search_fails_when_the_default_fails():
+    with pytest.raises(at.TuningError, match="default"):
+        at.search([C("decoupled_lookback", 16384)], lambda c: 1 / 0, lambda c: True)
+
+
+@pytest.mark.parametrize("kw, match", [(dict(finalists=0), "finalists"), (dict(rounds=-1), "rounds")])
+def test_search_rejects_bad_arguments(kw, match):
+    with pytest.raises(ValueError, match=match):
+        at.search([C("decoupled_lookback", 16384)], lambda c: 1.0, lambda c: True, **kw)
+
+
+def test_same_is_bitwise_for_integers_and_tolerant_for_floats():
+    a = torch.arange(100, dtype=torch.int64)
+    b = a.clone()
+    b[37] ^= 1 << 40
+    assert at._same(torch, a, a.clone()) and not at._same(torch, b, a)
+    f = torch.linspace(-5, 5, 101, dtype=torch.float32)
+    assert at._same(torch, f * (1 + 1e-6), f)
+    g = f.clone()
+    g[3] += 0.5
+    assert not at._same(torch, g, f)
+    g = f.clone()
+    g[7] = float("nan")
+    assert not at._same(torch, g, f)
+
+
+# ---------------------------------------------------------------------------
+# choose_config and strategy_for consult the table.
+
+def two_tile_result():
+    T1 = C("decoupled_lookback", 2048, 8, 16)
+    T2 = C("chained", 4096, 8)
+    return searched({C("decoupled_lookback", 16384): 1.0, T1: 0.5, C("chained", 16384): 2.0, T2: 1.5},
+                    deterministic_default=C("chained", 16384)), T1, T2
+
+
+def test_choose_config_uses_the_table_by_default(fake_gpu, monkeypatch):
+    monkeypatch.setenv("PREFIXSCAN_AUTOTUNE", "0")
+    result, T1, T2 = two_tile_result()
+    write_table({KEY_20: result})
+    assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False) == T1.tile
+    assert tuning.choose_config(DEV, 4, False, (1 << 17), 1, False) == T1.tile  # same bucket
+    assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False, strategy="decoupled_lookback") == T1.tile
+    assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False, strategy="chained") == T2.tile
+    # other keys: the hand-measured defaults
+    assert tuning.choose_config(DEV, 4, False, 1 << 10, 1, False) == D4
+    assert tuning.choose_config(DEV, 4, False, 1 << 18, 4, False) == D4
+    assert tuning.choose_config(DEV, 4, True, 1 << 20, 1, False) == default_config(4, True)
+    assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False, accs=[torch.int32] * 2) == default_config(4, False)
+    assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False, strategy="persistent") == D4
+    # the interpreter and an override win over the table
+    assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, True) == tuning._INTERPRETER
+    forced = TileConfig(1024, 2, 8)
+    tuning.set_override(forced)
+    assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False) == forced
+    tuning.set_override(None)
+    # a CPU device never reads the table
+    assert tuning.choose_config(torch.device("cpu"), 4, False, 1 << 20, 1, False) == D4
+
+
+def _config(**kw):
+    return ps.make_scan("add", **kw).config
+
+
+def test_strategy_for_uses_the_table_explicit_wins(fake_gpu, monkeypatch):
+    monkeypatch.setenv("PREFIXSCAN_AUTOTUNE", "0")
+    monkeypatch.setattr(at, "_strategy_launchers", lambda: frozenset({"reduce_then_scan", "persistent"}))
+    r = searched({C("decoupled_lookback", 16384): 1.0, C("persistent", 16384): 0.5,
+                  C("reduce_then_scan", 8192): 0.8, C("chained", 16384): 2.0},
+                 deterministic_default=C("chained", 16384))
+    write_table({KEY_20: r})
+    accs = [torch.int32]
+    M = 1 << 20
+    assert launch.strategy_for(_config(), DEV, accs, M, 1, False) == "persistent"
+    assert launch.strategy_for(_config(deterministic=True), DEV, accs, M, 1, False) == "persistent"
+    assert launch.strategy_for(_config(strategy="decoupled_lookback"), DEV, accs, M, 1, False) == "decoupled_lookback"
+    assert launch.strategy_for(_config(strategy="chained", deterministic=True), DEV, accs, M, 1, False) == "chained"
+    assert tuning.choose_config(DEV, 4, False, M, 1, False, strategy="reduce_then_scan") == C("x", 8192).tile
+    # outside the table's keys, in the interpreter, or under an override: the fixed defaults
+    assert launch.strategy_for(_config(), DEV, accs, 1 << 10, 1, False) == "decoupled_lookback"
+    assert launch.strategy_for(_config(deterministic=True), DEV, accs, 1 << 10, 1, False) == "chained"
+    assert launch.strategy_for(_config(), DEV, accs, M, 1, True) == "decoupled_lookback"
+    tuning.set_override(D4)
+    assert launch.strategy_for(_config(), DEV, accs, M, 1, False) == "decoupled_lookback"
+    tuning.set_override(None)
+
+
+def test_strategy_whose_launcher_is_gone_falls_back(fake_gpu, monkeypatch):
+    monkeypatch.setenv("PREFIXSCAN_AUTOTUNE", "0")
+    r = searched({C("decoupled_lookback", 16384): 1.0, C("persistent", 16384): 0.5,
+                  C("reduce_then_scan", 8192): 0.8, C("chained", 16384): 2.0},
+                 deterministic_default=C("chained", 16384))
+    write_table({KEY_20: r})
+    monkeypatch.setattr(at, "_strategy_launchers", lambda: frozenset())  # strategies.py not importable
+    assert launch.strategy_for(_config(), DEV, [torch.int32], 1 << 20, 1, False) == "decoupled_lookback"
+    assert launch.strategy_for(_config(deterministic=True), DEV, [torch.int32], 1 << 20, 1, False) == "chained"
+
+
+def test_deterministic_never_gets_a_look_back_strategy(fake_gpu, monkeypatch):
+    monkeypatch.setenv("PREFIXSCAN_AUTOTUNE", "0")
+    r = searched({C("decoupled_lookback", 16384): 1.0, C("chained", 16384): 2.0}, wrong=[C("chained", 16384)],
+                 deterministic_default=C("chained", 16384))
+    assert r.best_deterministic is None  # the only deterministic candidate was wrong
+    write_table({KEY_20: r})
+    assert launch.strategy_for(_config(deterministic=True), DEV, [torch.int32], 1 << 20, 1, False) == "chained"
+    assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False, strategy="chained") == D4
+    assert not at.runnable("decoupled_lookback", True) and at.runnable("persistent", True)
+    assert at.runnable("chained", True) and at.runnable("chained", False)
+
+
+@pytest.mark.skipif(not interpreter_mode(), reason="needs Triton's interpreter")
+def test_launch_passes_scan_details_to_choose_config(monkeypatch):
+    seen = []
+    real = launch.choose_config
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(launch, "choose_config", spy)
+    x = torch.arange(1, 100, dtype=torch.int32)
+    assert torch.equal(ps.scan(x, backend="triton"), torch.cumsum(x, 0, dtype=torch.int32))
+    ps.scan(x.float(), backend="triton", deterministic=True)
+    ps.scan((torch.ones(99), x.float()), ps.AFFINE, backend="triton")
+    assert seen[0]["strategy"] == "decoupled_lookback" and seen[0]["accs"] == [torch.int32]
+    assert seen[0]["monoid"] is ps.BUILTIN_OPS["add"]
+    assert seen[1]["strategy"] == "chained"
+    assert seen[2]["monoid"] is ps.AFFINE and seen[2]["accs"] == [torch.float32, torch.float32]
+
+
+# ---------------------------------------------------------------------------
+# A scan's launch gets the table's choice.  The launch is faked: the scans run on
+# CPU tensors as if on a GPU with a table (no interpreter), and launch._run records
+# the kernel, the warps and the constexprs instead of compiling.
+
+@pytest.fixture
+def launches(fake_gpu, monkeypatch):
+    """Scans of CPU tensors take the GPU path with a table; returns the recorded launches."""
+    if not interpreter_mode():
+        pytest.skip("CPU tensors reach the Triton backend only with TRITON_INTERPRET=1")
+    seen = []
+
+    def record(kernel, grid_size, num_warps, stream, interpreter, args, constexprs, specialized_ints):
+        seen.append(dict(kernel=kernel.fn.__name__ if hasattr(kernel, "fn") else str(kernel),
+                         num_warps=num_warps, interpreter=interpreter, **constexprs))
+
+    monkeypatch.setenv("PREFIXSCAN_AUTOTUNE", "0")
+    monkeypatch.setattr(tuning, "_TABLE_DEVICES", ("cuda", "cpu"))
+    monkeypatch.setattr(launch, "interpreter_mode", lambda: False)
+    monkeypatch.setattr(launch, "_run", record)
+    monkeypatch.setattr(launch, "_states", {})  # fake launches must not advance the real tile counters
+    tuning.clear_memo()
+    return seen
+
+
+def test_scan_launches_with_the_tables_tile(launches):
+    result, T1, T2 = two_tile_result()
+    write_table({KEY_20: result})
+    ps.scan(torch.ones((1 << 17) + 5, dtype=torch.int32), backend="triton")
+    ps.scan(torch.ones(1 << 20, dtype=torch.int32), backend="triton")  # another length, same bucket
+    ps.scan(torch.ones((3, 70000), dtype=torch.int32), axis=1, backend="triton")  # a batch of lanes
+    for launch_ in launches:
+        assert (launch_["num_warps"], launch_["BLOCK"], launch_["WINDOW"]) == (8, 2048, 16)
+        assert launch_["CHAINED"] is False and launch_["interpreter"] is False
+    assert [x["MULTI_LANE"] for x in launches] == [False, False, True]
+    launches.clear()
+    ps.scan(torch.ones(1 << 17, dtype=torch.int32), backend="triton", deterministic=True)
+    assert launches[-1]["CHAINED"] is True and launches[-1]["WINDOW"] == 1
+    assert (launches[-1]["num_warps"], launches[-1]["BLOCK"]) == (T2.tile.num_warps, T2.tile.block)
+    # no entry for this bucket, float, or two fields: the hand-measured defaults
+    ps.scan(torch.ones(1 << 23, dtype=torch.int32), backend="triton")
+    ps.scan(torch.ones(1 << 20, dtype=torch.float32), backend="triton")
+    assert [(x["num_warps"], x["BLOCK"], x["WINDOW"]) for x in launches[-2:]] == [
+        (D4.num_warps, D4.block, D4.window), (default_config(4, True).num_warps, default_config(4, True).block,
+                                             default_config(4, True).window)]
+    # a forced tile (bench sweeps) wins over the table
+    tuning.set_override(TileConfig(4096, 2, 8))
+    try:
+        ps.scan(torch.ones(1 << 20, dtype=torch.int32), backend="triton")
+    finally:
+        tuning.set_override(None)
+    assert (launches[-1]["num_warps"], launches[-1]["BLOCK"], launches[-1]["WINDOW"]) == (2, 4096, 8)
+
+
+def test_scan_runs_chained_when_the_table_picks_it_for_auto_scans(launches):
+    T = C("chained", 8192, 8)
+    r = searched({C("decoupled_lookback", 16384): 1.0, C("decoupled_lookback", 4096, 8): 0.8,
+                  C("chained", 16384): 0.7, T: 0.5}, deterministic_default=C("chained", 16384))
+    assert r.best == T
+    write_table({KEY_20: r})
+    x = torch.ones(1 << 20, dtype=torch.int32)
+    ps.scan(x, backend="triton")
+    assert launches[-1]["CHAINED"] is True and (launches[-1]["BLOCK"], launches[-1]["num_warps"]) == (8192, 8)
+    ps.scan(x, backend="triton", strategy="decoupled_lookback")  # named: its own best tile
+    assert launches[-1]["CHAINED"] is False and (launches[-1]["BLOCK"], launches[-1]["num_warps"]) == (4096, 8)
+
+
+def test_scan_uses_a_strategy_launcher_the_table_picks(launches, monkeypatch):
+    calls = []
+
+    def persistent(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, config, torch_, stream,
+                   interpreter):
+        calls.append((M, K, config.strategy, tuning.choose_config(xs[0].device, 4, False, M, K, interpreter)))
+
+    fake = types.ModuleType("prefixscan.backends.triton.strategies")
+    fake.LAUNCHERS = {"persistent": persistent}
+    import prefixscan.backends.triton as pkg
+
+    monkeypatch.setitem(sys.modules, fake.__name__, fake)
+    monkeypatch.setattr(pkg, "strategies", fake, raising=False)
+    at.reset()
+    r = searched({C("decoupled_lookback", 16384): 1.0, C("persistent", 8192): 0.5})
+    write_table({KEY_20: r})
+    ps.scan(torch.ones(1 << 20, dtype=torch.int32), backend="triton")
+    assert calls == [(1 << 20, 1, "auto", C("persistent", 8192).tile)] and launches == []
+    at.reset()
+
+
+def test_memoized_lookup_reads_the_table_once_per_bucket(fake_gpu, monkeypatch):
+    monkeypatch.setenv("PREFIXSCAN_AUTOTUNE", "0")
+    result, T1, _ = two_tile_result()
+    write_table({KEY_20: result})
+    calls = []
+    real = at.resolve
+    monkeypatch.setattr(at, "resolve", lambda *a, **k: calls.append(a) or real(*a, **k))
+    for n in ((1 << 17) + 1, 1 << 18, (1 << 18) + 7):
+        assert tuning.choose_config(DEV, 4, False, n, 1, False) == T1.tile
+    assert len(calls) == 2  # one per log2 size class inside the bucket: 2^17+1..2^18, 2^18+7
+    for n in ((1 << 17) + 1, 1 << 18, (1 << 18) + 7):
+        assert tuning.tuned_strategy(DEV, [torch.int32], n, 1, False) == "decoupled_lookback"
+    assert len(calls) == 4
+    at.reset()  # forgets the memo too: the file is read again
+    assert tuning.choose_config(DEV, 4, False, 1 << 18, 1, False) == T1.tile
+    assert len(calls) == 5
+
+
+# ---------------------------------------------------------------------------
+# First use.
+
+@pytest.fixture
+def fake_tuner(monkeypatch):
+    """Replaces the device tuning with a fake that records its calls."""
+    calls = []
+    result, T1, _ = two_tile_result()
+
+    def fake(device, accs, monoid=None, K=1, n=0, **kw):
+        calls.append(dict(accs=accs, monoid=monoid, K=K, n=n, **kw))
+        return result
+
+    monkeypatch.setattr(at, "tune_workload", fake)
+    return calls, T1
+
+
+def test_first_use_tunes_once_and_caches(fake_gpu, fake_tuner):
+    calls, T1 = fake_tuner
+    assert tuning.choose_config(DEV, 4, False, 1 << 22, 1, False, accs=[torch.int32]) == T1.tile
+    assert len(calls) == 1
+    call = calls[0]
+    assert call["n"] == 1 << 24 and call["quick"] and call["budget"] == at.DEFAULT_BUDGET
+    assert tuning.choose_config(DEV, 4, False, 1 << 25, 1, False, accs=[torch.int32]) == T1.tile  # same bucket
+    assert len(calls) == 1
+    key = at.entry_key(4, False, "builtin", 1, 1 << 22)
+    data = json.loads(at.cache_path(GPU).read_text())
+    assert data["entries"][key]["source"] == "first-use"
+    at.reset()  # a new process reads the file and does not tune again
+    assert tuning.choose_config(DEV, 4, False, 1 << 23, 1, False) == T1.tile
+    assert len(calls) == 1
+    # the largest bucket is tuned at 2^24 elements at most
+    tuning.choose_config(DEV, 4, False, 1 << 30, 1, False)
+    assert calls[-1]["n"] == 1 << 24
+
+
+@pytest.mark.parametrize("value", ["0", "off", "false"])
+def test_first_use_disabled_by_env(fake_gpu, fake_tuner, monkeypatch, value):
+    calls, _ = fake_tuner
+    monkeypatch.setenv("PREFIXSCAN_AUTOTUNE", value)
+    assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False) == D4
+    assert launch.strategy_for(_config(), DEV, [torch.int32], 1 << 20, 1, False) == "decoupled_lookback"
+    assert calls == [] and not at.cache_path(GPU).exists()
+
+
+def test_first_use_budget_from_env(fake_gpu, fake_tuner, monkeypatch):
+    calls, _ = fake_tuner
+    monkeypatch.setenv("PREFIXSCAN_AUTOTUNE_BUDGET", "0.5")
+    tuning.choose_config(DEV, 8, True, 1 << 20, 1, False)
+    assert calls[0]["budget"] == 0.5 and calls[0]["accs"] == [torch.float64]
+
+
+def test_first_use_is_guarded_against_recursion(fake_gpu, monkeypatch):
+    """The tuner scans through prefixscan.scan: lookups made while it runs
+    (same key or another) must not tune again."""
+    calls = []
+    result, _, _ = two_tile_result()
+
+    def reentrant(device, accs, monoid=None, K=1, n=0, **kw):
+        calls.append(n)
+        assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False) == D4
+        assert tuning.choose_config(DEV, 8, False, 1 << 10, 1, False) == default_config(8, False)
+        return result
+
+    monkeypatch.setattr(at, "tune_workload", reentrant)
+    tuning.choose_config(DEV, 4, False, 1 << 20, 1, False)
+    assert calls == [1 << 20]
+    with at._TuningGuard():  # what tune_workload sets around its own scans
+        assert at.in_tuning()
+        assert tuning.choose_config(DEV, 2, False, 1 << 20, 1, False) == default_config(2, False)
+    assert calls == [1 << 20] and not at.in_tuning()
+
+
+def test_first_use_failure_warns_and_is_not_retried(fake_gpu, monkeypatch):
+    calls = []
+
+    def broken(*args, **kw):
+        calls.append(1)
+        raise RuntimeError("out of memory")
+
+    monkeypatch.setattr(at, "tune_workload", broken)
+    with pytest.warns(at.TuningCacheWarning, match="out of memory"):
+        assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False) == D4
+    assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False) == D4
+    assert calls == [1]
+
+
+def test_no_first_use_under_graph_capture(fake_gpu, fake_tuner, monkeypatch):
+    calls, T1 = fake_tuner
+    monkeypatch.setattr(at, "_capturing", lambda: True)
+    assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False) == D4
+    assert calls == []
+    monkeypatch.setattr(at, "_capturing", lambda: False)  # postponed, not forgotten
+    assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False) == T1.tile
+    assert len(calls) == 1
+
+
+def test_first_use_through_scans_tunes_once_per_bucket(launches, fake_tuner, monkeypatch):
+    """New lengths and batch sizes inside a bucket never retune."""
+    calls, T1 = fake_tuner
+    monkeypatch.setenv("PREFIXSCAN_AUTOTUNE", "1")
+    for shape, axis in (((1 << 17) + 1,), None), (((1 << 20),), None), (((3, 70000)), 1), (((5, 1 << 19)), 1):
+        ps.scan(torch.ones(shape, dtype=torch.int32), axis=axis, backend="triton")
+    assert len(calls) == 1 and calls[0]["n"] == 1 << 20 and calls[0]["K"] == 1
+    assert all((x["BLOCK"], x["num_warps"]) == (T1.tile.block, T1.tile.num_warps) for x in launches)
+    ps.scan(torch.ones((1 << 16, 4), dtype=torch.int32), axis=0, backend="triton")  # 2-D layout: its own key
+    assert len(calls) == 2 and calls[1]["K"] == 4 and calls[1]["n"] == 1 << 20
+
+
+def test_first_use_budget_env_must_be_a_number(monkeypatch):
+    for bad in ("soon", "-1", "nan"):
+        monkeypatch.setenv("PREFIXSCAN_AUTOTUNE_BUDGET", bad)
+        with pytest.warns(at.TuningCacheWarning, match="PREFIXSCAN_AUTOTUNE_BUDGET"):
+            assert at.first_use_budget() == at.DEFAULT_BUDGET
+    monkeypatch.setenv("PREFIXSCAN_AUTOTUNE_BUDGET", "0.25")
+    assert at.first_use_budget() == 0.25
+
+
+@pytest.mark.skipif(not interpreter_mode(), reason="needs Triton's interpreter")
+def test_interpreter_scans_never_tune_or_read_the_table(fake_gpu, monkeypatch):
+    def forbidden(*args, **kw):
+        raise AssertionError("tuning path reached")
+
+    monkeypatch.setattr(at, "lookup", forbidden)
+    monkeypatch.setattr(at, "tune_workload", forbidden)
+    x = torch.arange(1, 200, dtype=torch.int64)
+    for kw in ({}, {"deterministic": True}):
+        assert torch.equal(ps.scan(x, backend="triton", **kw), torch.cumsum(x, 0))
+    assert tuning.choose_config(DEV, 8, False, 1 << 20, 1, True) == tuning._INTERPRETER
+    assert tuning.tuned_strategy(DEV, [torch.int64], 1 << 20, 1, True) == "decoupled_lookback"
+    assert list(fake_gpu.iterdir()) == []
+
+
+# ---------------------------------------------------------------------------
+# The device-side plumbing, end to end in the interpreter.
+
+@pytest.mark.skipif(not interpreter_mode(), reason="needs Triton's interpreter")
+def test_tune_workload_verifies_real_scans_and_excludes_a_wrong_strategy(monkeypatch):
+    """A fake 'persistent' launcher that corrupts one element must be excluded;
+    the real candidates pass verification against the decoupled look-back."""
+    def wrong_launcher(xs, ys, *args):
+        launch._launch(xs, ys, *args)
+        ys[0].view(-1)[-1] += 1
+
+    fake = types.ModuleType("prefixscan.backends.triton.strategies")
+    fake.LAUNCHERS = {"persistent": wrong_launcher}
+    import prefixscan.backends.triton as pkg
+
+    monkeypatch.setitem(sys.modules, fake.__name__, fake)
+    monkeypatch.setattr(pkg, "strategies", fake, raising=False)
+    at._strategy_launchers.cache_clear()
+    fast = {}
+
+    def timer(fn):
+        fn()
+        return fast.get(tuning._override, 1.0)
+
+    try:
+        r = at.tune_workload(torch.device("cpu"), [torch.int32], None, 1, 96, quick=True, timer=timer,
+                             strategies=["decoupled_lookback", "chained", "persistent"])
+    finally:
+        at._strategy_launchers.cache_clear()
+    labels = {c.strategy for c in r.times}
+    assert {"decoupled_lookback", "chained"} <= labels
+    assert [c.strategy for c in r.excluded] == ["persistent"] and "wrong result" in r.excluded[
+        at.Candidate("persistent", D4)]
+    assert r.best.strategy == "decoupled_lookback" and r.best_deterministic.strategy == "chained"
+    assert tuning._override is None
+
+
+@pytest.mark.skipif(not interpreter_mode(), reason="needs Triton's interpreter")
+@pytest.mark.parametrize("accs, monoid", [([torch.int64], None), ([torch.float32] * 2, ps.AFFINE)])
+def test_tune_workload_on_the_2d_layout(accs, monoid):
+    """Interleaved streams scanned along axis 0, a sum (its reference checked
+    against torch.cumsum) and the affine monoid on two fields."""
+    seen = []
+
+    def timer(fn):
+        fn()
+        seen.append(tuning._override)
+        return 1.0 if tuning._override == default_config(sum(a.itemsize for a in accs), accs[0].is_floating_point) \
+            else 0.5
+
+    r = at.tune_workload(torch.device("cpu"), accs, monoid, 4, 64, quick=True, timer=timer,
+                         strategies=["decoupled_lookback"], rounds=1)
+    assert not r.excluded and len(r.samples) >= 2 and r.best != r.default
+    assert all(len(r.samples[c]) == 2 for c in r.finalists)
+    assert None not in seen and tuning._override is None
+
+
+# ---------------------------------------------------------------------------
+# The tuned choice against every fixed choice (what the benchmark reports).
+
+def test_fixed_choices_are_the_sweep_tiles_and_the_default():
+    choices = at.fixed_choices(4, False, strategies=["decoupled_lookback"])
+    assert choices[0] == ("default table (no tuning)", at.Candidate("decoupled_lookback", D4))
+    tiles = {(c.tile.block, c.tile.num_warps, c.tile.window) for _, c in choices}
+    assert tiles == set(at.BENCH_TILES) | {(D4.block, D4.num_warps, D4.window)}
+    assert len(choices) == len(tiles)
+    with_chained = at.fixed_choices(8, True, tiles=[(4096, 4, 32)], strategies=["decoupled_lookback", "chained"])
+    assert [label for label, _ in with_chained][-1] == "chained (default tile)"
+
+
+@pytest.mark.skipif(not interpreter_mode(), reason="needs Triton's interpreter")
+def test_compare_tuned_times_every_choice_and_judges_within_noise(monkeypatch):
+    x = torch.arange(1, 9, dtype=torch.int32)  # tiny: the interpreter takes ~0.03 s a call
+    tiles = [(4096, 4, 32), (8192, 8, 32)]
+    fast = {None: 1.0, D4: 1.1, TileConfig(4096, 4, 32): 1.2, TileConfig(8192, 8, 32): 1.3}
+    seen = []
+
+    def timer(fn):  # the tile in force tells the choice apart (None: the tuned path)
+        fn()
+        seen.append(tuning._override)
+        return fast[tuning._override]
+
+    expected = torch.cumsum(x, 0, dtype=torch.int32)
+    rec = at.compare_tuned(x, tiles=tiles, strategies=["decoupled_lookback"], timer=timer, rounds=3,
+                           check=lambda r: torch.equal(r, expected))
+    assert rec["ok"] and rec["best_fixed"] == "default table (no tuning)"
+    assert rec["best_fixed_over_tuned"] == pytest.approx(1.1) and rec["noise"] == 0
+    assert [row["label"] for row in rec["choices"]][0] == "tuned"
+    assert all(row["verified"] and len(row["samples"]) == 3 for row in rec["choices"])
+    assert rec["tuned"]["strategy"] == "decoupled_lookback" and rec["tuned"]["block"] == tuning._INTERPRETER.block
+    assert len(seen) == 3 * 4 and seen[:4] != seen[4:8]  # every round, in a rotated order
+    assert tuning._override is None
+
+    fast[TileConfig(8192, 8, 32)] = 0.5  # a fixed choice twice as fast: not ok
+    rec = at.compare_tuned(x, tiles=tiles, strategies=["decoupled_lookback"], timer=timer, rounds=2)
+    assert not rec["ok"] and rec["best_fixed"].endswith("b=8192 w=8 win=32")
+    assert "SLOWER THAN A FIXED CHOICE" in at.format_comparison([dict(rec, case="int32 8")])
+
+    # a fixed choice that computes a wrong result never counts as the best
+    verdicts = iter([True, True, True, False])  # in the order of rec["choices"]
+    rec = at.compare_tuned(x, tiles=tiles, strategies=["decoupled_lookback"], timer=timer, rounds=2,
+                           check=lambda r: next(verdicts))
+    assert rec["choices"][3]["verified"] is False and rec["ok"]
+    assert "WRONG RESULT" in at.format_comparison([rec])
+
+    # noise: the tuned choice 5% slower than the best fixed one passes only if the
+    # measurements spread by more than that
+    fast.update({None: 1.05, TileConfig(8192, 8, 32): 1.0})
+    assert not at.compare_tuned(x, tiles=tiles, strategies=["decoupled_lookback"], timer=timer)["ok"]
+    assert at.compare_tuned(x, tiles=tiles, strategies=["decoupled_lookback"], timer=timer,
+                            noise_floor=0.06)["ok"]
+
+
+def test_compare_tuned_rejects_bad_arguments():
+    with pytest.raises(ValueError, match="rounds"):
+        at.compare_tuned(torch.ones(4), rounds=0)
+    with pytest.raises(TypeError, match="x: expected a torch tensor"):
+        at.compare_tuned([1, 2, 3])
+
+
+# ---------------------------------------------------------------------------
+# Command line.
+
+def test_tune_without_gpu_says_what_is_missing(capsys):
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present")
+    assert main(["tune"]) == 2
+    err = capsys.readouterr().err
+    assert "prefixscan tune" in err and "CUDA" in err
+
+
+def test_tune_rejects_two_sizes_in_one_bucket(capsys):
+    assert main(["tune", "--sizes", "20,21"]) == 2
+    assert "same size bucket" in capsys.readouterr().err
+    assert main(["tune", "--strategies", "bogus"]) == 2
+    assert "bogus" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--dtypes", "bool"], "--dtypes: 'bool'"), (["--dtypes", "int32,nonsense"], "--dtypes"),
+    (["--sizes", "x"], "--sizes"), (["--sizes", "40"], "--sizes: log2 size 40"),
+    (["--layouts", "3d"], "--layouts: unknown '3d'"), (["--ops", "mul"], "--ops"),
+    (["--budget", "0"], "--budget"), (["--repeats", "0"], "--repeats"),
+])
+def test_tune_bad_arguments_name_the_argument(capsys, argv, message):
+    assert main(["tune"] + argv) == 2
+    assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kw, message", [
+    (dict(sizes=[20, 21]), r"sizes: 2\^20 and 2\^21"), (dict(sizes=[2.5]), "sizes"),
+    (dict(dtypes=["complex64"]), "dtypes"), (dict(ops="builtin", layouts=[]), "layouts: empty"),
+    (dict(strategies=["fastest"]), "strategies"), (dict(repeats=True), "repeats"),
+    (dict(budget=-1), "budget"), (dict(device="cpu"), "device"),
+])
+def test_tune_all_bad_arguments_name_the_argument(kw, message):
+    with pytest.raises(ValueError, match=message):
+        at.tune_all(**kw)
+
+
+def test_tune_all_plans_keys_shares_the_budget_and_writes_the_table(fake_gpu, monkeypatch, capsys):
+    """tune_all with the device side faked: one job per key (float16 accumulates in
+    float32: no key of its own), the compiling key of each group gets a larger
+    budget share, a failing key is reported and the others still land on disk."""
+    calls = []
+    result, T1, _ = two_tile_result()
+
+    def fake(device, accs, monoid=None, K=1, n=0, **kw):
+        calls.append(dict(accs=accs, monoid=monoid, K=K, n=n, **kw))
+        if accs == [torch.float32] and K == 4 and n == 1 << 16:
+            raise RuntimeError("launch failed")
+        return result
+
+    monkeypatch.setattr(at, "tune_workload", fake)
+    out = at.tune_all(device="cuda:0", dtypes=["int32", "float16", "float32"], sizes=[16, 20], ops=["builtin"],
+                      layouts=["1d", "2d"], budget=100.0, repeats=3)
+    assert [(c["accs"], c["K"], c["n"]) for c in calls] == [
+        ([torch.int32], 1, 1 << 20), ([torch.int32], 1, 1 << 16), ([torch.int32], 4, 1 << 20),
+        ([torch.int32], 4, 1 << 16), ([torch.float32], 1, 1 << 20), ([torch.float32], 1, 1 << 16),
+        ([torch.float32], 4, 1 << 20), ([torch.float32], 4, 1 << 16)]
+    assert all(c["repeats"] == 3 and c["monoid"] is None for c in calls)
+    total_weight = 4 * (at.COMPILE_WEIGHT + 1)
+    assert calls[0]["budget"] == pytest.approx(100.0 * at.COMPILE_WEIGHT / total_weight, rel=0.05)
+    assert calls[1]["budget"] < calls[0]["budget"] / 2
+    bad = at.entry_key(4, True, "builtin", 4, 1 << 16)
+    assert list(out["failed"]) == [bad] and "launch failed" in out["failed"][bad]
+    assert len(out["entries"]) == 7 and bad not in out["entries"]
+    on_disk = json.loads(at.cache_path(GPU).read_text())["entries"]
+    assert set(on_disk) == set(out["entries"]) and on_disk[KEY_20]["source"] == "prefixscan tune"
+    assert "[8/8]" in capsys.readouterr().err
+
+
+def test_tune_command_end_to_end_with_a_fake_device(fake_gpu, monkeypatch, capsys, tmp_path):
+    result, T1, _ = two_tile_result()
+    monkeypatch.setattr(at, "unavailable_reason", lambda: "")
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    monkeypatch.setattr(at, "tune_workload", lambda *a, **k: result)
+    path = tmp_path / "out" / "tune.json"
+    assert main(["tune", "--dtypes", "int32", "--sizes", "20", "--ops", "builtin", "--layouts", "1d",
+                 "--json", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert KEY_20 in out and "wrote" in out and GPU in out
+    data = json.loads(path.read_text())
+    assert list(data["entries"]) == [KEY_20] and data["entries"][KEY_20]["tile"]["block"] == T1.tile.block
+    monkeypatch.setenv("PREFIXSCAN_AUTOTUNE", "0")
+    at.reset()  # a new process: scans read what the command wrote
+    assert tuning.choose_config(DEV, 4, False, 1 << 19, 1, False) == T1.tile
+
+
+def test_tune_help():
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-m", "prefixscan", "tune", "--help"], capture_output=True, text=True,
+                         env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    for flag in ("--dtypes", "--sizes", "--budget", "--strategies", "--json", "--clear", "--device"):
+        assert flag in out.stdout
+
+
+def test_tune_clear(fake_gpu, capsys):
+    write_table({KEY_20: two_tile_result()[0]})
+    write_table({KEY_20: two_tile_result()[0]}, gpu="Another GPU")
+    (fake_gpu / "unrelated.txt").write_text("keep")
+    assert main(["tune", "--clear"]) == 0
+    assert "2 tuning table(s) removed" in capsys.readouterr().out
+    assert [p.name for p in fake_gpu.iterdir()] == ["unrelated.txt"]
+
+
+def test_info_shows_cache_path_and_table_presence(fake_gpu, capsys):
+    lines = at.info_lines(gpu_names=[GPU])
+    text = "\n".join(lines)
+    assert str(fake_gpu) in text and "no tuned table" in text
+    write_table({KEY_20: two_tile_result()[0]})
+    text = "\n".join(at.info_lines(gpu_names=[GPU]))
+    assert str(at.cache_path(GPU)) in text and "tuned table present, 1 entries" in text
+    assert main(["info"]) == 0
+    out = capsys.readouterr().out
+    assert "tuning:" in out and str(fake_gpu) in out
