@@ -62,25 +62,38 @@ def _where(mask, a, b):
 
 
 @triton.jit
-def _load_fields(ptrs, offsets, mask, ident):
-    """Load every field at ``offsets``, in the accumulator dtype (that of ``ident``),
-    with the identity where ``mask`` is False; ``mask=None``: a full tile, unmasked."""
+def _load_at(ptrs, start, offsets, mask, ident):
+    """Load every field at ``start + offsets``, in the accumulator dtype (that of
+    ``ident``), with the identity where ``mask`` is False; ``mask=None``: a full tile,
+    unmasked.  ``start`` is a scalar added to the pointer first, so that a tile's
+    per-element offsets can stay 32-bit (no 64-bit address math per element)."""
     out = ()
     for i in tl.static_range(len(ptrs)):
         if mask is None:
-            out = out + (tl.load(ptrs[i] + offsets).to(ident[i].dtype),)
+            out = out + (tl.load((ptrs[i] + start) + offsets).to(ident[i].dtype),)
         else:
-            out = out + (tl.where(mask, tl.load(ptrs[i] + offsets, mask=mask).to(ident[i].dtype), ident[i]),)
+            out = out + (tl.where(mask, tl.load((ptrs[i] + start) + offsets, mask=mask).to(ident[i].dtype),
+                                  ident[i]),)
     return out
 
 
 @triton.jit
-def _store_fields(ptrs, offsets, values, mask):
+def _store_at(ptrs, start, offsets, values, mask):
     for i in tl.static_range(len(ptrs)):
         if mask is None:
-            tl.store(ptrs[i] + offsets, values[i].to(ptrs[i].dtype.element_ty))
+            tl.store((ptrs[i] + start) + offsets, values[i].to(ptrs[i].dtype.element_ty))
         else:
-            tl.store(ptrs[i] + offsets, values[i].to(ptrs[i].dtype.element_ty), mask=mask)
+            tl.store((ptrs[i] + start) + offsets, values[i].to(ptrs[i].dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _load_fields(ptrs, offsets, mask, ident):
+    return _load_at(ptrs, 0, offsets, mask, ident)
+
+
+@triton.jit
+def _store_fields(ptrs, offsets, values, mask):
+    _store_at(ptrs, 0, offsets, values, mask)
 
 
 @triton.jit
@@ -452,35 +465,43 @@ def _tile_1d(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_pt
     tile = vid % tiles_per_lane
     ident = _scalars(ident_ptrs, 0)
     rank = tl.arange(0, BLOCK)
+    # Element i of the tile is at lane position start + local[i]: a 64-bit scalar
+    # plus 32-bit offsets.
     if REVERSE and COMMUTATIVE:
         # Tile t holds the t-th block from the end, loaded in ascending order
         # (16-byte vectors) and scanned backwards in registers.
-        pos = M - (tile + 1) * BLOCK + rank
-        inside = None if FULL else pos >= 0
-        neighbour = pos + 1
+        start = M - (tile + 1) * BLOCK
+        local = rank
+        inside = None if FULL else start + rank >= 0
+        neighbour = rank + 1
         first = BLOCK - 1
     else:
         # Forward scans; reverse scans of non-commutative operators mirror the
         # indices so that the swapped combine sees operands in index order.
-        offs = tile * BLOCK + rank
-        inside = None if FULL else offs < M
-        pos = (M - 1 - offs) if REVERSE else offs
-        neighbour = (pos + 1) if REVERSE else (pos - 1)
+        inside = None if FULL else tile * BLOCK + rank < M
+        if REVERSE:
+            start = M - 1 - tile * BLOCK
+            local = -rank
+            neighbour = local + 1
+        else:
+            start = tile * BLOCK
+            local = rank
+            neighbour = rank - 1
         first = 0
     # One lane: no lane offset, so the loads vectorize whatever M is.
-    base = lane * M if MULTI_LANE else 0
+    base = (lane * M + start) if MULTI_LANE else start
     if not DELAYED:
-        x = _load_fields(x_ptrs, base + pos, inside, ident)
+        x = _load_at(x_ptrs, base, local, inside, ident)
     else:
         # The input delayed by `order` elements in scan order, identity first
         # (unaligned loads: only exclusive scans of order > 1 come here).
-        src = (pos + order) if REVERSE else (pos - order)
-        x = _load_fields(x_ptrs, base + src, _within(inside, (src >= 0) & (src < M)), ident)
+        src = (local + order) if REVERSE else (local - order)
+        x = _load_at(x_ptrs, base, src, _within(inside, (start + src >= 0) & (start + src < M)), ident)
     if INCLUSIVE:
         scan_in = x
     else:
         # Exclusive: scan the tile shifted by one element (identity first in scan order).
-        scan_in = _load_fields(x_ptrs, base + neighbour, _within(inside, rank != first), ident)
+        scan_in = _load_at(x_ptrs, base, neighbour, _within(inside, rank != first), ident)
     if HAS_INIT:
         seed = _scalars(init_ptrs, lane)
     else:
@@ -503,7 +524,7 @@ def _tile_1d(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_pt
         values = _order_1d(x, scan_in, 0, seed, vid, tile, lane, tiles_per_lane, order_stride, ident,
                            status_ptr, flag_ptr, agg_ptrs, incl_ptrs, epoch, PAIR, FLAT, COMMUTATIVE, REVERSE,
                            PACKED, SINGLE_TILE, CHAINED, WINDOW, RAKE)
-    _store_fields(y_ptrs, base + pos, values, inside)
+    _store_at(y_ptrs, base, local, values, inside)
 
 
 @triton.jit(do_not_specialize=["tiles_per_lane", "tile_base", "epoch", "order_stride", "order"])
@@ -563,18 +584,18 @@ def _tile_2d(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_pt
     rpos = (M - 1 - rows) if REVERSE else rows
     base = lane * M * stride if MULTI_LANE else 0
     if not DELAYED:
-        x = _load_fields(x_ptrs, base + rpos * stride + cols, inside, ident)
+        x = _load_at(x_ptrs, base, rpos * stride + cols, inside, ident)
     else:
         src = (rpos + order) if REVERSE else (rpos - order)
-        x = _load_fields(x_ptrs, base + src * stride + cols, _within(inside, (src >= 0) & (src < M)), ident)
+        x = _load_at(x_ptrs, base, src * stride + cols, _within(inside, (src >= 0) & (src < M)), ident)
     if INCLUSIVE:
         scan_in = x
     else:
         prev = (rpos + 1) if REVERSE else (rpos - 1)
-        scan_in = _load_fields(x_ptrs, base + prev * stride + cols, _within(inside, (rows % ROWS) != 0), ident)
+        scan_in = _load_at(x_ptrs, base, prev * stride + cols, _within(inside, (rows % ROWS) != 0), ident)
     col_in = cblock * KB + tl.arange(0, KB)
     if HAS_INIT:
-        seed = _load_fields(init_ptrs, lane * K + col_in, col_in < K, ident)
+        seed = _load_at(init_ptrs, lane * K, col_in, col_in < K, ident)
     else:
         seed = _where(col_in >= 0, ident, ident)  # [KB] copies of the identity
     if ORDERED:  # orders as in scan_1d_kernel
@@ -590,7 +611,7 @@ def _tile_2d(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_pt
         values = _order_2d(x, scan_in, 0, seed, vid, tile, group, tiles_per_lane, order_stride, ident,
                            status_ptr, flag_ptr, agg_ptrs, incl_ptrs, epoch, PAIR, FLAT, COMMUTATIVE, PACKED,
                            SINGLE_TILE, CHAINED, WINDOW, KB, RAKE)
-    _store_fields(y_ptrs, base + rpos * stride + cols, values, inside)
+    _store_at(y_ptrs, base, rpos * stride + cols, values, inside)
 
 
 @triton.jit(do_not_specialize=["tiles_per_lane", "tile_base", "epoch", "col_blocks", "order_stride", "order"])
