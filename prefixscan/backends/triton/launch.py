@@ -125,7 +125,8 @@ def run_scan(request, plan: bool = False):
     else:
         ys = [torch.empty(request.out_shape, dtype=torch_dtype(d), device=device) for d in request.out_dtypes]
     if xs[0].numel() == 0:
-        return users if users is not None else ys
+        results = users if users is not None else ys
+        return (results, None) if plan else results
     xs = [x.contiguous() for x in xs]
     interpreter = interpreter_mode()
     stream = current_stream(device) if device.type == "cuda" else 0
