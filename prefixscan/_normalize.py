@@ -109,10 +109,12 @@ def make_config(op, *, axis, inclusive, reverse, order, tuple_size, dtype, backe
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy: unknown strategy {strategy!r}; choose from {', '.join(STRATEGIES)}")
     deterministic = _as_bool(deterministic, "deterministic")
-    if deterministic and strategy not in ("auto", "chained", "reduce_then_scan", "scan_then_propagate"):
-        # These combine tiles in a fixed order; the look-back strategies do not.
+    if deterministic and strategy not in ("auto", "chained", "reduce_then_scan", "scan_then_propagate",
+                                          "persistent"):
+        # These combine tiles in an order fixed by the sizes and the grid; the
+        # decoupled look-back folds whatever its predecessors have published.
         raise ValueError(f"strategy={strategy!r} is not deterministic; deterministic=True needs "
-                         "strategy 'chained', 'reduce_then_scan', 'scan_then_propagate' or None")
+                         "strategy 'chained', 'reduce_then_scan', 'scan_then_propagate', 'persistent' or None")
     return ScanConfig(monoid, axis, _as_bool(inclusive, "inclusive"), _as_bool(reverse, "reverse"),
                       order, tuple_size, dtype, backend, algorithm, deterministic, strategy)
 

@@ -146,7 +146,8 @@ def scan(x, op="add", *, axis=None, inclusive=True, reverse=False, init=None, or
     ``deterministic=True`` makes GPU results bitwise reproducible from run to run
     (a chained hand-off between tiles instead of the decoupled look-back); CPU
     results always are.  ``strategy`` picks the GPU meta-strategy (None: the tuned
-    choice, decoupled look-back by default).
+    choice, decoupled look-back by default; "chained", "reduce_then_scan",
+    "scan_then_propagate", "persistent": see ``backends/triton/strategies.py``).
     """
     return _cached_scan(op, axis, inclusive, reverse, order, tuple_size, dtype, backend, algorithm,
                         deterministic, strategy)(x, init=init, out=out)

@@ -9,6 +9,17 @@ For every dtype and size ``n = 2**a`` the harness times, in one process:
   tensors, ``torch.cumsum`` and, where importable, ``cupy.cumsum``,
   ``cuda.compute.inclusive_scan`` and ``jax.numpy.cumsum``.
 
+With ``--strategies all`` (or a list) it also times ``prefixscan.scan`` with
+each GPU meta-strategy (``strategy:<name>``: decoupled look-back, chained,
+reduce-then-scan, scan-then-propagate, persistent), the comparison of the
+seeds: each such record carries the strategy's grid, tile and device-memory
+traffic per element counted from the algorithm, and ``model_ratio`` =
+2 / traffic, the fraction of the copy's throughput a bandwidth-bound scan would
+reach (scan-then-propagate ~0.5, reduce-then-scan ~0.67, single pass ~1).  The
+markdown adds a traffic table and the plot a ratio-to-copy panel per dtype.
+On ``cpu`` the strategies run in Triton's interpreter (``TRITON_INTERPRET=1``):
+a smoke test of the whole path, not a measurement.
+
 Every implementation writes into a preallocated output where it can.  With
 ``order=Q`` peers apply their cumsum Q times; with ``tuple_size=S`` peers scan
 an ``(n/S, S)`` view along axis 0.  Every result is checked against NumPy
@@ -61,6 +72,7 @@ __all__ = [
     "format_table",
     "format_markdown",
     "main_from_args",
+    "parse_strategies",
 ]
 
 DEFAULT_DTYPES = ("int32", "float32", "int64", "float64")
@@ -184,6 +196,7 @@ class _Impl:
     timing: str = "events"  # "events" (torch stream), "wall" (own streams), "cpu"
     note: str = ""
     is_copy: bool = False  # verified against the input rather than the scan
+    strategy: str | None = None  # a GPU meta-strategy: its plan and traffic join the record
 
 
 class _Skip(Exception):
@@ -346,6 +359,82 @@ def _cuda_impls(ps, order: int, tuple_size: int) -> list[_Impl]:
         impls.append(_Impl("jax.numpy.cumsum", jax_build, "wall",
                            "jax.jit(jnp.cumsum(dtype=)), timed with perf_counter + block_until_ready"))
     return impls
+
+
+def _strategy_impls(ps, order: int, tuple_size: int, names: Sequence[str], device: str) -> list[_Impl]:
+    """``prefixscan.scan(strategy=...)`` for each GPU meta-strategy: on CUDA
+    tensors, or (``device == "cpu"``) on CPU tensors in Triton's interpreter,
+    which checks the bench end to end without a GPU (its times mean nothing)."""
+    import torch
+
+    from .dispatch import interpreter_mode
+
+    s, q = tuple_size, order
+    interpreted = device == "cpu"
+    if interpreted and not interpreter_mode():
+        raise RuntimeError("--strategies on --device cpu runs the GPU kernels in Triton's interpreter: "
+                           "set TRITON_INTERPRET=1 (or use --device cuda)")
+
+    def build_for(name):
+        def build(ins, outs):
+            def make(x, o):
+                xt = torch.from_numpy(x) if interpreted else x
+                ot = torch.from_numpy(o) if interpreted else o
+
+                def run():
+                    ps.scan(xt, order=q, tuple_size=s, out=ot, backend="triton", strategy=name)
+                    return o
+
+                return run
+
+            return [make(x, o) for x, o in zip(ins, outs)]
+
+        return build
+
+    return [_Impl(f"strategy:{name}", build_for(name), "cpu" if interpreted else "events",
+                  f"prefixscan.scan(strategy={name!r}, out=)" + (" in the Triton interpreter" if interpreted else ""),
+                  strategy=name) for name in names]
+
+
+def parse_strategies(spec: str | Sequence[str] | None) -> list[str]:
+    """``"all"`` or a comma-separated list of strategy names (None: none)."""
+    if spec is None:
+        return []
+    from ._normalize import STRATEGIES
+
+    known = [name for name in STRATEGIES if name != "auto"]
+    names = spec.split(",") if isinstance(spec, str) else list(spec)
+    out: list[str] = []
+    for name in (str(v).strip() for v in names):
+        if not name:
+            continue
+        for nm in (known if name == "all" else [name]):
+            if nm not in known:
+                raise ValueError(f"--strategies: unknown strategy {nm!r}; choose from all, {', '.join(known)}")
+            if nm not in out:
+                out.append(nm)
+    if not out:
+        raise ValueError("--strategies: empty list")
+    return out
+
+
+def _describe(impl: _Impl, n: int, dtype: str, order: int, tuple_size: int, device: str) -> dict:
+    """Strategy records: the plan of the call just made (grid, tile) and its
+    counted device-memory traffic per element; ``model_ratio`` = 2 / traffic, the
+    fraction of the copy's throughput a bandwidth-bound run would reach."""
+    name = impl.strategy
+    if name is None:
+        return {}
+    import torch
+
+    from .backends.triton import strategies
+    from .dispatch import interpreter_mode
+
+    interpreted = device == "cpu"
+    info = strategies.plan(name, n, tuple_size, getattr(torch, dtype), torch.device(device),
+                           interpreted and interpreter_mode(), order=order)
+    info["model_ratio"] = 2.0 / info["traffic_per_element"] if info["traffic_per_element"] else None
+    return info
 
 
 def _try_import(name: str):
@@ -622,12 +711,17 @@ def run_benchmark(
     quick: bool = False,
     seed: int | None = None,
     impls: Sequence[str] | None = None,
+    strategies: Sequence[str] | str | None = None,
 ) -> dict:
     """Time prefixscan.scan and its peers; returns ``{"metadata", "records", "skipped"}``.
 
     ``sizes`` are log2 sizes (a list, or a string as for ``--sizes``);
     ``impls`` optionally restricts the implementations by name (the copy roof
-    always runs).  Each record holds impl, dtype, n, log2n, order, tuple_size,
+    always runs).  ``strategies`` ("all" or names) adds ``prefixscan.scan`` with
+    each GPU meta-strategy as ``strategy:<name>``, whose records also hold the
+    grid, the tile and the counted ``traffic_per_element`` (see
+    ``backends.triton.strategies.traffic_per_element``) and ``model_ratio`` =
+    2 / traffic; on ``cpu`` they run in Triton's interpreter (a smoke test).  Each record holds impl, dtype, n, log2n, order, tuple_size,
     seconds (median), gelem_per_s, gb_per_s, ratio_to_copy, verified, status.
     """
     import prefixscan as ps
@@ -637,6 +731,9 @@ def run_benchmark(
     order, tuple_size = int(order), int(tuple_size)
     if order < 1 or tuple_size < 1:
         raise ValueError("order and tuple_size must be >= 1")
+    strategy_names = parse_strategies(strategies)
+    if sizes is None and strategy_names and device == "cpu":
+        sizes = [6, 8, 10]  # the interpreter runs a few thousand elements a second
     exps = parse_sizes(sizes, device, quick)
     dts = parse_dtypes(dtypes)
     if repeats is None:
@@ -662,6 +759,8 @@ def run_benchmark(
     if impls:
         wanted = set(impls) | {"copy"}
         impl_list = [i for i in impl_list if i.name in wanted]
+    if strategy_names:
+        impl_list += _strategy_impls(ps, order, tuple_size, strategy_names, device)
 
     metadata = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -681,6 +780,7 @@ def run_benchmark(
         "quick": bool(quick),
         "seed": seed,
         "implementations": {i.name: i.note for i in impl_list},
+        "strategies": strategy_names,
         "verification": ("against NumPy on data in -4..4: integers exact; floats within "
                          "max(eps*(10 + 8*sqrt(lane)*(order-1))*max|ref|, 10x NumPy's own error "
                          "in the dtype)"),
@@ -785,6 +885,7 @@ def _bench_size_cpu(impl_list, dtype, n, e, order, tuple_size, repeats, rng, bar
                 why = "" if ok else "the copy differs from its source"
             else:
                 ok, why = _verify_cpu(result, ref, dtype, n, order, tuple_size, scale, serial_error)
+            rec.update(_describe(impl, n, dtype, order, tuple_size, "cpu"))
             if not ok:
                 rec.update(status="FAILED", error=why)
             else:
@@ -866,6 +967,7 @@ def _bench_size_cuda(impl_list, dtype, n, e, order, tuple_size, repeats, rng, ba
                 ok, why = _verify_cuda(result, ref_dev, dtype, n, order, tuple_size, scale,
                                        serial_error)
             del result
+            rec.update(_describe(impl, n, dtype, order, tuple_size, "cuda"))
             if not ok:
                 rec.update(status="FAILED", error=why)
             else:
@@ -1039,6 +1141,7 @@ def format_markdown(result: dict) -> str:
             out += ["", f"### {dtype}", "", "| " + " | ".join(header) + " |",
                     "|" + "|".join("---:" for _ in header) + "|"]
             out += ["| " + " | ".join(r) + " |" for r in rows2]
+    out += _strategy_markdown(result)
     bad = [r for r in result["records"] if r["status"] != "ok"]
     if bad:
         out += ["", "## Failures", ""]
@@ -1056,6 +1159,38 @@ def format_markdown(result: dict) -> str:
     return "\n".join(out) + "\n"
 
 
+def _strategy_markdown(result: dict) -> list[str]:
+    """Per dtype, each strategy at the largest size it ran: the counted device-memory
+    traffic per element, the ratio to copy that traffic predicts for a
+    bandwidth-bound scan (2 / traffic: a copy moves 2 elements per element) and
+    the measured one."""
+    recs = [r for r in result["records"] if r.get("strategy")]
+    if not recs:
+        return []
+    out = ["", "## Strategies: memory traffic and throughput", "",
+           "Traffic: elements read + written in device memory per input element, counted from the "
+           "algorithm (`strategies.traffic_per_element`: input, output, local scans, tile totals, "
+           "partials, status and ring entries; flags and tags not counted). Predicted ratio: "
+           "2 / traffic, what a bandwidth-bound scan reaches relative to the copy. Grid: programs "
+           "launched (C of reduce_then_scan, G of persistent, tiles otherwise)."]
+    for dtype in result["metadata"]["dtypes"]:
+        rows = []
+        for name in result["metadata"].get("strategies", []):
+            mine = [r for r in recs if r["dtype"] == dtype and r["strategy"] == name]
+            if not mine:
+                continue
+            r = max(mine, key=lambda v: v["n"])
+            ratio = r.get("ratio_to_copy")
+            rows.append(f"| {name} | {_size_label(r['n'], r['log2n'])} | {r['traffic_per_element']:.3f} | "
+                        f"{r['model_ratio']:.2f} | {f'{ratio:.2f}' if ratio else r['status']} | "
+                        f"{r['grid']} | {r['tile']} |")
+        if rows:
+            out += ["", f"### {dtype}", "",
+                    "| strategy | n | traffic / element | predicted ratio | measured ratio | grid | tile |",
+                    "|---|---:|---:|---:|---:|---:|---:|"] + rows
+    return out
+
+
 def _plot(result: dict, path: Path) -> bool:
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -1068,14 +1203,21 @@ def _plot(result: dict, path: Path) -> bool:
               if any(r["dtype"] == d and r.get("gelem_per_s") for r in result["records"])]
     if not dtypes:
         dtypes = list(result["metadata"]["dtypes"][:1])
-    ncols = min(2, len(dtypes))
-    nrows = int(math.ceil(len(dtypes) / ncols))
+    with_strategies = any(r.get("strategy") for r in result["records"])
+    # With strategies: one row per dtype, throughput on the left, ratio to copy
+    # with the traffic model's prediction on the right.
+    ncols = 2 if with_strategies else min(2, len(dtypes))
+    nrows = len(dtypes) if with_strategies else int(math.ceil(len(dtypes) / ncols))
     fig = Figure(figsize=(6.5 * ncols, 4.2 * nrows), layout="constrained")
     FigureCanvasAgg(fig)
     axes = fig.subplots(nrows, ncols, squeeze=False)
     impls = _impl_order(result)
     for idx, dtype in enumerate(dtypes):
-        ax = axes[idx // ncols][idx % ncols]
+        if with_strategies:
+            ax = axes[idx][0]
+            _plot_strategy_ratios(axes[idx][1], result, dtype)
+        else:
+            ax = axes[idx // ncols][idx % ncols]
         for name in impls:
             recs = sorted((r for r in result["records"]
                            if r["dtype"] == dtype and r["impl"] == name and r.get("gelem_per_s")),
@@ -1096,11 +1238,38 @@ def _plot(result: dict, path: Path) -> bool:
         ax.set_title(dtype)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
-    for idx in range(len(dtypes), nrows * ncols):
+    for idx in range(len(dtypes) * (2 if with_strategies else 1), nrows * ncols):
         axes[idx // ncols][idx % ncols].set_visible(False)
     fig.suptitle(_title(result))
     fig.savefig(str(path), dpi=110)
     return True
+
+
+def _plot_strategy_ratios(ax, result: dict, dtype: str) -> None:
+    """Measured ratio to copy against n per strategy, and as a dotted line of the
+    same colour the ratio its counted traffic predicts (2 / traffic) at each n."""
+    for name in result["metadata"].get("strategies", []):
+        recs = sorted((r for r in result["records"] if r["dtype"] == dtype and r.get("strategy") == name),
+                      key=lambda r: r["n"])
+        measured = [(r["n"], r["ratio_to_copy"]) for r in recs if r.get("ratio_to_copy")]
+        if not recs:
+            continue
+        line = None
+        if measured:
+            line, = ax.plot(*zip(*measured), marker="o", markersize=3, linewidth=1.2, label=name)
+        model = [(r["n"], r["model_ratio"]) for r in recs if r.get("model_ratio")]
+        if model:
+            ax.plot(*zip(*model), linestyle=":", linewidth=1.2,
+                    color=line.get_color() if line is not None else None,
+                    label=None if line is not None else f"{name} (model)")
+    ax.axhline(1.0, color="k", linestyle="--", linewidth=1.5, label="copy (roof)")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("n (elements)")
+    ax.set_ylabel("ratio to copy throughput")
+    ax.set_ylim(bottom=0)
+    ax.set_title(f"{dtype}: strategies (dotted: 2 / counted traffic)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
 
 
 def _json_default(obj: Any) -> Any:
@@ -1138,7 +1307,11 @@ def main_from_args(args) -> int:
     """``prefixscan bench``: run, print the table, write the outputs.  Exit
     status 1 when prefixscan itself failed verification or raised."""
     try:
-        sizes = parse_sizes(args.sizes, args.device, args.quick)
+        strategy_names = parse_strategies(getattr(args, "strategies", None))
+        sizes = args.sizes
+        if sizes is None and strategy_names and args.device == "cpu":
+            sizes = [6, 8, 10]  # the interpreter runs a few thousand elements a second
+        sizes = parse_sizes(sizes, args.device, args.quick)
         dtypes = parse_dtypes(args.dtypes)
     except ValueError as exc:
         print(f"prefixscan bench: {exc}", file=sys.stderr)
@@ -1149,7 +1322,8 @@ def main_from_args(args) -> int:
     try:
         result = run_benchmark(device=args.device, sizes=sizes, dtypes=dtypes, repeats=args.repeats,
                                order=args.order, tuple_size=args.tuple_size,
-                               progress=not args.no_progress, quick=args.quick, seed=args.seed)
+                               progress=not args.no_progress, quick=args.quick, seed=args.seed,
+                               strategies=strategy_names or None)
     except RuntimeError as exc:
         print(f"prefixscan bench: {exc}", file=sys.stderr)
         return 2
@@ -1157,5 +1331,6 @@ def main_from_args(args) -> int:
     paths = write_outputs(result, args.out, plot=not args.no_plot, json_file=args.json)
     print("wrote " + ", ".join(str(p) for p in paths.values()))
     print(f"total {result['metadata']['wall_seconds']:.1f} s")
-    broken = [r for r in result["records"] if r["impl"] == "prefixscan" and r["status"] != "ok"]
+    broken = [r for r in result["records"]
+              if (r["impl"] == "prefixscan" or r.get("strategy")) and r["status"] != "ok"]
     return 1 if broken else 0

@@ -233,6 +233,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tuple-size", type=int, default=1, metavar="S",
                    help="interleaved streams (peers scan an (n/S, S) view along axis 0)")
     p.add_argument("--seed", type=int, default=None, help="random seed for the data")
+    p.add_argument("--strategies", default=None, metavar="LIST",
+                   help="also time prefixscan.scan with each GPU meta-strategy: 'all' or names among "
+                        "decoupled_lookback, reduce_then_scan, scan_then_propagate, chained, persistent "
+                        "(records add the counted memory traffic per element; on --device cpu they run "
+                        "in the Triton interpreter with TRITON_INTERPRET=1, default sizes 6,8,10)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.add_argument("--no-plot", action="store_true", help="do not write plot.png")
     p.set_defaults(func=_cmd_bench)

@@ -89,7 +89,7 @@ FORMAT = "prefixscan-tuning/1"
 #: Strategies the tuner tries, in order; those whose launcher cannot be imported are skipped.
 STRATEGY_CANDIDATES = ("decoupled_lookback", "chained", "reduce_then_scan", "scan_then_propagate", "persistent")
 #: Strategies that combine tiles in a fixed order: deterministic=True picks among these.
-DETERMINISTIC_STRATEGIES = ("chained", "reduce_then_scan", "scan_then_propagate")
+DETERMINISTIC_STRATEGIES = ("chained", "reduce_then_scan", "scan_then_propagate", "persistent")
 _RUN_BY_LAUNCH = ("decoupled_lookback", "chained")  # launch._launch itself
 
 #: (bucket, largest log2 size in it or None, log2 size it is tuned at)
@@ -171,12 +171,12 @@ class Candidate:
     @property
     def label(self) -> str:
         t = self.tile
-        return f"{self.strategy} b={t.block} w={t.num_warps} win={t.window}"
+        return f"{self.strategy} b={t.block} w={t.num_warps} win={t.window}" + (f" rake={t.raking}" if t.raking else "")
 
 
 def _tile_dict(t: TileConfig) -> dict:
     return {"block": t.block, "num_warps": t.num_warps, "window": t.window, "max_kb": t.max_kb,
-            "packed": t.packed}
+            "packed": t.packed, "raking": t.raking}
 
 
 def _tile_from(d) -> TileConfig:
@@ -193,7 +193,10 @@ def _tile_from(d) -> TileConfig:
     packed = d.get("packed")
     if packed not in (None, True, False):
         raise ValueError(f"tile packed={packed!r}")
-    return TileConfig(ints["block"], ints["num_warps"], ints["window"], ints["max_kb"], packed)
+    raking = d.get("raking", 0)  # absent in tables written before the raking knob
+    if isinstance(raking, bool) or not isinstance(raking, int) or raking < 0 or raking & (raking - 1):
+        raise ValueError(f"tile raking={raking!r}")
+    return TileConfig(ints["block"], ints["num_warps"], ints["window"], ints["max_kb"], packed, raking)
 
 
 @dataclass(frozen=True)
@@ -282,7 +285,9 @@ def candidate_grid(strategies: Sequence[str], nbytes: int, floating: bool, n: in
     for the decoupled look-back (block x2 and /2, the other warp count).  That
     is all in ``quick`` mode (first use).  Otherwise also: the decoupled
     look-back on every tile of :data:`BENCH_TILES` (the fixed choices of
-    ``bench/sweep.py``) and :data:`EXTRA_TILES`; chained on
+    ``bench/sweep.py``) and :data:`EXTRA_TILES`, and on its default tile with the
+    raking in-tile scan (rows of the elements one thread holds, Merrill &
+    Grimshaw's SRTS; :func:`.kernels._raking_scan`); chained on
     :data:`CHAINED_TILES`; every other strategy on its default's block x2 and
     /2.  Blocks that hold all ``n`` elements in one tile run alike (the
     single-tile path): one of them is kept.
@@ -306,6 +311,11 @@ def candidate_grid(strategies: Sequence[str], nbytes: int, floating: bool, n: in
             if s == "decoupled_lookback":
                 for block, warps, window in BENCH_TILES + EXTRA_TILES:
                     add(s, block, warps, window)
+                per_thread = d.block // (32 * d.num_warps)
+                if per_thread >= 2:
+                    c = Candidate(s, TileConfig(d.block, d.num_warps, d.window, d.max_kb, d.packed, per_thread))
+                    if c not in out:
+                        out.append(c)
             elif s == "chained":
                 for block, warps in CHAINED_TILES:
                     add(s, block, warps, d.window)

@@ -289,11 +289,121 @@ def _as_rows(values):
     return out
 
 
+# ---------------------------------------------------------------------------
+# In-tile scans.  ``RAKE == 0``: ``tl.associative_scan`` over the whole tile
+# (Triton lowers it as a serial scan of each thread's contiguous elements, a
+# warp shuffle scan and a scan across warps through shared memory).
+# ``RAKE > 0``: raking, after Merrill & Grimshaw's SRTS kernel (seed 000,
+# section 4.3.2): the tile is cut into rows of RAKE consecutive elements, every
+# row is scanned along its own axis, the row totals are scanned, and each row is
+# combined with the exclusive prefix of the rows before it.  Triton does not let
+# a kernel pin a row to one thread: the reshape leaves the layout to the
+# compiler, which keeps a row in one thread's registers when RAKE matches the
+# elements a thread holds; otherwise the reshape costs a shuffle through shared
+# memory.  Whether it beats the plain scan is for the tuner to measure.
+
+
+@triton.jit
+def _pick(values, index, AXIS: tl.constexpr):
+    """Entry ``index`` along axis 1 (``AXIS``) of a 2-D or 3-D field tuple, exactly
+    (as :func:`_last`: the other entries zeroed as bits, an xor reduction keeps it)."""
+    n: tl.constexpr = values[0].shape[AXIS]
+    if len(values[0].shape) == 2:
+        keep = (tl.arange(0, n) == index)[None, :]
+    else:
+        keep = (tl.arange(0, n) == index)[None, :, None]
+    out = ()
+    for i in tl.static_range(len(values)):
+        v = values[i]
+        if v.dtype.primitive_bitwidth == 64:
+            bits = v.to(tl.int64, bitcast=True)
+        elif v.dtype.primitive_bitwidth == 32:
+            bits = v.to(tl.int32, bitcast=True)
+        elif v.dtype.primitive_bitwidth == 16:
+            bits = v.to(tl.int16, bitcast=True)
+        else:
+            bits = v.to(tl.int8, bitcast=True)
+        out = out + (tl.reduce(tl.where(keep, bits, 0), AXIS, _xor).to(v.dtype, bitcast=True),)
+    return out
+
+
+@triton.jit
+def _raking_scan(values, ident, PAIR: tl.constexpr, FLAT: tl.constexpr, RAKE: tl.constexpr,
+                 BACKWARD: tl.constexpr):
+    """Inclusive scan of a ``[BLOCK]`` or ``[ROWS, KB]`` tile (field tuple) along axis 0
+    by raking: rows of RAKE consecutive elements are scanned, then the row totals,
+    and each row is combined with the exclusive prefix of the rows before it
+    (after it for ``BACKWARD``), that prefix on the left: order is kept, so
+    non-commutative operators are fine (``BACKWARD`` is only used for commutative ones)."""
+    n: tl.constexpr = values[0].shape[0]
+    R: tl.constexpr = n // RAKE
+    two_d: tl.constexpr = len(values[0].shape) == 2
+    rows = ()
+    for i in tl.static_range(len(values)):
+        if two_d:
+            rows = rows + (tl.reshape(values[i], [R, RAKE, values[i].shape[1]]),)
+        else:
+            rows = rows + (tl.reshape(values[i], [R, RAKE]),)
+    rows = tl.associative_scan(rows, 1, _fn(FLAT), reverse=BACKWARD)
+    totals = _pick(rows, 0 if BACKWARD else RAKE - 1, 1)  # [R] or [R, KB]
+    incl = tl.associative_scan(totals, 0, _fn(FLAT), reverse=BACKWARD)
+    r = tl.arange(0, R)
+    if BACKWARD:
+        src = tl.minimum(r + 1, R - 1)
+        first = r == R - 1
+    else:
+        src = tl.maximum(r - 1, 0)
+        first = r == 0
+    if two_d:
+        src = tl.broadcast_to(src[:, None], incl[0].shape)
+        first = first[:, None]
+    excl = ()
+    for i in tl.static_range(len(values)):
+        excl = excl + (tl.where(first, ident[i], tl.gather(incl[i], src, 0)),)
+    if two_d:
+        combined = PAIR(_as_rows_3d(excl), rows)
+    else:
+        combined = PAIR(_as_cols(excl), rows)
+    out = ()
+    for i in tl.static_range(len(values)):
+        out = out + (tl.reshape(combined[i], values[i].shape),)
+    return out
+
+
+@triton.jit
+def _as_cols(values):
+    out = ()
+    for i in tl.static_range(len(values)):
+        out = out + (values[i][:, None],)
+    return out
+
+
+@triton.jit
+def _as_rows_3d(values):
+    out = ()
+    for i in tl.static_range(len(values)):
+        out = out + (values[i][:, None, :],)
+    return out
+
+
+@triton.jit
+def _scan_tile(scan_in, ident, PAIR: tl.constexpr, FLAT: tl.constexpr, BACKWARD: tl.constexpr,
+               RAKE: tl.constexpr):
+    """Inclusive scan of a tile along axis 0 (backwards with ``BACKWARD``): raking
+    with rows of ``RAKE`` elements, or ``tl.associative_scan`` when it is 0."""
+    if RAKE == 0:
+        scanned = tl.associative_scan(scan_in, 0, _fn(FLAT), reverse=BACKWARD)
+    else:
+        scanned = _raking_scan(scan_in, ident, PAIR, FLAT, RAKE, BACKWARD)
+    return scanned
+
+
 @triton.jit
 def _order_1d(values, scan_in, k, seed, vid, tile, lane, tiles_per_lane, order_stride, ident,
               status_ptr, flag_ptr, agg_ptrs, incl_ptrs, epoch,
               PAIR: tl.constexpr, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr, REVERSE: tl.constexpr,
-              PACKED: tl.constexpr, SINGLE_TILE: tl.constexpr, CHAINED: tl.constexpr, WINDOW: tl.constexpr):
+              PACKED: tl.constexpr, SINGLE_TILE: tl.constexpr, CHAINED: tl.constexpr, WINDOW: tl.constexpr,
+              RAKE: tl.constexpr):
     """One order of the 1-D scan: the tile's aggregate of ``values`` (order k-1's
     result), the look-back over order k's status entries (from ``k * order_stride``),
     and the scan of ``scan_in`` seeded with the prefix."""
@@ -311,14 +421,15 @@ def _order_1d(values, scan_in, k, seed, vid, tile, lane, tiles_per_lane, order_s
                                   lane * tiles_per_lane + k * order_stride, tile,
                                   ident, epoch, PAIR, FLAT, COMMUTATIVE, PACKED, CHAINED, WINDOW)
         _publish(status_ptr, flag_ptr, incl_ptrs, entry, PAIR(prefix, agg), FLAG_PREFIX, epoch, PACKED)
-    return PAIR(prefix, tl.associative_scan(scan_in, 0, _fn(FLAT), reverse=REVERSE and COMMUTATIVE))
+    return PAIR(prefix, _scan_tile(scan_in, ident, PAIR, FLAT, REVERSE and COMMUTATIVE, RAKE))
 
 
 @triton.jit
 def _order_2d(values, scan_in, k, seed, vid, tile, group, tiles_per_lane, order_stride, ident,
               status_ptr, flag_ptr, agg_ptrs, incl_ptrs, epoch,
               PAIR: tl.constexpr, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr, PACKED: tl.constexpr,
-              SINGLE_TILE: tl.constexpr, CHAINED: tl.constexpr, WINDOW: tl.constexpr, KB: tl.constexpr):
+              SINGLE_TILE: tl.constexpr, CHAINED: tl.constexpr, WINDOW: tl.constexpr, KB: tl.constexpr,
+              RAKE: tl.constexpr):
     """One order of the 2-D scan (see :func:`_order_1d`), per column of the tile."""
     if SINGLE_TILE:
         prefix = seed
@@ -334,7 +445,7 @@ def _order_2d(values, scan_in, k, seed, vid, tile, group, tiles_per_lane, order_
                                group * tiles_per_lane + k * order_stride, tile, ident,
                                epoch, PAIR, FLAT, COMMUTATIVE, PACKED, CHAINED, WINDOW, KB)
         _publish(status_ptr, flag_ptr, incl_ptrs, entry, PAIR(prefix, agg), FLAG_PREFIX, epoch, PACKED)
-    return PAIR(_as_rows(prefix), tl.associative_scan(scan_in, 0, _fn(FLAT)))
+    return PAIR(_as_rows(prefix), _scan_tile(scan_in, ident, PAIR, FLAT, False, RAKE))
 
 
 # Counters that change every call are never specialized: no recompiles, and no
@@ -347,7 +458,7 @@ def _tile_1d(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_pt
              INCLUSIVE: tl.constexpr, REVERSE: tl.constexpr, HAS_INIT: tl.constexpr,
              PACKED: tl.constexpr, SINGLE_TILE: tl.constexpr, MULTI_LANE: tl.constexpr,
              CHAINED: tl.constexpr, BLOCK: tl.constexpr, WINDOW: tl.constexpr,
-             ORDERED: tl.constexpr, DELAYED: tl.constexpr, FULL: tl.constexpr):
+             ORDERED: tl.constexpr, DELAYED: tl.constexpr, FULL: tl.constexpr, RAKE: tl.constexpr):
     """Tile ``vid`` of :func:`scan_1d_kernel`; ``FULL``: every element inside the lane,
     so loads and stores carry no mask."""
     lane = vid // tiles_per_lane
@@ -406,13 +517,13 @@ def _tile_1d(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_pt
         while k < order:  # not range(order): the interpreter cannot index a runtime int (NumPy >= 2.4)
             values = _order_1d(values, scan_in, k, seed, vid, tile, lane, tiles_per_lane, order_stride, ident,
                                status_ptr, flag_ptr, agg_ptrs, incl_ptrs, epoch, PAIR, FLAT, COMMUTATIVE, REVERSE,
-                               PACKED, SINGLE_TILE, CHAINED, WINDOW)
+                               PACKED, SINGLE_TILE, CHAINED, WINDOW, RAKE)
             scan_in = values
             k += 1
     else:
         values = _order_1d(x, scan_in, 0, seed, vid, tile, lane, tiles_per_lane, order_stride, ident,
                            status_ptr, flag_ptr, agg_ptrs, incl_ptrs, epoch, PAIR, FLAT, COMMUTATIVE, REVERSE,
-                           PACKED, SINGLE_TILE, CHAINED, WINDOW)
+                           PACKED, SINGLE_TILE, CHAINED, WINDOW, RAKE)
     _store_at(y_ptrs, base, local, values, inside)
 
 
@@ -423,7 +534,7 @@ def scan_1d_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, 
                    INCLUSIVE: tl.constexpr, REVERSE: tl.constexpr, HAS_INIT: tl.constexpr,
                    PACKED: tl.constexpr, SINGLE_TILE: tl.constexpr, MULTI_LANE: tl.constexpr,
                    CHAINED: tl.constexpr, BLOCK: tl.constexpr, WINDOW: tl.constexpr,
-                   ORDERED: tl.constexpr, DELAYED: tl.constexpr):
+                   ORDERED: tl.constexpr, DELAYED: tl.constexpr, RAKE: tl.constexpr):
     """Scan lanes of length M stored back to back (the (B, M, 1) layout), ``order`` times
     (status entries of order k at ``k * order_stride``); with ``DELAYED`` the input is
     first delayed by ``order`` elements.  ``order`` is a runtime value, so one compiled
@@ -444,11 +555,11 @@ def scan_1d_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, 
     if full:
         _tile_1d(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_ptrs, incl_ptrs, M, vid,
                  tiles_per_lane, epoch, order_stride, order, PAIR, FLAT, COMMUTATIVE, INCLUSIVE, REVERSE,
-                 HAS_INIT, PACKED, SINGLE_TILE, MULTI_LANE, CHAINED, BLOCK, WINDOW, ORDERED, DELAYED, True)
+                 HAS_INIT, PACKED, SINGLE_TILE, MULTI_LANE, CHAINED, BLOCK, WINDOW, ORDERED, DELAYED, True, RAKE)
     else:
         _tile_1d(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_ptrs, incl_ptrs, M, vid,
                  tiles_per_lane, epoch, order_stride, order, PAIR, FLAT, COMMUTATIVE, INCLUSIVE, REVERSE,
-                 HAS_INIT, PACKED, SINGLE_TILE, MULTI_LANE, CHAINED, BLOCK, WINDOW, ORDERED, DELAYED, False)
+                 HAS_INIT, PACKED, SINGLE_TILE, MULTI_LANE, CHAINED, BLOCK, WINDOW, ORDERED, DELAYED, False, RAKE)
 
 
 @triton.jit
@@ -458,7 +569,8 @@ def _tile_2d(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_pt
              INCLUSIVE: tl.constexpr, REVERSE: tl.constexpr, HAS_INIT: tl.constexpr,
              PACKED: tl.constexpr, SINGLE_TILE: tl.constexpr, MULTI_LANE: tl.constexpr,
              CHAINED: tl.constexpr, EXACT_K: tl.constexpr, ROWS: tl.constexpr, KB: tl.constexpr,
-             WINDOW: tl.constexpr, ORDERED: tl.constexpr, DELAYED: tl.constexpr, FULL: tl.constexpr):
+             WINDOW: tl.constexpr, ORDERED: tl.constexpr, DELAYED: tl.constexpr, FULL: tl.constexpr,
+             RAKE: tl.constexpr):
     """Tile ``vid`` of :func:`scan_2d_kernel`; ``FULL``: all rows and columns inside."""
     group = vid // tiles_per_lane  # (lane, column block)
     tile = vid % tiles_per_lane
@@ -492,13 +604,13 @@ def _tile_2d(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_pt
         while k < order:  # see scan_1d_kernel
             values = _order_2d(values, scan_in, k, seed, vid, tile, group, tiles_per_lane, order_stride, ident,
                                status_ptr, flag_ptr, agg_ptrs, incl_ptrs, epoch, PAIR, FLAT, COMMUTATIVE, PACKED,
-                               SINGLE_TILE, CHAINED, WINDOW, KB)
+                               SINGLE_TILE, CHAINED, WINDOW, KB, RAKE)
             scan_in = values
             k += 1
     else:
         values = _order_2d(x, scan_in, 0, seed, vid, tile, group, tiles_per_lane, order_stride, ident,
                            status_ptr, flag_ptr, agg_ptrs, incl_ptrs, epoch, PAIR, FLAT, COMMUTATIVE, PACKED,
-                           SINGLE_TILE, CHAINED, WINDOW, KB)
+                           SINGLE_TILE, CHAINED, WINDOW, KB, RAKE)
     _store_at(y_ptrs, base, rpos * stride + cols, values, inside)
 
 
@@ -509,7 +621,7 @@ def scan_2d_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, 
                    INCLUSIVE: tl.constexpr, REVERSE: tl.constexpr, HAS_INIT: tl.constexpr,
                    PACKED: tl.constexpr, SINGLE_TILE: tl.constexpr, MULTI_LANE: tl.constexpr,
                    CHAINED: tl.constexpr, EXACT_K: tl.constexpr, ROWS: tl.constexpr, KB: tl.constexpr,
-                   WINDOW: tl.constexpr, ORDERED: tl.constexpr, DELAYED: tl.constexpr):
+                   WINDOW: tl.constexpr, ORDERED: tl.constexpr, DELAYED: tl.constexpr, RAKE: tl.constexpr):
     """Scan the (B, M, K) layout along M: K interleaved streams per lane; ``order``
     and ``DELAYED`` as in :func:`scan_1d_kernel` (status entries of order k start at
     ``k * order_stride`` tiles).
@@ -532,9 +644,9 @@ def scan_2d_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, 
         _tile_2d(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_ptrs, incl_ptrs, M, K, col_blocks,
                  vid, tiles_per_lane, epoch, order_stride, order, PAIR, FLAT, COMMUTATIVE, INCLUSIVE, REVERSE,
                  HAS_INIT, PACKED, SINGLE_TILE, MULTI_LANE, CHAINED, EXACT_K, ROWS, KB, WINDOW, ORDERED,
-                 DELAYED, True)
+                 DELAYED, True, RAKE)
     else:
         _tile_2d(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_ptrs, incl_ptrs, M, K, col_blocks,
                  vid, tiles_per_lane, epoch, order_stride, order, PAIR, FLAT, COMMUTATIVE, INCLUSIVE, REVERSE,
                  HAS_INIT, PACKED, SINGLE_TILE, MULTI_LANE, CHAINED, EXACT_K, ROWS, KB, WINDOW, ORDERED,
-                 DELAYED, False)
+                 DELAYED, False, RAKE)

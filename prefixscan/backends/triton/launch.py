@@ -17,7 +17,7 @@ import numpy as np
 from ..._arrays import as_torch
 from ...dispatch import interpreter_mode
 from .combine import combine_functions
-from .tuning import choose_config, tuned_strategy
+from .tuning import choose_config, raking_rows, tuned_strategy
 
 _EPOCH_LIMIT = 1 << 29  # flags hold epoch * 4 + state in 32 bits
 
@@ -244,6 +244,7 @@ def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, confi
             block = max(16, 1 << math.ceil(math.log2(M)))
         tiles = 1 if single else -(-M // block)
         grid_size = entries = B * tiles
+        rake = raking_rows(tune, block)
     else:
         kb = min(1 << math.ceil(math.log2(K)), tune.max_kb)
         col_blocks = -(-K // kb)
@@ -254,6 +255,7 @@ def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, confi
         tiles = 1 if single else -(-M // rows)
         grid_size = B * col_blocks * tiles
         entries = grid_size * kb
+        rake = raking_rows(tune, rows)
     state = None
     if single:  # no look-back: no status buffers, no counter
         status = flags = counter = idents[0]
@@ -267,14 +269,14 @@ def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, confi
         kernel = kernels.scan_1d_kernel
         args = (xs, ys, idents, init_arg, status, flags, aggs, incls, counter, M, tiles, base, epoch, grid_size,
                 order)
-        constexprs = dict(common, SINGLE_TILE=single, MULTI_LANE=B > 1, BLOCK=block, WINDOW=window)
+        constexprs = dict(common, SINGLE_TILE=single, MULTI_LANE=B > 1, BLOCK=block, WINDOW=window, RAKE=rake)
         compiled = _run(kernel, grid_size, tune.num_warps, stream, interpreter, args, constexprs, (M,))
     else:
         kernel = kernels.scan_2d_kernel
         args = (xs, ys, idents, init_arg, status, flags, aggs, incls, counter, M, K, col_blocks, tiles, base, epoch,
                 grid_size, order)
         constexprs = dict(common, SINGLE_TILE=single, MULTI_LANE=B > 1, EXACT_K=K == kb, ROWS=rows, KB=kb,
-                          WINDOW=window)
+                          WINDOW=window, RAKE=rake)
         compiled = _run(kernel, grid_size, tune.num_warps, stream, interpreter, args, constexprs, (M, K))
     replay = None
     if state is not None:

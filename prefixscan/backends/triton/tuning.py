@@ -21,6 +21,9 @@ class TileConfig:
     window: int  # predecessors inspected per look-back step
     max_kb: int = 32  # widest column block of the 2-D kernel
     packed: bool | None = None  # None: pack flag and value when the value has <= 32 bits
+    # In-tile scan: 0 for tl.associative_scan, else raking with rows of this many
+    # elements (a power of two; Merrill & Grimshaw's SRTS, see kernels._raking_scan).
+    raking: int = 0
 
 
 _INTERPRETER = TileConfig(block=32, num_warps=1, window=4, max_kb=4)
@@ -128,3 +131,11 @@ def _tuned_entry(device, itemsize, floating, M, K, accs, monoid, builtin):
 
     return autotune.resolve(device, itemsize, floating, "builtin" if builtin else "user", K, M * K,
                             accs=accs, monoid=monoid)
+
+
+def raking_rows(config: TileConfig, rows: int) -> int:
+    """The raking row length a tile of ``rows`` elements along the scan axis gets:
+    the config's, capped at the tile, 0 (tl.associative_scan) when off or not a
+    power of two."""
+    rake = min(int(config.raking or 0), rows)
+    return rake if rake >= 2 and rake & (rake - 1) == 0 else 0
