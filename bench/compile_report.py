@@ -67,7 +67,7 @@ def main() -> None:
         for inclusive, reverse in ((True, False), (False, False), (True, True)):
             c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=inclusive, REVERSE=reverse,
                      HAS_INIT=False, PACKED=acc in ("i32", "fp32"), SINGLE_TILE=False, MULTI_LANE=False, CHAINED=False,
-                     ORDERED=False, DELAYED=False,
+                     ORDERED=False, DELAYED=False, RAKE=0,
                      BLOCK=block, WINDOW=32)
             t = time.time()
             k = compile_variant(kernels.scan_1d_kernel, acc, ints_1d, c, warps)
@@ -77,14 +77,14 @@ def main() -> None:
         for delayed in (False, True):
             c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=True, REVERSE=False, HAS_INIT=False,
                      PACKED=acc == "i32", SINGLE_TILE=False, MULTI_LANE=False, CHAINED=False, BLOCK=block,
-                     WINDOW=32, ORDERED=True, DELAYED=delayed)
+                     WINDOW=32, ORDERED=True, DELAYED=delayed, RAKE=0)
             t = time.time()
             k = compile_variant(kernels.scan_1d_kernel, acc, ints_1d, c, warps)
             report(f"1d {acc} b={block} w={warps} ordered delayed={delayed}", k, time.time() - t)
     for kb, rows in ((4, 2048), (8, 1024), (32, 256)):
         c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=True, REVERSE=False, HAS_INIT=False,
                  PACKED=True, SINGLE_TILE=False, MULTI_LANE=False, CHAINED=False, ROWS=rows, KB=kb, WINDOW=32,
-                 ORDERED=False, DELAYED=False)
+                 ORDERED=False, DELAYED=False, RAKE=0)
         for exact in (True, False):
             t = time.time()
             k = compile_variant(kernels.scan_2d_kernel, "i32", ints_2d, dict(c, EXACT_K=exact), 4)
@@ -93,7 +93,7 @@ def main() -> None:
     for acc in ("fp32", "fp64"):
         c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=False, INCLUSIVE=True, REVERSE=False, HAS_INIT=False,
                  PACKED=False, SINGLE_TILE=False, MULTI_LANE=True, CHAINED=False, BLOCK=4096, WINDOW=32,
-                 ORDERED=False, DELAYED=False)
+                 ORDERED=False, DELAYED=False, RAKE=0)
         t = time.time()
         k = compile_variant(kernels.scan_1d_kernel, acc, ints_1d, c, 4, fields=2)
         report(f"1d affine {acc} b=4096 w=4 (2 fields)", k, time.time() - t)
@@ -102,7 +102,7 @@ def main() -> None:
     for acc, packed in (("fp32", True), ("fp64", False)):
         c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=True, REVERSE=False, HAS_INIT=False,
                  PACKED=packed, SINGLE_TILE=False, MULTI_LANE=False, CHAINED=True, BLOCK=8192, WINDOW=1,
-                 ORDERED=False, DELAYED=False)
+                 ORDERED=False, DELAYED=False, RAKE=0)
         t = time.time()
         report(f"1d chained {acc}", compile_variant(kernels.scan_1d_kernel, acc, ints_1d, c, 4), time.time() - t)
         c = dict(c, EXACT_K=True, ROWS=2048, KB=4)

@@ -119,13 +119,9 @@ def _xor(a, b):
 
 
 @triton.jit
-def _last(values, last_index):
-    """Entry ``last_index`` along axis 0 of every field, exactly: the other
-    entries are zeroed as bits and an xor reduction keeps the one left."""
-    if len(values[0].shape) == 1:
-        keep = tl.arange(0, values[0].shape[0]) == last_index
-    else:
-        keep = (tl.arange(0, values[0].shape[0]) == last_index)[:, None]
+def _select(values, keep, AXIS: tl.constexpr):
+    """The one entry along ``AXIS`` where ``keep`` is True, of every field, exactly:
+    the others zeroed as bits, an xor reduction keeps it (no arithmetic on floats)."""
     out = ()
     for i in tl.static_range(len(values)):
         v = values[i]
@@ -137,9 +133,19 @@ def _last(values, last_index):
             bits = v.to(tl.int16, bitcast=True)
         else:
             bits = v.to(tl.int8, bitcast=True)
-        picked = tl.reduce(tl.where(keep, bits, 0), 0, _xor)
-        out = out + (picked.to(v.dtype, bitcast=True),)
+        out = out + (tl.reduce(tl.where(keep, bits, 0), AXIS, _xor).to(v.dtype, bitcast=True),)
     return out
+
+
+@triton.jit
+def _last(values, last_index):
+    """Entry ``last_index`` along axis 0 of every field, exactly: the other
+    entries are zeroed as bits and an xor reduction keeps the one left."""
+    if len(values[0].shape) == 1:
+        keep = tl.arange(0, values[0].shape[0]) == last_index
+    else:
+        keep = (tl.arange(0, values[0].shape[0]) == last_index)[:, None]
+    return _select(values, keep, 0)
 
 
 @triton.jit
@@ -157,6 +163,24 @@ def _decode(word, epoch, ACC: tl.constexpr):
     """Packed status word -> (state, value); state 0 when from another call."""
     tag = (word >> 32).to(tl.int32)
     state = tl.where((tag >> 2) == epoch, tag & 3, 0)
+    return state, _word_value(word, ACC)
+
+
+@triton.jit
+def _pack_word(value, tag):
+    """``tag`` in the high 32 bits of an int64 word, the bits of ``value`` (<= 32) in the low ones."""
+    if value.dtype.primitive_bitwidth == 32:
+        bits = value.to(tl.uint32, bitcast=True)
+    elif value.dtype.primitive_bitwidth == 16:
+        bits = value.to(tl.uint16, bitcast=True).to(tl.uint32)
+    else:
+        bits = value.to(tl.uint8, bitcast=True).to(tl.uint32)
+    return (tag.to(tl.int64) << 32) | bits.to(tl.int64)
+
+
+@triton.jit
+def _word_value(word, ACC: tl.constexpr):
+    """The value of ``ACC`` type in the low bits of a packed word (see :func:`_pack_word`)."""
     bits = (word & 0xFFFFFFFF).to(tl.uint32)
     if ACC.primitive_bitwidth == 32:
         value = bits.to(ACC, bitcast=True)
@@ -164,18 +188,12 @@ def _decode(word, epoch, ACC: tl.constexpr):
         value = bits.to(tl.uint16).to(ACC, bitcast=True)
     else:
         value = bits.to(tl.uint8).to(ACC, bitcast=True)
-    return state, value
+    return value
 
 
 @triton.jit
 def _encode(value, state, epoch):
-    if value.dtype.primitive_bitwidth == 32:
-        bits = value.to(tl.uint32, bitcast=True)
-    elif value.dtype.primitive_bitwidth == 16:
-        bits = value.to(tl.uint16, bitcast=True).to(tl.uint32)
-    else:
-        bits = value.to(tl.uint8, bitcast=True).to(tl.uint32)
-    return ((epoch * 4 + state).to(tl.int64) << 32) | bits.to(tl.int64)
+    return _pack_word(value, epoch * 4 + state)
 
 
 @triton.jit
@@ -312,19 +330,7 @@ def _pick(values, index, AXIS: tl.constexpr):
         keep = (tl.arange(0, n) == index)[None, :]
     else:
         keep = (tl.arange(0, n) == index)[None, :, None]
-    out = ()
-    for i in tl.static_range(len(values)):
-        v = values[i]
-        if v.dtype.primitive_bitwidth == 64:
-            bits = v.to(tl.int64, bitcast=True)
-        elif v.dtype.primitive_bitwidth == 32:
-            bits = v.to(tl.int32, bitcast=True)
-        elif v.dtype.primitive_bitwidth == 16:
-            bits = v.to(tl.int16, bitcast=True)
-        else:
-            bits = v.to(tl.int8, bitcast=True)
-        out = out + (tl.reduce(tl.where(keep, bits, 0), AXIS, _xor).to(v.dtype, bitcast=True),)
-    return out
+    return _select(values, keep, AXIS)
 
 
 @triton.jit

@@ -186,7 +186,8 @@ def run_scan(request, plan: bool = False):
     if (record is not None and record[0] is not None and request.init is None and len(xs) == 1
             and ys_kernel[0] is ys[0] and results[0] is ys[0] and xs[0] is as_torch(request.fields[0])
             and device.type == "cuda"):
-        compiled, grid_size, args, tail, replay = record
+        compiled, grid_size, kernel, args, constexprs, replay = record
+        tail = _constexpr_tail(kernel, len(args), constexprs)
         args = (None, None) + args[2:]  # not the first call's tensors: they would stay alive
         fast = FastScan(compiled, grid_size, tuple(request.out_shape), ys[0].dtype, device, args, tail, replay)
     return results, fast
@@ -284,7 +285,7 @@ def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, confi
         # What a replay must renew per call: the status reservation, and the tile
         # base and epoch (argument positions ``at`` and ``at + 1``).
         replay = (state, entries * order, tuple(accs), packed, stream, 11 if K == 1 else 13)
-    return compiled, grid_size, args, _constexpr_tail(kernel, len(args), constexprs), replay
+    return compiled, grid_size, kernel, args, constexprs, replay  # the tail is built only for a plan
 
 
 _launch_chained = functools.partial(_launch, chained=True)

@@ -91,7 +91,8 @@ from dataclasses import dataclass, field
 import triton
 import triton.language as tl
 
-from .kernels import _as_rows, _fn, _load_fields, _ordered_reduce, _scalars, _scan_tile, _store_fields, _where
+from .kernels import (_as_rows, _fn, _load_fields, _ordered_reduce, _pack_word, _scalars, _scan_tile, _store_fields,
+                      _where, _word_value)
 from .tuning import choose_config, raking_rows
 
 STRATEGY_NAMES = ("decoupled_lookback", "chained", "reduce_then_scan", "scan_then_propagate", "persistent")
@@ -373,37 +374,13 @@ def rts_scan_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, part_ptrs, M, K, col_
 
 
 @triton.jit
-def _pack(value, tag):
-    """Tag in the high 32 bits, the value's bits (<= 32) in the low ones."""
-    if value.dtype.primitive_bitwidth == 32:
-        bits = value.to(tl.uint32, bitcast=True)
-    elif value.dtype.primitive_bitwidth == 16:
-        bits = value.to(tl.uint16, bitcast=True).to(tl.uint32)
-    else:
-        bits = value.to(tl.uint8, bitcast=True).to(tl.uint32)
-    return (tag.to(tl.int64) << 32) | bits.to(tl.int64)
-
-
-@triton.jit
-def _unpack(word, ACC: tl.constexpr):
-    bits = (word & 0xFFFFFFFF).to(tl.uint32)
-    if ACC.primitive_bitwidth == 32:
-        value = bits.to(ACC, bitcast=True)
-    elif ACC.primitive_bitwidth == 16:
-        value = bits.to(tl.uint16).to(ACC, bitcast=True)
-    else:
-        value = bits.to(tl.uint8).to(ACC, bitcast=True)
-    return value
-
-
-@triton.jit
 def _publish_slot(word_ptr, flag_ptr, slot_ptrs, v, agg, tag, PACKED: tl.constexpr, SLOTS: tl.constexpr,
                   KB: tl.constexpr):
     """Chunk v's total into slot v mod SLOTS, with its tag."""
     slot = v % SLOTS
     entry = _entries(slot, KB)
     if PACKED:  # one field of <= 32 bits: tag and value in one word per column
-        tl.atomic_xchg(word_ptr + entry, _pack(agg[0], tag), sem="relaxed")
+        tl.atomic_xchg(word_ptr + entry, _pack_word(agg[0], tag), sem="relaxed")
     else:
         for i in tl.static_range(len(slot_ptrs)):
             tl.store(slot_ptrs[i] + entry, agg[i])
@@ -438,7 +415,7 @@ def _wait_slots(word_ptr, flag_ptr, slot_ptrs, err_ptr, idx, valid, tag_base, sp
             word = tl.load(word_ptr + entry, mask=vmask, other=0, volatile=True)
             ready = ~vmask | ((word >> 32).to(tl.int32) == want)
             spins += 1
-        values = (tl.where(vmask, _unpack(word, ident[0].dtype), ident[0]),)
+        values = (tl.where(vmask, _word_value(word, ident[0].dtype), ident[0]),)
     else:
         # One tag per slot, read with acquire semantics; the values after it.
         tag = tl.atomic_add(flag_ptr + slot, 0, mask=valid, sem="acquire")
