@@ -448,14 +448,26 @@ def test_single_tile_replay(monkeypatch):
     full_runs = []
     real = launch.run_scan
     monkeypatch.setattr(launch, "run_scan", lambda *a, **k: (full_runs.append(1), real(*a, **k))[1])
+    s(x1, out=torch.empty_like(x1))  # plans the out= signature: one full run
+    assert len(full_runs) == 1
     for _ in range(3):
         x = to_device(random_data(rng, "int32", 1000))
         out = torch.full_like(x, -77)
         np.testing.assert_array_equal(s(x).cpu().numpy(), np.cumsum(x.cpu().numpy(), dtype=np.int32))
         s(x, out=out)
         np.testing.assert_array_equal(out.cpu().numpy(), np.cumsum(x.cpu().numpy(), dtype=np.int32))
-    assert not full_runs
+    assert len(full_runs) == 1
+    # A multi-tile signature replays too (status reserved afresh each call).
+    big = ps.make_scan()
+    xb = to_device(random_data(rng, "int64", 300_001))
+    big(xb)
+    (_, _, fast_big), = big._plans.values()
+    assert isinstance(fast_big, launch.FastScan) and fast_big.replay is not None
+    for _ in range(3):
+        xb = to_device(random_data(rng, "int64", 300_001))
+        np.testing.assert_array_equal(big(xb).cpu().numpy(), np.cumsum(xb.cpu().numpy()))
+    assert len(full_runs) == 2  # big's planning run only
     wide = to_device(random_data(rng, "int32", 2000))
     strided = wide[::2]
     np.testing.assert_array_equal(s(strided).cpu().numpy(), np.cumsum(strided.cpu().numpy(), dtype=np.int32))
-    assert full_runs
+    assert len(full_runs) == 3

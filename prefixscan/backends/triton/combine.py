@@ -41,7 +41,7 @@ def _adapter(user_jit, params: str, body: str):
     filename = f"<prefixscan-combine-{_counter}>"
     source = f"def {name}({params}):\n    return {body}\n"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    namespace = {"USER": user_jit, "_prefixscan_tl": tl}
+    namespace = {"USER": user_jit, "_prefixscan_tl": tl, "__name__": __name__}  # a module for Triton
     exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - fixed one-line adapter
     return triton.jit(namespace[name])
 

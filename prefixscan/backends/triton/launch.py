@@ -186,8 +186,9 @@ def run_scan(request, plan: bool = False):
     if (record is not None and record[0] is not None and request.init is None and len(xs) == 1
             and ys_kernel[0] is ys[0] and results[0] is ys[0] and xs[0] is as_torch(request.fields[0])
             and device.type == "cuda"):
-        compiled, grid_size, rest = record
-        fast = FastScan(compiled, grid_size, tuple(request.out_shape), ys[0].dtype, device, rest)
+        compiled, grid_size, args, tail, replay = record
+        args = (None, None) + args[2:]  # not the first call's tensors: they would stay alive
+        fast = FastScan(compiled, grid_size, tuple(request.out_shape), ys[0].dtype, device, args, tail, replay)
     return results, fast
 
 
@@ -277,11 +278,13 @@ def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, confi
         constexprs = dict(common, SINGLE_TILE=single, MULTI_LANE=B > 1, EXACT_K=K == kb, ROWS=rows, KB=kb,
                           WINDOW=window, RAKE=rake)
         compiled = _run(kernel, grid_size, tune.num_warps, stream, interpreter, args, constexprs, (M, K))
+    replay = None
     if state is not None:
         state.tiles_issued += grid_size
-        return None
-    # A single-tile launch depends on nothing but the tensors: replayable.
-    return compiled, grid_size, args[2:] + _constexpr_tail(kernel, len(args), constexprs)
+        # What a replay must renew per call: the status reservation, and the tile
+        # base and epoch (argument positions ``at`` and ``at + 1``).
+        replay = (state, entries * order, tuple(accs), packed, stream, 11 if K == 1 else 13)
+    return compiled, grid_size, args, _constexpr_tail(kernel, len(args), constexprs), replay
 
 
 _launch_chained = functools.partial(_launch, chained=True)
@@ -313,11 +316,24 @@ def _run(kernel, grid_size: int, num_warps: int, stream: int, interpreter: bool,
         compiled = _compiled[key] = kernel[(grid_size,)](*args, num_warps=num_warps, **constexprs)
         return compiled
     full = args + _constexpr_tail(kernel, len(args), constexprs)
-    hook = knobs.runtime.launch_enter_hook
-    metadata = compiled.launch_metadata((grid_size, 1, 1), stream, *full) if hook is not None else None
-    compiled.run(grid_size, 1, 1, stream, compiled.function, compiled.packed_metadata, metadata,
-                 hook, knobs.runtime.launch_exit_hook, *full)
+    if _hooks_active(knobs.runtime):
+        hook = knobs.runtime.launch_enter_hook
+        metadata = compiled.launch_metadata((grid_size, 1, 1), stream, *full)
+        compiled.run(grid_size, 1, 1, stream, compiled.function, compiled.packed_metadata, metadata,
+                     hook, knobs.runtime.launch_exit_hook, *full)
+    else:
+        compiled.run(grid_size, 1, 1, stream, compiled.function, compiled.packed_metadata, None, None, None, *full)
     return compiled
+
+
+def _hooks_active(runtime) -> bool:
+    """Whether a profiler registered launch hooks (Triton 3.6 keeps an empty
+    ``HookChain`` there by default; calling it and building its metadata costs
+    microseconds per launch)."""
+    for hook in (runtime.launch_enter_hook, runtime.launch_exit_hook):
+        if hook is not None and getattr(hook, "calls", True):
+            return True
+    return False
 
 
 def _constexpr_tail(kernel, nargs: int, constexprs: dict) -> tuple:
@@ -335,22 +351,25 @@ def current_stream(device) -> int:
 
 
 class FastScan:
-    """Replays a single-tile scan (one launch, no status buffers) on new tensors of
-    the same signature: everything but the input and output pointers is fixed, so a
-    call is an allocation and the compiled kernel's launcher (cuda.compute's
-    reusable-object idea, taken down to the launch).  Returns None where the fast
-    path does not apply (non-contiguous or misaligned tensors, launch hooks), and
-    the caller takes the full path."""
+    """Replays a one-launch GPU scan on new tensors of the same signature (cuda.compute's
+    reusable-object idea taken down to the launch): the kernel, grid and every
+    argument but the input and output pointers are fixed; multi-tile scans renew
+    their status reservation, tile base and epoch.  Returns None where the replay
+    does not apply (non-contiguous, misaligned or aliased tensors, another stream,
+    launch hooks), and the caller takes the full path."""
 
-    __slots__ = ("compiled", "grid", "shape", "dtype", "device", "index", "rest", "torch", "knobs")
+    __slots__ = ("compiled", "grid", "shape", "dtype", "device", "index", "args", "tail", "rest", "replay",
+                 "torch", "knobs")
 
-    def __init__(self, compiled, grid: int, shape, dtype, device, rest: tuple):
+    def __init__(self, compiled, grid: int, shape, dtype, device, args: tuple, tail: tuple, replay):
         import torch
         from triton import knobs
 
         self.compiled, self.grid, self.shape, self.dtype, self.device = compiled, grid, shape, dtype, device
         self.index = device.index if device.index is not None else torch.cuda.current_device()
-        self.rest, self.torch, self.knobs = rest, torch, knobs
+        self.args, self.tail, self.replay = args, tail, replay
+        self.rest = args[2:] + tail
+        self.torch, self.knobs = torch, knobs
 
     def __call__(self, x, out):
         if not x.is_contiguous() or x.data_ptr() % 16:
@@ -361,9 +380,20 @@ class FastScan:
             y = out
         else:
             return None
-        if self.knobs.runtime.launch_enter_hook is not None:
+        if _hooks_active(self.knobs.runtime):
             return None
         c = self.compiled
-        c.run(self.grid, 1, 1, self.torch._C._cuda_getCurrentRawStream(self.index), c.function, c.packed_metadata,
-              None, None, self.knobs.runtime.launch_exit_hook, (x,), (y,), *self.rest)
+        stream = self.torch._C._cuda_getCurrentRawStream(self.index)
+        if self.replay is None:
+            c.run(self.grid, 1, 1, stream, c.function, c.packed_metadata, None, None, None, (x,), (y,), *self.rest)
+            return y
+        state, entries, accs, packed, recorded_stream, at = self.replay
+        if stream != recorded_stream:  # status buffers belong to one stream
+            return None
+        status, flags, aggs, incls = state.begin(entries, self.torch, accs, packed)
+        a = self.args
+        c.run(self.grid, 1, 1, stream, c.function, c.packed_metadata, None, None, None,
+              (x,), (y,), a[2], a[3], status, flags, aggs, incls, *a[8:at], state.tiles_issued, state.epoch,
+              *a[at + 2:], *self.tail)
+        state.tiles_issued += self.grid
         return y

@@ -691,7 +691,7 @@ def segmented(flat, nfields: int):
               f"    r = FLAT({', '.join(a + b)})\n"
               f"    return ha | hb, {', '.join(picks)}\n")
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    namespace = {"FLAT": flat, "tl": tl}
+    namespace = {"FLAT": flat, "tl": tl, "__name__": __name__}  # a module for Triton
     exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - fixed generated adapter
     fn = _segmented_cache[key] = triton.jit(namespace[name])
     return fn
