@@ -39,7 +39,8 @@ launches whatever n.
 G resident programs (SMs x occupancy, at most ``PERSISTENT_BLOCKS_PER_SM``
 per SM; 3 in the interpreter); program b scans chunks (tiles) b, b+G, b+2G, ..
 in order.  For each chunk it publishes the tile's total into a circular buffer
-of ``SLOTS`` = pow2(3G) entries, tagged with the chunk's sequence number, then
+of ``SLOTS`` = pow2(3G) entries (G: the most programs that fit, whatever
+the grid of a smaller scan), tagged with the chunk's sequence number, then
 forms its carry from its own previous chunk's inclusive prefix and the totals of
 the G - 1 chunks in between that belong to its group, read LOOK at a time in
 vector loads, waiting on tags that are not there yet.  Traffic ~2n + G entries
@@ -757,6 +758,7 @@ class _Ring:
 
 
 _rings: dict = {}
+_persistent_grids: dict = {}  # (device, warps, constexprs) -> the most co-resident programs
 
 
 def persistent_errors() -> int:
@@ -791,27 +793,38 @@ def launch_persistent(xs, ys, idents, inits, pair, flat, commutative, accs, B, M
 
     if interpreter:
         G = max(1, min(INTERPRETER_BLOCKS, total))
-        _persistent_interpreted(ring, G, constexprs, xs, ys, idents, init_arg, accs, M, K, g, total, torch,
-                                stream)
+        # Ring and window sized for INTERPRETER_BLOCKS even when G is smaller, as on a GPU.
+        k = constexprs(max(1, INTERPRETER_BLOCKS), G > 1)
+        _persistent_interpreted(ring, G, k, xs, ys, idents, init_arg, accs, M, K, g, total, torch, stream)
         return
-    sms = _multiprocessors(device)
-    G = max(1, min(sms * PERSISTENT_BLOCKS_PER_SM, total))
-    # Every program waits on others: all G must be resident at once.  Cap G at
-    # the occupancy of the variant that will run (its ring size and window
-    # depend on G), then launch it as a cooperative grid, which CUDA refuses
-    # (an error, not a hang) when the grid cannot be co-resident.
-    for _ in range(3):
-        k = dict(constexprs(G, False), launch_cooperative_grid=True)
-        words, flags, vals, _ = ring.reserve(k["SLOTS"] * g.kb, 0, torch, accs, g.packed)
-        probe = (xs, ys, idents, init_arg, words, flags, vals, idents, ring.errors, M, K, g.col_blocks, g.tiles,
-                 total, G, 0, 1, 1, 1)
-        fit = sms * min(PERSISTENT_BLOCKS_PER_SM, _resident_blocks(persistent_kernel, probe, k, g.num_warps, device))
-        if fit >= G:
-            break
-        G = max(1, min(fit, total))
-    rounds = -(-total // G)
+    # Every program waits on others: all G must be resident at once.  G is capped
+    # at the occupancy of the kernel (computed once per variant, with the largest
+    # ring and window, which need the most registers) and the grid is launched
+    # cooperatively, which CUDA refuses (an error, not a hang) when it cannot be
+    # co-resident: G is then halved and the launch retried.
+    key = (device, g.num_warps, tuple(c.items()))
+    G_max = _persistent_grids.get(key)
+    if G_max is None:
+        sms = _multiprocessors(device)
+        G_max = sms * PERSISTENT_BLOCKS_PER_SM
+        for _ in range(3):
+            k = dict(constexprs(G_max, False), launch_cooperative_grid=True)
+            words, flags, vals, _ = ring.reserve(k["SLOTS"] * g.kb, 0, torch, accs, g.packed)
+            probe = (xs, ys, idents, init_arg, words, flags, vals, idents, ring.errors, M, K, g.col_blocks,
+                     g.tiles, total, G_max, 0, 1, 1, 1)
+            fit = sms * min(PERSISTENT_BLOCKS_PER_SM, _resident_blocks(persistent_kernel, probe, k, g.num_warps,
+                                                                       device))
+            if fit >= G_max:
+                break
+            G_max = max(1, fit)
+        _persistent_grids[key] = G_max
+    # The ring and window sized for G_max serve every smaller grid too (slots
+    # >= 3G - 1 is all reuse needs; window lanes past G - 1 are masked): one
+    # compiled variant whatever the number of chunks.
     while True:
-        k = dict(constexprs(G, False), launch_cooperative_grid=True)
+        G = max(1, min(G_max, total))
+        rounds = -(-total // G)
+        k = dict(constexprs(G_max, False), launch_cooperative_grid=True)
         words, flags, vals, tag_base = ring.reserve(k["SLOTS"] * g.kb, total, torch, accs, g.packed)
         try:
             _launch_kernel(persistent_kernel, G, g.num_warps, stream, False,
@@ -819,16 +832,15 @@ def launch_persistent(xs, ys, idents, inits, pair, flat, commutative, accs, B, M
                             g.tiles, total, G, 0, rounds, tag_base, SPIN_LIMIT), k, (M, K))
             break
         except RuntimeError:
-            # The occupancy estimate was too generous (CUDA's cooperative launch
-            # checks the real one): halve the grid and try again.
+            # The occupancy estimate was too generous (the cooperative launch
+            # checks the real one).
             if G == 1:
                 raise
-            G = max(1, G // 2)
-            rounds = -(-total // G)
-    last_plan["persistent"] = dict(grid=G, tile=g.rows * g.kb, tiles=total, launches=1, slots=_pow2(3 * G))
+            G_max = _persistent_grids[key] = max(1, G // 2)
+    last_plan["persistent"] = dict(grid=G, tile=g.rows * g.kb, tiles=total, launches=1, slots=k["SLOTS"])
 
 
-def _persistent_interpreted(ring, G, constexprs, xs, ys, idents, init_arg, accs, M, K, g, total, torch, stream):
+def _persistent_interpreted(ring, G, k, xs, ys, idents, init_arg, accs, M, K, g, total, torch, stream):
     """The interpreter runs a grid's programs one after another in program-id
     order: within one launch program 0 could never see chunk G - 1 before its own
     chunk G.  So each round (chunks rG .. rG + G - 1) is one launch and every
@@ -837,7 +849,6 @@ def _persistent_interpreted(ring, G, constexprs, xs, ys, idents, init_arg, accs,
     in its round, which have run.  With G == 1 there is nothing to wait for, and
     one launch runs every round in the kernel's own loop, as on a GPU."""
     device = xs[0].device
-    k = constexprs(G, G > 1)
     words, flags, vals, tag_base = ring.reserve(k["SLOTS"] * g.kb, total, torch, accs, g.packed)
     carries = tuple(torch.empty(G * g.kb, dtype=a, device=device) for a in accs) if G > 1 else idents
     rounds = -(-total // G)
