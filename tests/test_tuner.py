@@ -396,9 +396,7 @@ def test_choose_config_uses_the_table_by_default(fake_gpu, monkeypatch):
     assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False) == T1.tile
     assert tuning.choose_config(DEV, 4, False, (1 << 17), 1, False) == T1.tile  # same bucket
     assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False, strategy="decoupled_lookback") == T1.tile
-    # Chained scans keep the hand-measured tile whatever the table says (see choose_config).
-    assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False, strategy="chained") == \
-        tuning.default_config(4, False)
+    assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False, strategy="chained") == T2.tile
     # other keys: the hand-measured defaults
     assert tuning.choose_config(DEV, 4, False, 1 << 10, 1, False) == D4
     assert tuning.choose_config(DEV, 4, False, 1 << 18, 4, False) == D4
@@ -523,8 +521,7 @@ def test_scan_launches_with_the_tables_tile(launches):
     launches.clear()
     ps.scan(torch.ones(1 << 17, dtype=torch.int32), backend="triton", deterministic=True)
     assert launches[-1]["CHAINED"] is True and launches[-1]["WINDOW"] == 1
-    default = tuning.default_config(4, False)  # chained keeps the hand-measured tile
-    assert (launches[-1]["num_warps"], launches[-1]["BLOCK"]) == (default.num_warps, default.block)
+    assert (launches[-1]["num_warps"], launches[-1]["BLOCK"]) == (T2.tile.num_warps, T2.tile.block)
     # no entry for this bucket, float, or two fields: the hand-measured defaults
     ps.scan(torch.ones(1 << 23, dtype=torch.int32), backend="triton")
     ps.scan(torch.ones(1 << 20, dtype=torch.float32), backend="triton")
@@ -548,9 +545,7 @@ def test_scan_runs_chained_when_the_table_picks_it_for_auto_scans(launches):
     write_table({KEY_20: r})
     x = torch.ones(1 << 20, dtype=torch.int32)
     ps.scan(x, backend="triton")
-    default = tuning.default_config(4, False)  # chained keeps the hand-measured tile
-    assert launches[-1]["CHAINED"] is True and \
-        (launches[-1]["BLOCK"], launches[-1]["num_warps"]) == (default.block, default.num_warps)
+    assert launches[-1]["CHAINED"] is True and (launches[-1]["BLOCK"], launches[-1]["num_warps"]) == (8192, 8)
     ps.scan(x, backend="triton", strategy="decoupled_lookback")  # named: its own best tile
     assert launches[-1]["CHAINED"] is False and (launches[-1]["BLOCK"], launches[-1]["num_warps"]) == (4096, 8)
 

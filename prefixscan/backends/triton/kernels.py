@@ -16,7 +16,7 @@ Decoupled Look-back":
   writes it: each element is read once and written once (2n bytes).
 * Status words: where the accumulator has at most 32 bits (one field), flag and
   value share one 64-bit word written atomically (seed 004, section 3.2), read
-  with one volatile load.  Wider values use a flag word published with release
+  with one atomic (:func:`_read_word`).  Wider values use a flag word published with release
   semantics after the value, read with acquire semantics (``PACKED=False``).
 * Flags carry the call's epoch (``epoch * 4 + flag``), so the status buffer is
   reused across calls without a memset: a word from an earlier call reads as X.
@@ -192,6 +192,20 @@ def _word_value(word, ACC: tl.constexpr):
 
 
 @triton.jit
+def _read_word(ptrs, mask):
+    """Read status words with a relaxed atomic (adding 0), not a volatile load.
+
+    Why: a load is something Triton's layout pass may rematerialize.  It duplicated
+    the volatile window load of the 2-D look-back into two loads in two layouts,
+    one feeding the flags and the other the values, so that one word read twice
+    while it changed gave a prefix flag next to a value from before it: wrong
+    prefixes, now and then (the H200 chained 2-D failure, NOTES.md).  An atomic
+    has side effects and is never duplicated, and it is served by L2 as a
+    volatile load is."""
+    return tl.atomic_add(ptrs, 0, mask=mask, sem="relaxed")
+
+
+@triton.jit
 def _encode(value, state, epoch):
     return _pack_word(value, epoch * 4 + state)
 
@@ -212,7 +226,7 @@ def _load_window(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, index, valid, epoch,
                  PACKED: tl.constexpr):
     """(state, field tuple) of status entries ``index``; state 0 where not valid."""
     if PACKED:
-        word = tl.load(status_ptr + index, mask=valid, other=0, volatile=True)
+        word = tl.where(valid, _read_word(status_ptr + index, valid), 0)
         state, value = _decode(word, epoch, ident[0].dtype)
         values = (value,)
     else:

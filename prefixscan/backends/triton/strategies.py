@@ -92,8 +92,8 @@ from dataclasses import dataclass, field
 import triton
 import triton.language as tl
 
-from .kernels import (_as_rows, _fn, _load_fields, _ordered_reduce, _pack_word, _scalars, _scan_tile, _store_fields,
-                      _where, _word_value)
+from .kernels import (_as_rows, _fn, _load_fields, _ordered_reduce, _pack_word, _read_word, _scalars, _scan_tile,
+                      _store_fields, _where, _word_value)
 from .tuning import choose_config, raking_rows
 
 STRATEGY_NAMES = ("decoupled_lookback", "chained", "reduce_then_scan", "scan_then_propagate", "persistent")
@@ -409,11 +409,11 @@ def _wait_slots(word_ptr, flag_ptr, slot_ptrs, err_ptr, idx, valid, tag_base, sp
         want = expected[:, None]
     spins = 0
     if PACKED:
-        # Tag and value in one 64-bit word: one volatile load sees both or neither.
-        word = tl.load(word_ptr + entry, mask=vmask, other=0, volatile=True)
+        # Tag and value in one 64-bit word: one read sees both or neither.
+        word = _read_word(word_ptr + entry, vmask)
         ready = ~vmask | ((word >> 32).to(tl.int32) == want)
         while (tl.min(ready.to(tl.int32)) == 0) & (spins < spin_limit):
-            word = tl.load(word_ptr + entry, mask=vmask, other=0, volatile=True)
+            word = _read_word(word_ptr + entry, vmask)
             ready = ~vmask | ((word >> 32).to(tl.int32) == want)
             spins += 1
         values = (tl.where(vmask, _word_value(word, ident[0].dtype), ident[0]),)

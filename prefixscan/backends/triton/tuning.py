@@ -62,11 +62,6 @@ def choose_config(device, itemsize: int, floating: bool, M: int, K: int, interpr
         return _override
     if interpreter:
         return _INTERPRETER
-    if strategy == "chained":
-        # Chained scans (and deterministic=True) keep the hand-measured tiles: on the
-        # H200 some tuned chained tiles gave wrong results on 2-D layouts, intermittently
-        # (a race not yet found, NOTES.md run c); the default tiles pass the GPU suite.
-        return default_config(itemsize, floating)
     builtin = (accs is None or len(accs) == 1) and (monoid is None or getattr(monoid, "builtin", False))
     key = (device, itemsize, floating, builtin, K == 1, (M * K - 1).bit_length(), strategy)
     tile = _tiles.get(key)

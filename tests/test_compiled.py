@@ -1,0 +1,59 @@
+"""Properties of the compiled kernels that the interpreter cannot show.
+
+The kernels are compiled for sm_90 without a GPU (``bench/compile_report.py``),
+in a subprocess because under ``TRITON_INTERPRET=1`` ``triton.jit`` returns an
+interpreted function that cannot be compiled.
+
+Status words of the look-back must be read by exactly one operation per read in
+the source: Triton's layout pass once duplicated a volatile window load of the
+2-D look-back into two loads in two layouts (flags from one, values from the
+other), and a word that changed between them gave wrong prefixes on the H200
+now and then.  Reads are atomics now, which the compiler never duplicates.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("triton")
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Tiles whose look-back had been duplicated: the chained (WINDOW 1) and windowed
+# 2-D kernel with 8 warps, K = 3 padded to 4 columns; and a 1-D one for contrast.
+SCRIPT = r"""
+import json, sys
+sys.path.insert(0, "bench"); sys.path.insert(0, ".")
+from compile_report import compile_variant, kernels, combine_functions, BUILTIN_OPS
+pair, flat = combine_functions(BUILTIN_OPS["add"], 1)
+ints = {"M": "i64", "K": "i64", "col_blocks": "i64", "tiles_per_lane": "i64", "tile_base": "i64",
+        "epoch": "i32", "order_stride": "i64", "order": "i32"}
+out = {}
+for window in (1, 32):
+    c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=True, REVERSE=False, HAS_INIT=True, PACKED=True,
+             SINGLE_TILE=False, MULTI_LANE=False, CHAINED=window == 1, ROWS=8192, KB=4, WINDOW=window,
+             ORDERED=False, DELAYED=False, RAKE=0, EXACT_K=False)
+    ttgir = compile_variant(kernels.scan_2d_kernel, "i32", ints, c, 8).asm["ttgir"]
+    out[f"2d-window{window}"] = {"volatile_loads": ttgir.count("isVolatile = true"),
+                                 "atomic_adds": ttgir.count("atomic_rmw add")}
+print(json.dumps(out))
+"""
+
+
+def test_status_words_are_read_by_atomics_only():
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    done = subprocess.run([sys.executable, "-c", SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    counts = json.loads(done.stdout.strip().splitlines()[-1])
+    for name, c in counts.items():
+        # Packed words only: no volatile load at all.  Atomic adds: the tile
+        # counter and one status read per copy of the tile code (full / partial).
+        assert c["volatile_loads"] == 0, (name, c)
+        assert c["atomic_adds"] == 3, (name, c)
