@@ -375,14 +375,15 @@ def _strategy_impls(ps, order: int, tuple_size: int, names: Sequence[str], devic
         raise RuntimeError("--strategies on --device cpu runs the GPU kernels in Triton's interpreter: "
                            "set TRITON_INTERPRET=1 (or use --device cuda)")
 
-    def build_for(name):
+    def build_for(name, deterministic=False):
         def build(ins, outs):
             def make(x, o):
                 xt = torch.from_numpy(x) if interpreted else x
                 ot = torch.from_numpy(o) if interpreted else o
 
                 def run():
-                    ps.scan(xt, order=q, tuple_size=s, out=ot, backend="triton", strategy=name)
+                    ps.scan(xt, order=q, tuple_size=s, out=ot, backend="triton", strategy=name,
+                            deterministic=deterministic)
                     return o
 
                 return run
@@ -391,9 +392,14 @@ def _strategy_impls(ps, order: int, tuple_size: int, names: Sequence[str], devic
 
         return build
 
-    return [_Impl(f"strategy:{name}", build_for(name), "cpu" if interpreted else "events",
-                  f"prefixscan.scan(strategy={name!r}, out=)" + (" in the Triton interpreter" if interpreted else ""),
-                  strategy=name) for name in names]
+    timing = "cpu" if interpreted else "events"
+    where = " in the Triton interpreter" if interpreted else ""
+    impls = [_Impl(f"strategy:{name}", build_for(name), timing, f"prefixscan.scan(strategy={name!r}, out=){where}",
+                   strategy=name) for name in names]
+    # What deterministic=True costs: the strategy the tuned table picks for it (chained without a table).
+    impls.append(_Impl("deterministic", build_for("auto", deterministic=True), timing,
+                       f"prefixscan.scan(deterministic=True, out=): the tuned deterministic strategy{where}"))
+    return impls
 
 
 def parse_strategies(spec: str | Sequence[str] | None) -> list[str]:

@@ -509,6 +509,8 @@ def test_bench_strategies_smoke(tmp_path, capsys):
             strategies.traffic_per_element(s, 64, rec["tile"], blocks=rec["grid"]))
         assert rec["ratio_to_copy"] > 0
     assert recs["strategy:scan_then_propagate"]["traffic_per_element"] > 2.0  # 64 elements = 2 tiles of 32
+    det = recs["deterministic"]  # what deterministic=True costs, next to the strategies
+    assert det["status"] == "ok" and det["verified"] and det["ratio_to_copy"] > 0
     md = (tmp_path / "results.md").read_text()
     assert "traffic" in md and "strategy:persistent" in md
     assert (tmp_path / "plot.png").read_bytes()[:4] == b"\x89PNG"
