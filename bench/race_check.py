@@ -33,8 +33,8 @@ def cases(rng):
     yield "2^22+7 1-D exclusive", x, -1, None, 1, False, False
     x = rng.integers(-1000, 1000, ((1 << 20) + 3, 4), dtype=np.int32)
     yield "(2^20+3,4) axis0 reverse", x, 0, None, 1, True, True
-    x = rng.integers(-1000, 1000, 5 * (1 << 20) + 2, dtype=np.int32)
-    yield "5*2^20+2 tuple 5", x, -1, None, 5, False, True
+    x = rng.integers(-1000, 1000, 5 * ((1 << 20) + 3), dtype=np.int32)
+    yield "5*(2^20+3) tuple 5", x, -1, None, 5, False, True
 
 
 def reference(x, axis, init, tuple_size, reverse, inclusive):

@@ -59,6 +59,9 @@ class Scan:
                 result = fast(x, out)
                 if result is not None:
                     return result
+                if fast.expired():  # the tile choice may have changed since: plan again
+                    del self._plans[key]
+                    return self(x, init=init, out=out)
             request = request.rebind(x, out)
             results = backend.run_scan(request)
         else:

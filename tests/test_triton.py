@@ -434,6 +434,34 @@ def test_delta_axis_and_one_launch(monkeypatch):
 
 
 @pytest.mark.skipif(not CUDA, reason="the replay path exists for compiled kernels only")
+def test_replay_follows_a_tile_override():
+    """A planned replay must not keep launching its old tile once an override (the
+    tuner's, a sweep's) is set or lifted: it is planned again."""
+    from prefixscan.backends.triton import launch, tuning
+
+    s = ps.make_scan()
+    rng = np.random.default_rng(10)
+    n = 300_001
+    x = to_device(random_data(rng, "int32", n))
+    s(x)
+    (_, _, planned), = s._plans.values()
+    forced = tuning.TileConfig(block=2048, num_warps=4, window=32)
+    tuning.set_override(forced)
+    try:
+        out = torch.full_like(x, -77)
+        s(x, out=out)
+        np.testing.assert_array_equal(out.cpu().numpy(), np.cumsum(x.cpu().numpy(), dtype=np.int32))
+        s(x)
+        fast = s._plans[next(k for k in s._plans if k[-1] is None)][2]
+        assert isinstance(fast, launch.FastScan) and fast is not planned and fast.grid == -(-n // 2048)
+    finally:
+        tuning.set_override(None)
+    s(x)
+    fast = s._plans[next(k for k in s._plans if k[-1] is None)][2]
+    assert fast.grid != -(-n // 2048) or planned.grid == fast.grid
+
+
+@pytest.mark.skipif(not CUDA, reason="the replay path exists for compiled kernels only")
 def test_single_tile_replay(monkeypatch):
     """Repeated small scans of one signature go straight to the compiled kernel; tensors
     the replay cannot take (strided, in place) take the full path, with the same results."""

@@ -17,6 +17,7 @@ import numpy as np
 from ..._arrays import as_torch
 from ...dispatch import interpreter_mode
 from .combine import combine_functions
+from . import tuning
 from .tuning import choose_config, raking_rows, tuned_strategy
 
 _EPOCH_LIMIT = 1 << 29  # flags hold epoch * 4 + state in 32 bits
@@ -360,7 +361,7 @@ class FastScan:
     launch hooks), and the caller takes the full path."""
 
     __slots__ = ("compiled", "grid", "shape", "dtype", "device", "index", "args", "tail", "rest", "replay",
-                 "torch", "knobs")
+                 "torch", "knobs", "generation")
 
     def __init__(self, compiled, grid: int, shape, dtype, device, args: tuple, tail: tuple, replay):
         import torch
@@ -371,9 +372,15 @@ class FastScan:
         self.args, self.tail, self.replay = args, tail, replay
         self.rest = args[2:] + tail
         self.torch, self.knobs = torch, knobs
+        self.generation = tuning.generation
+
+    def expired(self) -> bool:
+        """Whether the tile this replay launches may no longer be the one a scan gets
+        (an override or a new table since it was planned): plan again."""
+        return self.generation != tuning.generation
 
     def __call__(self, x, out):
-        if not x.is_contiguous() or x.data_ptr() % 16:
+        if self.generation != tuning.generation or not x.is_contiguous() or x.data_ptr() % 16:
             return None
         if out is None:
             y = self.torch.empty(self.shape, dtype=self.dtype, device=self.device)

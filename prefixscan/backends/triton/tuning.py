@@ -38,11 +38,17 @@ _FALLBACK = {1: TileConfig(16384, 4, 32), 2: TileConfig(16384, 4, 32)}
 
 _override: TileConfig | None = None
 
+#: Bumped whenever the tile a scan would get may change (an override set or
+#: lifted, a table stored or forgotten): planned replays (launch.FastScan) from an
+#: older generation are planned again instead of relaunching their old tile.
+generation = 0
+
 
 def set_override(config: TileConfig | None) -> None:
     """Force a tile configuration (benchmark sweeps and tests); None restores the table."""
-    global _override
+    global _override, generation
     _override = config
+    generation += 1
 
 
 def default_config(itemsize: int, floating: bool) -> TileConfig:
@@ -119,8 +125,10 @@ _strategies: dict = {}
 
 
 def clear_memo() -> None:
+    global generation
     _tiles.clear()
     _strategies.clear()
+    generation += 1
 
 
 def _tuned_entry(device, itemsize, floating, M, K, accs, monoid, builtin):
