@@ -56,12 +56,12 @@ class Scan:
         if cached is not None:
             request, backend, fast = cached
             if fast is not None:  # a single-launch GPU scan: straight to the kernel
-                result = fast(x, out)
-                if result is not None:
-                    return result
                 if fast.expired():  # the tile choice may have changed since: plan again
                     del self._plans[key]
                     return self(x, init=init, out=out)
+                result = fast(x, out)
+                if result is not None:
+                    return result
             request = request.rebind(x, out)
             results = backend.run_scan(request)
         else:

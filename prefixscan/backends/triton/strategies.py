@@ -598,6 +598,18 @@ def _scan_one_tile(xs, ys, idents, inits, pair, flat, commutative, B, M, K, conf
                    _pick_keys(c, *_LOCAL_KEYS), (M, K))
 
 
+def _single_tile(name, xs, ys, idents, inits, pair, flat, commutative, B, M, K, config, g, stream,
+                 interpreter) -> bool:
+    """Lanes that fit one tile take :func:`_scan_one_tile` (plan recorded as ``name``'s);
+    False when there are several tiles per lane."""
+    if g.tiles > 1:
+        return False
+    _scan_one_tile(xs, ys, idents, inits, pair, flat, commutative, B, M, K, config, g, stream, interpreter)
+    total = B * g.col_blocks
+    last_plan[name] = dict(grid=total, tile=g.rows * g.kb, tiles=total, launches=1)
+    return True
+
+
 def launch_scan_then_propagate(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, config, torch,
                                stream: int, interpreter: bool):
     """Recursive scan-then-propagate (CUDPP): local tile scans and tile totals, the
@@ -679,11 +691,10 @@ def launch_reduce_then_scan(xs, ys, idents, inits, pair, flat, commutative, accs
     """Merrill & Grimshaw's two-level streaming reduce-then-scan over a fixed grid of C blocks."""
     g = _geometry(xs[0].device, accs, M, K, interpreter, "reduce_then_scan", config.monoid)
     xs, ys = tuple(xs), tuple(ys)
-    total = B * g.col_blocks * g.tiles
-    if g.tiles == 1:
-        _scan_one_tile(xs, ys, idents, inits, pair, flat, commutative, B, M, K, config, g, stream, interpreter)
-        last_plan["reduce_then_scan"] = dict(grid=total, tile=g.rows * g.kb, tiles=total, launches=1)
+    if _single_tile("reduce_then_scan", xs, ys, idents, inits, pair, flat, commutative, B, M, K, config, g, stream,
+                    interpreter):
         return
+    total = B * g.col_blocks * g.tiles
     device = xs[0].device
     c = _common(pair, flat, commutative, config, B, K, g)
     c.update(HAS_INIT=inits is not None)
@@ -773,11 +784,10 @@ def launch_persistent(xs, ys, idents, inits, pair, flat, commutative, accs, B, M
     """SAM-style persistent scan: G resident programs, carries through a ring of totals."""
     g = _geometry(xs[0].device, accs, M, K, interpreter, "persistent", config.monoid)
     xs, ys = tuple(xs), tuple(ys)
-    total = B * g.col_blocks * g.tiles
-    if g.tiles == 1:
-        _scan_one_tile(xs, ys, idents, inits, pair, flat, commutative, B, M, K, config, g, stream, interpreter)
-        last_plan["persistent"] = dict(grid=total, tile=g.rows * g.kb, tiles=total, launches=1)
+    if _single_tile("persistent", xs, ys, idents, inits, pair, flat, commutative, B, M, K, config, g, stream,
+                    interpreter):
         return
+    total = B * g.col_blocks * g.tiles
     device = xs[0].device
     c = _common(pair, flat, commutative, config, B, K, g)
     c.update(HAS_INIT=inits is not None, PACKED=g.packed)
