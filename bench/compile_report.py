@@ -66,7 +66,7 @@ def main() -> None:
     for acc, block, warps in (("i32", 16384, 4), ("fp32", 8192, 4), ("i64", 4096, 8), ("fp64", 8192, 4)):
         for inclusive, reverse in ((True, False), (False, False), (True, True)):
             c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=inclusive, REVERSE=reverse,
-                     HAS_INIT=False, PACKED=acc in ("i32", "fp32"), SINGLE_TILE=False, MULTI_LANE=False, CHAINED=False,
+                     HAS_INIT=False, WORDS=1 if acc in ("i32", "fp32") else 2, SINGLE_TILE=False, MULTI_LANE=False, CHAINED=False,
                      ORDERED=False, DELAYED=False, RAKE=0,
                      BLOCK=block, WINDOW=32)
             t = time.time()
@@ -76,14 +76,14 @@ def main() -> None:
     for acc, block, warps in (("i32", 16384, 4), ("i64", 4096, 8)):
         for delayed in (False, True):
             c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=True, REVERSE=False, HAS_INIT=False,
-                     PACKED=acc == "i32", SINGLE_TILE=False, MULTI_LANE=False, CHAINED=False, BLOCK=block,
+                     WORDS=1 if acc == "i32" else 2, SINGLE_TILE=False, MULTI_LANE=False, CHAINED=False, BLOCK=block,
                      WINDOW=32, ORDERED=True, DELAYED=delayed, RAKE=0)
             t = time.time()
             k = compile_variant(kernels.scan_1d_kernel, acc, ints_1d, c, warps)
             report(f"1d {acc} b={block} w={warps} ordered delayed={delayed}", k, time.time() - t)
     for kb, rows in ((4, 2048), (8, 1024), (32, 256)):
         c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=True, REVERSE=False, HAS_INIT=False,
-                 PACKED=True, SINGLE_TILE=False, MULTI_LANE=False, CHAINED=False, ROWS=rows, KB=kb, WINDOW=32,
+                 WORDS=1, SINGLE_TILE=False, MULTI_LANE=False, CHAINED=False, ROWS=rows, KB=kb, WINDOW=32,
                  ORDERED=False, DELAYED=False, RAKE=0)
         for exact in (True, False):
             t = time.time()
@@ -92,16 +92,16 @@ def main() -> None:
     pair, flat = combine_functions(AFFINE, 2)
     for acc in ("fp32", "fp64"):
         c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=False, INCLUSIVE=True, REVERSE=False, HAS_INIT=False,
-                 PACKED=False, SINGLE_TILE=False, MULTI_LANE=True, CHAINED=False, BLOCK=4096, WINDOW=32,
+                 WORDS=0, SINGLE_TILE=False, MULTI_LANE=True, CHAINED=False, BLOCK=4096, WINDOW=32,
                  ORDERED=False, DELAYED=False, RAKE=0)
         t = time.time()
         k = compile_variant(kernels.scan_1d_kernel, acc, ints_1d, c, 4, fields=2)
         report(f"1d affine {acc} b=4096 w=4 (2 fields)", k, time.time() - t)
-    # deterministic=True: the chained hand-off, packed and split status, 1-D and 2-D
+    # deterministic=True: the chained hand-off, tagged words (1, 2) and the flag protocol, 1-D and 2-D
     pair, flat = combine_functions(BUILTIN_OPS["add"], 1)
-    for acc, packed in (("fp32", True), ("fp64", False)):
+    for acc, words in (("fp32", 1), ("fp64", 2), ("fp64", 0)):
         c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=True, REVERSE=False, HAS_INIT=False,
-                 PACKED=packed, SINGLE_TILE=False, MULTI_LANE=False, CHAINED=True, BLOCK=8192, WINDOW=1,
+                 WORDS=words, SINGLE_TILE=False, MULTI_LANE=False, CHAINED=True, BLOCK=8192, WINDOW=1,
                  ORDERED=False, DELAYED=False, RAKE=0)
         t = time.time()
         report(f"1d chained {acc}", compile_variant(kernels.scan_1d_kernel, acc, ints_1d, c, 4), time.time() - t)

@@ -14,10 +14,15 @@ Decoupled Look-back":
   inclusive prefix with flag P, scans the tile in registers
   (``tl.associative_scan``: per-thread serial, warp Kogge-Stone, cross-warp) and
   writes it: each element is read once and written once (2n bytes).
-* Status words: where the accumulator has at most 32 bits (one field), flag and
-  value share one 64-bit word written atomically (seed 004, section 3.2), read
-  with one atomic (:func:`_read_word`).  Wider values use a flag word published with release
-  semantics after the value, read with acquire semantics (``PACKED=False``).
+* Status words (``WORDS > 0``): an entry is ``WORDS`` 64-bit words, each holding
+  32 bits of the value (a field of <= 32 bits takes one word, a 64-bit field two)
+  next to the tag, written by relaxed atomic exchanges and read by relaxed atomics
+  (:func:`_read_word`).  A reader accepts an entry only when every word carries
+  the same tag: each word of an entry is written once per state and call, so equal
+  tags mean the parts come from one publication (seed 004, section 3.2, packs one
+  word; CUB packs 16 bytes).  No fences: on the H200 the release/acquire protocol
+  below (``WORDS == 0``: a flag published with release semantics after the value
+  arrays, read with acquire) kept 64-bit scans at 0.67 of copy (NOTES.md, run e).
 * Flags carry the call's epoch (``epoch * 4 + flag``), so the status buffer is
   reused across calls without a memset: a word from an earlier call reads as X.
 
@@ -159,14 +164,6 @@ def _ordered_reduce(values, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr):
 
 
 @triton.jit
-def _decode(word, epoch, ACC: tl.constexpr):
-    """Packed status word -> (state, value); state 0 when from another call."""
-    tag = (word >> 32).to(tl.int32)
-    state = tl.where((tag >> 2) == epoch, tag & 3, 0)
-    return state, _word_value(word, ACC)
-
-
-@triton.jit
 def _pack_word(value, tag):
     """``tag`` in the high 32 bits of an int64 word, the bits of ``value`` (<= 32) in the low ones."""
     if value.dtype.primitive_bitwidth == 32:
@@ -206,15 +203,55 @@ def _read_word(ptrs, mask):
 
 
 @triton.jit
-def _encode(value, state, epoch):
-    return _pack_word(value, epoch * 4 + state)
+def _parts(values):
+    """The 32-bit parts of a field tuple, in order: one per field of <= 32 bits,
+    two (low, high) per 64-bit field; ``WORDS`` is their count."""
+    out = ()
+    for i in tl.static_range(len(values)):
+        v = values[i]
+        if v.dtype.primitive_bitwidth == 64:
+            bits = v.to(tl.uint64, bitcast=True)
+            out = out + ((bits & 0xFFFFFFFF).to(tl.uint32), (bits >> 32).to(tl.uint32))
+        elif v.dtype.primitive_bitwidth == 32:
+            out = out + (v.to(tl.uint32, bitcast=True),)
+        elif v.dtype.primitive_bitwidth == 16:
+            out = out + (v.to(tl.uint16, bitcast=True).to(tl.uint32),)
+        else:
+            out = out + (v.to(tl.uint8, bitcast=True).to(tl.uint32),)
+    return out
 
 
 @triton.jit
-def _publish(status_ptr, flag_ptr, value_ptrs, index, value, state, epoch, PACKED: tl.constexpr):
+def _from_parts(parts, ident):
+    """Inverse of :func:`_parts`: fields of the types of ``ident``."""
+    out = ()
+    rest = parts  # the parts of the fields not yet rebuilt
+    for i in tl.static_range(len(ident)):
+        acc = ident[i].dtype
+        if acc.primitive_bitwidth == 64:
+            bits = rest[0].to(tl.uint64) | (rest[1].to(tl.uint64) << 32)
+            out = out + (bits.to(acc, bitcast=True),)
+            rest = rest[2:]
+        else:
+            if acc.primitive_bitwidth == 32:
+                value = rest[0].to(acc, bitcast=True)
+            elif acc.primitive_bitwidth == 16:
+                value = rest[0].to(tl.uint16).to(acc, bitcast=True)
+            else:
+                value = rest[0].to(tl.uint8).to(acc, bitcast=True)
+            out = out + (value,)
+            rest = rest[1:]
+    return out
+
+
+@triton.jit
+def _publish(status_ptr, flag_ptr, value_ptrs, index, value, state, epoch, WORDS: tl.constexpr):
     """Publish field tuple ``value`` with ``state`` at status entries ``index`` (scalar or [KB])."""
-    if PACKED:  # one field of at most 32 bits: flag and value in one atomic word
-        tl.atomic_xchg(status_ptr + index, _encode(value[0], state, epoch), sem="relaxed")
+    if WORDS:  # tag and 32 bits of the value in each of the entry's words
+        parts = _parts(value)
+        tag = (epoch * 4 + state).to(tl.int64) << 32
+        for j in tl.static_range(WORDS):
+            tl.atomic_xchg(status_ptr + index * WORDS + j, tag | parts[j].to(tl.int64), sem="relaxed")
     else:
         for i in tl.static_range(len(value_ptrs)):
             tl.store(value_ptrs[i] + index, value[i])
@@ -223,12 +260,20 @@ def _publish(status_ptr, flag_ptr, value_ptrs, index, value, state, epoch, PACKE
 
 @triton.jit
 def _load_window(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, index, valid, epoch, ident,
-                 PACKED: tl.constexpr):
-    """(state, field tuple) of status entries ``index``; state 0 where not valid."""
-    if PACKED:
-        word = tl.where(valid, _read_word(status_ptr + index, valid), 0)
-        state, value = _decode(word, epoch, ident[0].dtype)
-        values = (value,)
+                 WORDS: tl.constexpr):
+    """(state, field tuple) of status entries ``index``; state 0 where not valid, and
+    where the entry's words do not all carry one tag yet (a publication half seen)."""
+    if WORDS:
+        word = tl.where(valid, _read_word(status_ptr + index * WORDS, valid), 0)
+        tag = (word >> 32).to(tl.int32)
+        parts = ((word & 0xFFFFFFFF).to(tl.uint32),)
+        same = valid
+        for j in tl.static_range(1, WORDS):
+            word = tl.where(valid, _read_word(status_ptr + index * WORDS + j, valid), 0)
+            same = same & ((word >> 32).to(tl.int32) == tag)
+            parts = parts + ((word & 0xFFFFFFFF).to(tl.uint32),)
+        state = tl.where(same & ((tag >> 2) == epoch), tag & 3, 0)
+        values = _from_parts(parts, ident)
     else:
         tag = tl.atomic_add(flag_ptr + index, 0, mask=valid, sem="acquire")
         state = tl.where(valid & ((tag >> 2) == epoch), tag & 3, 0)
@@ -245,7 +290,7 @@ def _load_window(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, index, valid, epoch,
 @triton.jit
 def _lookback_1d(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, lane_base, tile, ident, epoch,
                  PAIR: tl.constexpr, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr,
-                 PACKED: tl.constexpr, CHAINED: tl.constexpr, WINDOW: tl.constexpr):
+                 WORDS: tl.constexpr, CHAINED: tl.constexpr, WINDOW: tl.constexpr):
     """Exclusive prefix of ``tile`` (> 0) of one lane; status entry of tile t: lane_base + t.
 
     A 1-D window, so that each entry is loaded by one thread, not by all.  With
@@ -260,7 +305,7 @@ def _lookback_1d(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, lane_base, tile, ide
         widx = end - WINDOW + rows
         valid = widx >= 0
         state, value = _load_window(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, lane_base + widx, valid, epoch,
-                                    ident, PACKED)
+                                    ident, WORDS)
         # One reduction finds the last entry that stops the fold (a prefix, or
         # not ready yet) and whether it is a prefix: key = 2 * row + is_prefix.
         # CHAINED (deterministic): every entry stops the fold, so only the
@@ -279,7 +324,7 @@ def _lookback_1d(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, lane_base, tile, ide
 @triton.jit
 def _lookback(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, lane_base, tile, ident, epoch,
               PAIR: tl.constexpr, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr,
-              PACKED: tl.constexpr, CHAINED: tl.constexpr, WINDOW: tl.constexpr, KB: tl.constexpr):
+              WORDS: tl.constexpr, CHAINED: tl.constexpr, WINDOW: tl.constexpr, KB: tl.constexpr):
     """Exclusive prefix of ``tile`` (> 0) from its predecessors' status, per column (2-D kernel).
 
     Status entry of tile t, column c: ``(lane_base + t) * KB + c``.
@@ -296,7 +341,7 @@ def _lookback(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, lane_base, tile, ident,
         valid = (widx >= 0) & (~done)[None, :]
         index = (lane_base + widx) * KB + cols
         state, value = _load_window(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, index, valid, epoch, ident,
-                                    PACKED)
+                                    WORDS)
         # Per column, the last entry that stops the fold (a prefix, or not
         # ready yet) and whether it is a prefix, in one reduction (see _lookback_1d).
         # CHAINED (deterministic): every entry stops the fold, so only the
@@ -422,7 +467,7 @@ def _scan_tile(scan_in, ident, PAIR: tl.constexpr, FLAT: tl.constexpr, BACKWARD:
 def _order_1d(values, scan_in, k, seed, vid, tile, lane, tiles_per_lane, order_stride, ident,
               status_ptr, flag_ptr, agg_ptrs, incl_ptrs, epoch,
               PAIR: tl.constexpr, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr, REVERSE: tl.constexpr,
-              PACKED: tl.constexpr, SINGLE_TILE: tl.constexpr, CHAINED: tl.constexpr, WINDOW: tl.constexpr,
+              WORDS: tl.constexpr, SINGLE_TILE: tl.constexpr, CHAINED: tl.constexpr, WINDOW: tl.constexpr,
               RAKE: tl.constexpr):
     """One order of the 1-D scan: the tile's aggregate of ``values`` (order k-1's
     result), the look-back over order k's status entries (from ``k * order_stride``),
@@ -436,18 +481,18 @@ def _order_1d(values, scan_in, k, seed, vid, tile, lane, tiles_per_lane, order_s
             prefix = seed
         else:
             if not CHAINED:
-                _publish(status_ptr, flag_ptr, agg_ptrs, entry, agg, FLAG_AGGREGATE, epoch, PACKED)
+                _publish(status_ptr, flag_ptr, agg_ptrs, entry, agg, FLAG_AGGREGATE, epoch, WORDS)
             prefix = _lookback_1d(status_ptr, flag_ptr, agg_ptrs, incl_ptrs,
                                   lane * tiles_per_lane + k * order_stride, tile,
-                                  ident, epoch, PAIR, FLAT, COMMUTATIVE, PACKED, CHAINED, WINDOW)
-        _publish(status_ptr, flag_ptr, incl_ptrs, entry, PAIR(prefix, agg), FLAG_PREFIX, epoch, PACKED)
+                                  ident, epoch, PAIR, FLAT, COMMUTATIVE, WORDS, CHAINED, WINDOW)
+        _publish(status_ptr, flag_ptr, incl_ptrs, entry, PAIR(prefix, agg), FLAG_PREFIX, epoch, WORDS)
     return PAIR(prefix, _scan_tile(scan_in, ident, PAIR, FLAT, REVERSE and COMMUTATIVE, RAKE))
 
 
 @triton.jit
 def _order_2d(values, scan_in, k, seed, vid, tile, group, tiles_per_lane, order_stride, ident,
               status_ptr, flag_ptr, agg_ptrs, incl_ptrs, epoch,
-              PAIR: tl.constexpr, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr, PACKED: tl.constexpr,
+              PAIR: tl.constexpr, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr, WORDS: tl.constexpr,
               SINGLE_TILE: tl.constexpr, CHAINED: tl.constexpr, WINDOW: tl.constexpr, KB: tl.constexpr,
               RAKE: tl.constexpr):
     """One order of the 2-D scan (see :func:`_order_1d`), per column of the tile."""
@@ -460,11 +505,11 @@ def _order_2d(values, scan_in, k, seed, vid, tile, group, tiles_per_lane, order_
             prefix = seed
         else:
             if not CHAINED:
-                _publish(status_ptr, flag_ptr, agg_ptrs, entry, agg, FLAG_AGGREGATE, epoch, PACKED)
+                _publish(status_ptr, flag_ptr, agg_ptrs, entry, agg, FLAG_AGGREGATE, epoch, WORDS)
             prefix = _lookback(status_ptr, flag_ptr, agg_ptrs, incl_ptrs,
                                group * tiles_per_lane + k * order_stride, tile, ident,
-                               epoch, PAIR, FLAT, COMMUTATIVE, PACKED, CHAINED, WINDOW, KB)
-        _publish(status_ptr, flag_ptr, incl_ptrs, entry, PAIR(prefix, agg), FLAG_PREFIX, epoch, PACKED)
+                               epoch, PAIR, FLAT, COMMUTATIVE, WORDS, CHAINED, WINDOW, KB)
+        _publish(status_ptr, flag_ptr, incl_ptrs, entry, PAIR(prefix, agg), FLAG_PREFIX, epoch, WORDS)
     return PAIR(_as_rows(prefix), _scan_tile(scan_in, ident, PAIR, FLAT, False, RAKE))
 
 
@@ -476,7 +521,7 @@ def _tile_1d(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_pt
              tiles_per_lane, epoch, order_stride, order,
              PAIR: tl.constexpr, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr,
              INCLUSIVE: tl.constexpr, REVERSE: tl.constexpr, HAS_INIT: tl.constexpr,
-             PACKED: tl.constexpr, SINGLE_TILE: tl.constexpr, MULTI_LANE: tl.constexpr,
+             WORDS: tl.constexpr, SINGLE_TILE: tl.constexpr, MULTI_LANE: tl.constexpr,
              CHAINED: tl.constexpr, BLOCK: tl.constexpr, WINDOW: tl.constexpr,
              ORDERED: tl.constexpr, DELAYED: tl.constexpr, FULL: tl.constexpr, RAKE: tl.constexpr):
     """Tile ``vid`` of :func:`scan_1d_kernel`; ``FULL``: every element inside the lane,
@@ -537,13 +582,13 @@ def _tile_1d(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_pt
         while k < order:  # not range(order): the interpreter cannot index a runtime int (NumPy >= 2.4)
             values = _order_1d(values, scan_in, k, seed, vid, tile, lane, tiles_per_lane, order_stride, ident,
                                status_ptr, flag_ptr, agg_ptrs, incl_ptrs, epoch, PAIR, FLAT, COMMUTATIVE, REVERSE,
-                               PACKED, SINGLE_TILE, CHAINED, WINDOW, RAKE)
+                               WORDS, SINGLE_TILE, CHAINED, WINDOW, RAKE)
             scan_in = values
             k += 1
     else:
         values = _order_1d(x, scan_in, 0, seed, vid, tile, lane, tiles_per_lane, order_stride, ident,
                            status_ptr, flag_ptr, agg_ptrs, incl_ptrs, epoch, PAIR, FLAT, COMMUTATIVE, REVERSE,
-                           PACKED, SINGLE_TILE, CHAINED, WINDOW, RAKE)
+                           WORDS, SINGLE_TILE, CHAINED, WINDOW, RAKE)
     _store_at(y_ptrs, base, local, values, inside)
 
 
@@ -552,7 +597,7 @@ def scan_1d_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, 
                    counter_ptr, M, tiles_per_lane, tile_base, epoch, order_stride, order,
                    PAIR: tl.constexpr, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr,
                    INCLUSIVE: tl.constexpr, REVERSE: tl.constexpr, HAS_INIT: tl.constexpr,
-                   PACKED: tl.constexpr, SINGLE_TILE: tl.constexpr, MULTI_LANE: tl.constexpr,
+                   WORDS: tl.constexpr, SINGLE_TILE: tl.constexpr, MULTI_LANE: tl.constexpr,
                    CHAINED: tl.constexpr, BLOCK: tl.constexpr, WINDOW: tl.constexpr,
                    ORDERED: tl.constexpr, DELAYED: tl.constexpr, RAKE: tl.constexpr):
     """Scan lanes of length M stored back to back (the (B, M, 1) layout), ``order`` times
@@ -575,11 +620,11 @@ def scan_1d_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, 
     if full:
         _tile_1d(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_ptrs, incl_ptrs, M, vid,
                  tiles_per_lane, epoch, order_stride, order, PAIR, FLAT, COMMUTATIVE, INCLUSIVE, REVERSE,
-                 HAS_INIT, PACKED, SINGLE_TILE, MULTI_LANE, CHAINED, BLOCK, WINDOW, ORDERED, DELAYED, True, RAKE)
+                 HAS_INIT, WORDS, SINGLE_TILE, MULTI_LANE, CHAINED, BLOCK, WINDOW, ORDERED, DELAYED, True, RAKE)
     else:
         _tile_1d(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_ptrs, incl_ptrs, M, vid,
                  tiles_per_lane, epoch, order_stride, order, PAIR, FLAT, COMMUTATIVE, INCLUSIVE, REVERSE,
-                 HAS_INIT, PACKED, SINGLE_TILE, MULTI_LANE, CHAINED, BLOCK, WINDOW, ORDERED, DELAYED, False, RAKE)
+                 HAS_INIT, WORDS, SINGLE_TILE, MULTI_LANE, CHAINED, BLOCK, WINDOW, ORDERED, DELAYED, False, RAKE)
 
 
 @triton.jit
@@ -587,7 +632,7 @@ def _tile_2d(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_pt
              vid, tiles_per_lane, epoch, order_stride, order,
              PAIR: tl.constexpr, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr,
              INCLUSIVE: tl.constexpr, REVERSE: tl.constexpr, HAS_INIT: tl.constexpr,
-             PACKED: tl.constexpr, SINGLE_TILE: tl.constexpr, MULTI_LANE: tl.constexpr,
+             WORDS: tl.constexpr, SINGLE_TILE: tl.constexpr, MULTI_LANE: tl.constexpr,
              CHAINED: tl.constexpr, EXACT_K: tl.constexpr, ROWS: tl.constexpr, KB: tl.constexpr,
              WINDOW: tl.constexpr, ORDERED: tl.constexpr, DELAYED: tl.constexpr, FULL: tl.constexpr,
              RAKE: tl.constexpr):
@@ -623,13 +668,13 @@ def _tile_2d(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_pt
         k = 0
         while k < order:  # see scan_1d_kernel
             values = _order_2d(values, scan_in, k, seed, vid, tile, group, tiles_per_lane, order_stride, ident,
-                               status_ptr, flag_ptr, agg_ptrs, incl_ptrs, epoch, PAIR, FLAT, COMMUTATIVE, PACKED,
+                               status_ptr, flag_ptr, agg_ptrs, incl_ptrs, epoch, PAIR, FLAT, COMMUTATIVE, WORDS,
                                SINGLE_TILE, CHAINED, WINDOW, KB, RAKE)
             scan_in = values
             k += 1
     else:
         values = _order_2d(x, scan_in, 0, seed, vid, tile, group, tiles_per_lane, order_stride, ident,
-                           status_ptr, flag_ptr, agg_ptrs, incl_ptrs, epoch, PAIR, FLAT, COMMUTATIVE, PACKED,
+                           status_ptr, flag_ptr, agg_ptrs, incl_ptrs, epoch, PAIR, FLAT, COMMUTATIVE, WORDS,
                            SINGLE_TILE, CHAINED, WINDOW, KB, RAKE)
     _store_at(y_ptrs, base, rpos * stride + cols, values, inside)
 
@@ -639,7 +684,7 @@ def scan_2d_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, 
                    counter_ptr, M, K, col_blocks, tiles_per_lane, tile_base, epoch, order_stride, order,
                    PAIR: tl.constexpr, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr,
                    INCLUSIVE: tl.constexpr, REVERSE: tl.constexpr, HAS_INIT: tl.constexpr,
-                   PACKED: tl.constexpr, SINGLE_TILE: tl.constexpr, MULTI_LANE: tl.constexpr,
+                   WORDS: tl.constexpr, SINGLE_TILE: tl.constexpr, MULTI_LANE: tl.constexpr,
                    CHAINED: tl.constexpr, EXACT_K: tl.constexpr, ROWS: tl.constexpr, KB: tl.constexpr,
                    WINDOW: tl.constexpr, ORDERED: tl.constexpr, DELAYED: tl.constexpr, RAKE: tl.constexpr):
     """Scan the (B, M, K) layout along M: K interleaved streams per lane; ``order``
@@ -663,10 +708,10 @@ def scan_2d_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, 
     if full:
         _tile_2d(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_ptrs, incl_ptrs, M, K, col_blocks,
                  vid, tiles_per_lane, epoch, order_stride, order, PAIR, FLAT, COMMUTATIVE, INCLUSIVE, REVERSE,
-                 HAS_INIT, PACKED, SINGLE_TILE, MULTI_LANE, CHAINED, EXACT_K, ROWS, KB, WINDOW, ORDERED,
+                 HAS_INIT, WORDS, SINGLE_TILE, MULTI_LANE, CHAINED, EXACT_K, ROWS, KB, WINDOW, ORDERED,
                  DELAYED, True, RAKE)
     else:
         _tile_2d(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_ptrs, incl_ptrs, M, K, col_blocks,
                  vid, tiles_per_lane, epoch, order_stride, order, PAIR, FLAT, COMMUTATIVE, INCLUSIVE, REVERSE,
-                 HAS_INIT, PACKED, SINGLE_TILE, MULTI_LANE, CHAINED, EXACT_K, ROWS, KB, WINDOW, ORDERED,
+                 HAS_INIT, WORDS, SINGLE_TILE, MULTI_LANE, CHAINED, EXACT_K, ROWS, KB, WINDOW, ORDERED,
                  DELAYED, False, RAKE)

@@ -29,13 +29,14 @@ class _DeviceState:
     counter: object = None  # int64[1]: tiles handed out so far
     tiles_issued: int = 0
     epoch: int = 0
-    status: object = None  # int64 packed words
-    flags: object = None  # int32 flags (split mode)
+    status: object = None  # int64 tagged words (kernels: WORDS > 0)
+    flags: object = None  # int32 flags (WORDS == 0)
     values: dict = field(default_factory=dict)  # (field, dtype) -> (agg, incl)
 
-    def begin(self, entries: int, torch, accs, packed: bool):
-        """Reserve status for ``entries`` entries; returns (status, flags, aggs, incls),
-        the last two tuples of one value buffer per field (unused when packed)."""
+    def begin(self, entries: int, torch, accs, words: int):
+        """Reserve status for ``entries`` entries of ``words`` tagged words each (0: a
+        flag and one value per field); returns (status, flags, aggs, incls), the last
+        two tuples of one value buffer per field (unused with words)."""
         if self.counter is None:
             self.counter = torch.zeros(1, dtype=torch.int64, device=self.device)
         self.epoch += 1
@@ -44,9 +45,9 @@ class _DeviceState:
             for buf in (self.status, self.flags):
                 if buf is not None:
                     buf.zero_()
-        if packed:
-            if self.status is None or self.status.numel() < entries:
-                self.status = torch.zeros(_grow(entries), dtype=torch.int64, device=self.device)
+        if words:
+            if self.status is None or self.status.numel() < entries * words:
+                self.status = torch.zeros(_grow(entries * words), dtype=torch.int64, device=self.device)
             return self.status, self.status, (self.status,), (self.status,)
         if self.flags is None or self.flags.numel() < entries:
             self.flags = torch.zeros(_grow(entries), dtype=torch.int32, device=self.device)
@@ -232,12 +233,12 @@ def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, confi
     nbytes = sum(a.itemsize for a in accs)
     tune = choose_config(xs[0].device, nbytes, any(a.is_floating_point for a in accs), M, K, interpreter,
                          accs=accs, monoid=config.monoid, strategy="chained" if chained else "decoupled_lookback")
-    packed = (len(accs) == 1 and nbytes <= 4) if tune.packed is None else (tune.packed and len(accs) == 1)
+    words = status_words(accs, tune.packed)
     init_arg = inits if inits is not None else idents
     window = 1 if chained else tune.window  # chained: only the predecessor matters
     common = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=commutative,
                   INCLUSIVE=config.inclusive if inclusive is None else inclusive,
-                  REVERSE=config.reverse, HAS_INIT=inits is not None, PACKED=packed,
+                  REVERSE=config.reverse, HAS_INIT=inits is not None, WORDS=words,
                   CHAINED=chained, ORDERED=order > 1, DELAYED=delayed)
     if K == 1:
         block = tune.block
@@ -259,10 +260,10 @@ def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, confi
         entries = grid_size * kb
         rake = raking_rows(tune, rows)
         if not chained:
-            # A 2-D look-back step reads window x KB status words, each by an atomic:
-            # keep it near the 1-D step's count (H200, run d: at window 32 a (2^26, 4)
-            # axis-0 scan reached 0.49 of copy, at 8 0.57; tuple size 2: 0.38 -> 0.63).
-            window = max(2, window // kb)
+            # A 2-D look-back step reads window x KB x words status words, each by an
+            # atomic: keep it near the 1-D step's count (H200, run d: at window 32 a
+            # (2^26, 4) axis-0 scan reached 0.49 of copy, at 8 0.57; tuple size 2: 0.38 -> 0.63).
+            window = max(2, window // (kb * max(words, 1)))
     state = None
     if single:  # no look-back: no status buffers, no counter
         status = flags = counter = idents[0]
@@ -270,7 +271,7 @@ def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, confi
         base = epoch = 0
     else:
         state = _state_for(xs[0].device, stream)
-        status, flags, aggs, incls = state.begin(entries * order, torch, accs, packed)
+        status, flags, aggs, incls = state.begin(entries * order, torch, accs, words)
         base, epoch, counter = state.tiles_issued, state.epoch, state.counter
     if K == 1:
         kernel = kernels.scan_1d_kernel
@@ -290,11 +291,26 @@ def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, confi
         state.tiles_issued += grid_size
         # What a replay must renew per call: the status reservation, and the tile
         # base and epoch (argument positions ``at`` and ``at + 1``).
-        replay = (state, entries * order, tuple(accs), packed, stream, 11 if K == 1 else 13)
+        replay = (state, entries * order, tuple(accs), words, stream, 11 if K == 1 else 13)
     return compiled, grid_size, kernel, args, constexprs, replay  # the tail is built only for a plan
 
 
 _launch_chained = functools.partial(_launch, chained=True)
+
+#: Most tagged words per status entry (kernels.WORDS): wider values (four 64-bit
+#: fields and up) use a flag and value arrays, so that a look-back step does not
+#: issue a window of atomics per word.
+MAX_STATUS_WORDS = 4
+
+
+def status_words(accs, packed: bool | None) -> int:
+    """Tagged 64-bit words per status entry for fields ``accs`` (torch dtypes): one
+    per 32 bits of each field; 0 for the flag protocol (``packed`` False, or more
+    than :data:`MAX_STATUS_WORDS` words with ``packed`` None)."""
+    words = sum(2 if a.itemsize == 8 else 1 for a in accs)
+    if packed is False or (packed is None and words > MAX_STATUS_WORDS):
+        return 0
+    return words
 
 _compiled: dict = {}
 
@@ -401,10 +417,10 @@ class FastScan:
         if self.replay is None:
             c.run(self.grid, 1, 1, stream, c.function, c.packed_metadata, None, None, None, (x,), (y,), *self.rest)
             return y
-        state, entries, accs, packed, recorded_stream, at = self.replay
+        state, entries, accs, words, recorded_stream, at = self.replay
         if stream != recorded_stream:  # status buffers belong to one stream
             return None
-        status, flags, aggs, incls = state.begin(entries, self.torch, accs, packed)
+        status, flags, aggs, incls = state.begin(entries, self.torch, accs, words)
         a = self.args
         c.run(self.grid, 1, 1, stream, c.function, c.packed_metadata, None, None, None,
               (x,), (y,), a[2], a[3], status, flags, aggs, incls, *a[8:at], state.tiles_issued, state.epoch,

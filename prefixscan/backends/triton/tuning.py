@@ -20,7 +20,7 @@ class TileConfig:
     num_warps: int
     window: int  # predecessors inspected per look-back step
     max_kb: int = 32  # widest column block of the 2-D kernel
-    packed: bool | None = None  # None: pack flag and value when the value has <= 32 bits
+    packed: bool | None = None  # status as tagged words (launch.status_words); None: when <= 4 words
     # In-tile scan: 0 for tl.associative_scan, else raking with rows of this many
     # elements (a power of two; Merrill & Grimshaw's SRTS, see kernels._raking_scan).
     raking: int = 0
