@@ -30,14 +30,20 @@ def main() -> int:
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--json", required=True)
+    parser.add_argument("--cases", default="int64:27:1,float64:27:1,int32:28:1,int64:27:4",
+                        help="dtype:log2(n):tuple_size, comma-separated")
+    parser.add_argument("--tiles", default="2048x4x32,4096x4x32,8192x4x32,4096x8x32",
+                        help="block x warps x window, comma-separated")
+    parser.add_argument("--protocols", default="flags,words")
     parser.add_argument("--case", type=int, help="only this case (index)")
     parser.add_argument("--compile-only", action="store_true",
                         help="run each variant once, untimed (fills Triton's cache; run cases in parallel)")
     args = parser.parse_args()
     records = []
     gen = torch.Generator(device="cuda").manual_seed(11)
-    cases = [("int64", 27, 1), ("float64", 27, 1), ("int32", 28, 1), ("int64", 27, 4)]
-    tiles = ((2048, 4), (4096, 4), (8192, 4), (4096, 8))
+    cases = [(d, int(n), int(s)) for d, n, s in (c.split(":") for c in args.cases.split(","))]
+    tiles = [tuple(int(v) for v in t.split("x")) for t in args.tiles.split(",")]
+    protocols = {"flags": False, "words": None}
     for index, (dtype_name, log_n, tuple_size) in enumerate(cases):
         if args.case is not None and index != args.case:
             continue
@@ -51,9 +57,10 @@ def main() -> int:
         dst = torch.empty_like(x)
         copy = statistics.median(_time_cuda_events([lambda: dst.copy_(x)], 20, 1e-5))
         expected = torch.cumsum(x.view(-1, tuple_size), 0, dtype=dtype).view(-1)
-        for packed in (False, None):
-            for block, warps in tiles:
-                tuning.set_override(tuning.TileConfig(block=block, num_warps=warps, window=32, packed=packed))
+        for protocol in args.protocols.split(","):
+            packed = protocols[protocol]
+            for block, warps, window in tiles:
+                tuning.set_override(tuning.TileConfig(block=block, num_warps=warps, window=window, packed=packed))
                 try:
                     run = lambda: ps.scan(x, tuple_size=tuple_size, out=out, backend="triton")  # noqa: E731
                     out.fill_(-7)
@@ -71,11 +78,11 @@ def main() -> int:
                     sec = statistics.median(_time_cuda_events([run], 15, host))
                 finally:
                     tuning.set_override(None)
-                protocol = "flags" if packed is False else "words"
                 rec = dict(dtype=dtype_name, n=n, tuple_size=tuple_size, protocol=protocol, block=block,
-                           num_warps=warps, ok=ok, seconds=sec, ratio_to_copy=copy / sec)
+                           num_warps=warps, window=window, ok=ok, seconds=sec, ratio_to_copy=copy / sec)
                 records.append(rec)
-                print(f"{dtype_name:8s} 2^{log_n} s={tuple_size} {protocol:5s} block {block:5d} w {warps}  "
+                print(f"{dtype_name:8s} 2^{log_n} s={tuple_size} {protocol:5s} block {block:5d} w {warps} "
+                      f"window {window:2d} "
                       f"{sec * 1e6:8.1f} us  ratio {copy / sec:.3f}  ok {ok}", flush=True)
         del x, out, dst, expected
     with open(args.json, "w") as f:

@@ -245,6 +245,41 @@ def _from_parts(parts, ident):
 
 
 @triton.jit
+def _join_words(base, WORDS: tl.constexpr):
+    """Word indices ``base + k`` for k < ``WORDS`` (2 or 4), joined along new
+    trailing axes: Triton keeps joined axes in one thread."""
+    if WORDS == 2:
+        out = tl.join(base, base + 1)
+    else:
+        out = tl.join(tl.join(base, base + 1), tl.join(base + 2, base + 3))
+    return out
+
+
+@triton.jit
+def _join_copies(x, WORDS: tl.constexpr):
+    """``x`` repeated as :func:`_join_words` lays out its indices."""
+    if WORDS == 2:
+        out = tl.join(x, x)
+    else:
+        out = tl.join(tl.join(x, x), tl.join(x, x))
+    return out
+
+
+@triton.jit
+def _split_words(words, WORDS: tl.constexpr):
+    """Inverse of :func:`_join_words`: a tuple of ``WORDS`` tensors."""
+    if WORDS == 2:
+        a, b = tl.split(words)
+        out = (a, b)
+    else:
+        lo, hi = tl.split(words)
+        a, b = tl.split(lo)
+        c, d = tl.split(hi)
+        out = (a, b, c, d)
+    return out
+
+
+@triton.jit
 def _publish(status_ptr, flag_ptr, value_ptrs, index, value, state, epoch, WORDS: tl.constexpr):
     """Publish field tuple ``value`` with ``state`` at status entries ``index`` (scalar or [KB])."""
     if WORDS:  # tag and 32 bits of the value in each of the entry's words
@@ -264,14 +299,25 @@ def _load_window(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, index, valid, epoch,
     """(state, field tuple) of status entries ``index``; state 0 where not valid, and
     where the entry's words do not all carry one tag yet (a publication half seen)."""
     if WORDS:
-        word = tl.where(valid, _read_word(status_ptr + index * WORDS, valid), 0)
-        tag = (word >> 32).to(tl.int32)
-        parts = ((word & 0xFFFFFFFF).to(tl.uint32),)
-        same = valid
-        for j in tl.static_range(1, WORDS):
-            word = tl.where(valid, _read_word(status_ptr + index * WORDS + j, valid), 0)
-            same = same & ((word >> 32).to(tl.int32) == tag)
-            parts = parts + ((word & 0xFFFFFFFF).to(tl.uint32),)
+        if WORDS == 1:
+            word = tl.where(valid, _read_word(status_ptr + index, valid), 0)
+            tag = (word >> 32).to(tl.int32)
+            parts = ((word & 0xFFFFFFFF).to(tl.uint32),)
+            same = valid
+        else:
+            # Every word of the window in one atomic: Triton broadcasts each atomic's
+            # result through shared memory behind a barrier, so word-by-word reads
+            # cost one L2 round trip per word, in sequence.  Joined, an entry's
+            # words sit in one thread and split back without data movement.
+            inside = _join_copies(valid, WORDS)
+            words = _split_words(tl.where(inside, _read_word(status_ptr + _join_words(index * WORDS, WORDS), inside),
+                                          0), WORDS)
+            tag = (words[0] >> 32).to(tl.int32)
+            same = valid
+            parts = ()
+            for k in tl.static_range(WORDS):
+                same = same & ((words[k] >> 32).to(tl.int32) == tag)
+                parts = parts + ((words[k] & 0xFFFFFFFF).to(tl.uint32),)
         state = tl.where(same & ((tag >> 2) == epoch), tag & 3, 0)
         values = _from_parts(parts, ident)
     else:
@@ -608,7 +654,7 @@ def scan_1d_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, 
     if SINGLE_TILE:
         vid = tl.program_id(0).to(tl.int64)  # one program per lane, no status
     else:
-        vid = tl.atomic_add(counter_ptr, 1) - tile_base
+        vid = tl.atomic_add(counter_ptr, 1, sem="relaxed") - tile_base  # an id, nothing to order
     # Full tiles (all but a lane's last) take a copy of the tile code without masks:
     # masked 64-bit loads next to the carry predicates of 64-bit adds made ptxas
     # issue a thread's loads in many small batches, each waiting on memory
@@ -697,7 +743,7 @@ def scan_2d_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, 
     if SINGLE_TILE:
         vid = tl.program_id(0).to(tl.int64)
     else:
-        vid = tl.atomic_add(counter_ptr, 1) - tile_base
+        vid = tl.atomic_add(counter_ptr, 1, sem="relaxed") - tile_base  # an id, nothing to order
     # Full tiles without masks, as in scan_1d_kernel.
     if SINGLE_TILE:
         full = False
