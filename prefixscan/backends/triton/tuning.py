@@ -18,7 +18,7 @@ from dataclasses import dataclass
 class TileConfig:
     block: int  # elements per tile (rows * KB for the 2-D kernel)
     num_warps: int
-    window: int  # predecessors inspected per look-back step
+    window: int  # status words read per look-back step (predecessors: window // words per entry)
     max_kb: int = 32  # widest column block of the 2-D kernel
     packed: bool | None = None  # status as tagged words (launch.status_words); None: when <= 4 words
     # In-tile scan: 0 for tl.associative_scan, else raking with rows of this many
