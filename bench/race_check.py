@@ -5,7 +5,7 @@ runs ``--repeats`` times with fresh poison in the output and is compared with th
 integer result of NumPy (the first failing run is reported with its count of
 wrong elements).  The cases are the layouts that once failed (the chained 2-D
 scan of a (56829, 3) array along axis 0 with an init) and the large 1-D and 2-D
-decoupled look-back scans, under every strategy.
+decoupled look-back scans (32- and 64-bit status), under every strategy.
 
     python bench/race_check.py --repeats 30 --json race.json
 """
@@ -35,6 +35,11 @@ def cases(rng):
     yield "(2^20+3,4) axis0 reverse", x, 0, None, 1, True, True
     x = rng.integers(-1000, 1000, 5 * ((1 << 20) + 3), dtype=np.int32)
     yield "5*(2^20+3) tuple 5", x, -1, None, 5, False, True
+    # 64-bit values: two tagged status words per entry (kernels.WORDS = 2)
+    x = rng.integers(-(1 << 40), 1 << 40, (1 << 22) + 9, dtype=np.int64)
+    yield "int64 2^22+9 1-D", x, -1, None, 1, False, True
+    x = rng.integers(-(1 << 40), 1 << 40, ((1 << 19) + 5, 3), dtype=np.int64)
+    yield "int64 (2^19+5,3) axis0 init", x, 0, rng.integers(-9, 9, 3).astype(np.int64), 1, False, True
 
 
 def reference(x, axis, init, tuple_size, reverse, inclusive):
