@@ -27,6 +27,7 @@ import triton
 import triton.language as tl
 
 sys.path.insert(0, ".")
+from prefixscan.bench import _time_cuda_events  # noqa: E402
 
 
 @triton.jit
@@ -110,19 +111,13 @@ def scan2d_blocked(x_ptr, y_ptr, T: tl.constexpr, R: tl.constexpr, KB: tl.conste
     tl.store(y_ptr + base + off, ex_t[:, None, :] + in_r)
 
 
-def _time(fn, reps=20):
+def _time(fn):
+    """Median device seconds of 20 calls after a warm-up (compiles)."""
     import torch
+
     fn()
     torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b) * 1e-3)
-    return statistics.median(times)
+    return statistics.median(_time_cuda_events([fn], 20, 1e-5))
 
 
 def main() -> int:
