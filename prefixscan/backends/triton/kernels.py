@@ -20,16 +20,17 @@ Decoupled Look-back":
   (:func:`_read_word`).  A reader accepts an entry only when every word carries
   the same tag: each word of an entry is written once per state and call, so equal
   tags mean the parts come from one publication (seed 004, section 3.2, packs one
-  word; CUB packs 16 bytes).  No fences: on the H200 the release/acquire protocol
-  below (``WORDS == 0``: a flag published with release semantics after the value
-  arrays, read with acquire) kept 64-bit scans at 0.67 of copy (NOTES.md, run e).
+  word; CUB packs 16 bytes).  No fences, and all words of a window come back from
+  one atomic (:func:`_load_window`).  Wider values (``WORDS == 0``) publish a flag
+  with release semantics after value arrays and read it with acquire.  On the
+  H200, int64 went from 0.67 of copy (flags) to 0.90 (words; NOTES.md, run e).
 * Flags carry the call's epoch (``epoch * 4 + flag``), so the status buffer is
   reused across calls without a memset: a word from an earlier call reads as X.
 
 Lanes are ``(B, M, K)`` row-major views scanned along M: ``K == 1`` takes the
 1-D kernel; ``K > 1`` (a lane along a non-last axis, or ``tuple_size``
 interleaved streams) takes the 2-D kernel whose tiles are ``[ROWS, KB]``
-blocks, one status word per column.
+blocks, one status entry per column.
 
 Values are tuples of fields throughout (a struct-of-arrays monoid such as the
 affine map has two); every pointer argument that carries values is a tuple of
