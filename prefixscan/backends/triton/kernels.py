@@ -165,21 +165,20 @@ def _ordered_reduce(values, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr):
 
 
 @triton.jit
-def _pack_word(value, tag):
-    """``tag`` in the high 32 bits of an int64 word, the bits of ``value`` (<= 32) in the low ones."""
+def _bits32(value):
+    """The bits of a value of <= 32 bits as uint32 (zero-extended)."""
     if value.dtype.primitive_bitwidth == 32:
         bits = value.to(tl.uint32, bitcast=True)
     elif value.dtype.primitive_bitwidth == 16:
         bits = value.to(tl.uint16, bitcast=True).to(tl.uint32)
     else:
         bits = value.to(tl.uint8, bitcast=True).to(tl.uint32)
-    return (tag.to(tl.int64) << 32) | bits.to(tl.int64)
+    return bits
 
 
 @triton.jit
-def _word_value(word, ACC: tl.constexpr):
-    """The value of ``ACC`` type in the low bits of a packed word (see :func:`_pack_word`)."""
-    bits = (word & 0xFFFFFFFF).to(tl.uint32)
+def _from_bits32(bits, ACC: tl.constexpr):
+    """Inverse of :func:`_bits32`: the ``ACC`` value (<= 32 bits) in the low bits of uint32 ``bits``."""
     if ACC.primitive_bitwidth == 32:
         value = bits.to(ACC, bitcast=True)
     elif ACC.primitive_bitwidth == 16:
@@ -187,6 +186,18 @@ def _word_value(word, ACC: tl.constexpr):
     else:
         value = bits.to(tl.uint8).to(ACC, bitcast=True)
     return value
+
+
+@triton.jit
+def _pack_word(value, tag):
+    """``tag`` in the high 32 bits of an int64 word, the bits of ``value`` (<= 32) in the low ones."""
+    return (tag.to(tl.int64) << 32) | _bits32(value).to(tl.int64)
+
+
+@triton.jit
+def _word_value(word, ACC: tl.constexpr):
+    """The value of ``ACC`` type in the low bits of a packed word (see :func:`_pack_word`)."""
+    return _from_bits32((word & 0xFFFFFFFF).to(tl.uint32), ACC)
 
 
 @triton.jit
@@ -213,12 +224,8 @@ def _parts(values):
         if v.dtype.primitive_bitwidth == 64:
             bits = v.to(tl.uint64, bitcast=True)
             out = out + ((bits & 0xFFFFFFFF).to(tl.uint32), (bits >> 32).to(tl.uint32))
-        elif v.dtype.primitive_bitwidth == 32:
-            out = out + (v.to(tl.uint32, bitcast=True),)
-        elif v.dtype.primitive_bitwidth == 16:
-            out = out + (v.to(tl.uint16, bitcast=True).to(tl.uint32),)
         else:
-            out = out + (v.to(tl.uint8, bitcast=True).to(tl.uint32),)
+            out = out + (_bits32(v),)
     return out
 
 
@@ -234,22 +241,18 @@ def _from_parts(parts, ident):
             out = out + (bits.to(acc, bitcast=True),)
             rest = rest[2:]
         else:
-            if acc.primitive_bitwidth == 32:
-                value = rest[0].to(acc, bitcast=True)
-            elif acc.primitive_bitwidth == 16:
-                value = rest[0].to(tl.uint16).to(acc, bitcast=True)
-            else:
-                value = rest[0].to(tl.uint8).to(acc, bitcast=True)
-            out = out + (value,)
+            out = out + (_from_bits32(rest[0], acc),)
             rest = rest[1:]
     return out
 
 
 @triton.jit
 def _join_words(base, WORDS: tl.constexpr):
-    """Word indices ``base + k`` for k < ``WORDS`` (2 or 4), joined along new
+    """Word indices ``base + k`` for k < ``WORDS`` (1, 2 or 4), joined along new
     trailing axes: Triton keeps joined axes in one thread."""
-    if WORDS == 2:
+    if WORDS == 1:
+        out = base
+    elif WORDS == 2:
         out = tl.join(base, base + 1)
     else:
         out = tl.join(tl.join(base, base + 1), tl.join(base + 2, base + 3))
@@ -259,7 +262,9 @@ def _join_words(base, WORDS: tl.constexpr):
 @triton.jit
 def _join_copies(x, WORDS: tl.constexpr):
     """``x`` repeated as :func:`_join_words` lays out its indices."""
-    if WORDS == 2:
+    if WORDS == 1:
+        out = x
+    elif WORDS == 2:
         out = tl.join(x, x)
     else:
         out = tl.join(tl.join(x, x), tl.join(x, x))
@@ -269,7 +274,9 @@ def _join_copies(x, WORDS: tl.constexpr):
 @triton.jit
 def _split_words(words, WORDS: tl.constexpr):
     """Inverse of :func:`_join_words`: a tuple of ``WORDS`` tensors."""
-    if WORDS == 2:
+    if WORDS == 1:
+        out = (words,)
+    elif WORDS == 2:
         a, b = tl.split(words)
         out = (a, b)
     else:
@@ -300,25 +307,20 @@ def _load_window(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, index, valid, epoch,
     """(state, field tuple) of status entries ``index``; state 0 where not valid, and
     where the entry's words do not all carry one tag yet (a publication half seen)."""
     if WORDS:
-        if WORDS == 1:
-            word = tl.where(valid, _read_word(status_ptr + index, valid), 0)
-            tag = (word >> 32).to(tl.int32)
-            parts = ((word & 0xFFFFFFFF).to(tl.uint32),)
-            same = valid
-        else:
-            # Every word of the window in one atomic: Triton broadcasts each atomic's
-            # result through shared memory behind a barrier, so word-by-word reads
-            # cost one L2 round trip per word, in sequence.  Joined, an entry's
-            # words sit in one thread and split back without data movement.
-            inside = _join_copies(valid, WORDS)
-            words = _split_words(tl.where(inside, _read_word(status_ptr + _join_words(index * WORDS, WORDS), inside),
-                                          0), WORDS)
-            tag = (words[0] >> 32).to(tl.int32)
-            same = valid
-            parts = ()
-            for k in tl.static_range(WORDS):
+        # Every word of the window in one atomic: Triton broadcasts each atomic's
+        # result through shared memory behind a barrier, so word-by-word reads
+        # cost one L2 round trip per word, in sequence.  Joined, an entry's words
+        # sit in one thread and split back without data movement.
+        inside = _join_copies(valid, WORDS)
+        words = _split_words(tl.where(inside, _read_word(status_ptr + _join_words(index * WORDS, WORDS), inside), 0),
+                             WORDS)
+        tag = (words[0] >> 32).to(tl.int32)
+        same = valid
+        parts = ()
+        for k in tl.static_range(WORDS):
+            if k > 0:
                 same = same & ((words[k] >> 32).to(tl.int32) == tag)
-                parts = parts + ((words[k] & 0xFFFFFFFF).to(tl.uint32),)
+            parts = parts + ((words[k] & 0xFFFFFFFF).to(tl.uint32),)
         state = tl.where(same & ((tag >> 2) == epoch), tag & 3, 0)
         values = _from_parts(parts, ident)
     else:
