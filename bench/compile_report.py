@@ -38,7 +38,8 @@ def compile_variant(kernel, acc: str, ints: dict, constexprs: dict, num_warps: i
     sig.update({k: "constexpr" for k in constexprs})
     names = kernel.arg_names
     attrs = {(names.index(k), i): [["tt.divisibility", 16]] for k in FIELD_POINTERS for i in range(fields)}
-    attrs.update({(names.index(k),): [["tt.divisibility", 16]] for k in ("status_ptr", "flag_ptr", "counter_ptr", "M")})
+    length = "M" if "M" in names else "L"  # scan_cols_kernel: lanes of L = M * K elements
+    attrs.update({(names.index(k),): [["tt.divisibility", 16]] for k in ("status_ptr", "flag_ptr", "counter_ptr", length)})
     src = ASTSource(kernel, sig, constexprs={(names.index(k),): v for k, v in constexprs.items()}, attrs=attrs)
     return triton.compile(src, target=TARGET, options={"num_warps": num_warps})
 

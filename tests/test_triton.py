@@ -168,6 +168,57 @@ def test_axes_and_tuples(shape, axis, tuple_size):
         np.testing.assert_array_equal(got.cpu().numpy(), expected)
 
 
+# The (B, M, K) layout on 1-D tiles with masked columns (kernels.scan_cols_kernel),
+# forced for every K and type here; the dispatch uses it where it measured faster.
+COLUMN_CASES = [("int32", 2, True, False), ("int32", 3, False, True), ("float32", 3, True, True),
+                ("int64", 5, False, False), ("uint8", 6, True, True), ("int16", 7, False, True)]
+
+
+@pytest.mark.parametrize("dtype,k,inclusive,reverse", COLUMN_CASES, ids=[f"{c[0]}-K{c[1]}-incl{c[2]}-rev{c[3]}"
+                                                                         for c in COLUMN_CASES])
+def test_masked_columns_kernel(monkeypatch, dtype, k, inclusive, reverse):
+    """Two lanes with a per-lane, per-column seed; tiles that cut rows (tile sizes are
+    powers of two, rows are K elements)."""
+    from prefixscan.backends.triton import kernels, launch
+
+    monkeypatch.setattr(launch, "COLUMNS_MAX", 8)
+    monkeypatch.setattr(launch, "COLUMNS_ITEMSIZES", (1, 2, 4, 8))
+    kernels_run = []
+    real = launch._run
+    monkeypatch.setattr(launch, "_run", lambda *a, **kw: (kernels_run.append(a[0]), real(*a, **kw))[1])
+    rng = np.random.default_rng(k)
+    x = random_data(rng, dtype, (2, 23 * (4099 if CUDA else 1), k))
+    init = random_data(rng, dtype, (2, k))
+    expected = ps.scan(x, axis=1, init=init, inclusive=inclusive, reverse=reverse, backend="cpu")
+    got = ps.scan(to_device(x), axis=1, init=to_device(init), inclusive=inclusive, reverse=reverse, backend="triton")
+    assert kernels_run == [kernels.scan_cols_kernel]
+    if np.dtype(dtype).kind == "f":
+        np.testing.assert_allclose(got.cpu().numpy(), expected, rtol=1e-5, atol=1e-3)
+    else:
+        np.testing.assert_array_equal(got.cpu().numpy(), expected)
+
+
+def test_masked_columns_dispatch(monkeypatch):
+    """Masked columns where they measured faster (one 4-byte field, K <= launch.COLUMNS_MAX,
+    order 1); the 2-D kernel otherwise."""
+    from prefixscan.backends.triton import kernels, launch
+
+    kernels_run = []
+    real = launch._run
+    monkeypatch.setattr(launch, "_run", lambda *a, **kw: (kernels_run.append(a[0]), real(*a, **kw))[1])
+    rng = np.random.default_rng(3)
+    for shape, dtype, kw, kernel in (((50, 2), "int32", dict(axis=0), kernels.scan_cols_kernel),
+                                     ((150,), "float32", dict(tuple_size=3), kernels.scan_cols_kernel),
+                                     ((50, 4), "int32", dict(axis=0), kernels.scan_2d_kernel),
+                                     ((50, 2), "int64", dict(axis=0), kernels.scan_2d_kernel),
+                                     ((100,), "int32", dict(tuple_size=2, order=2), kernels.scan_2d_kernel)):
+        kernels_run.clear()
+        x = random_data(rng, dtype, shape)
+        got = ps.scan(to_device(x), backend="triton", **kw)
+        assert kernels_run == [kernel], (shape, dtype, kw)
+        np.testing.assert_allclose(got.cpu().numpy(), ps.scan(x, backend="cpu", **kw), rtol=1e-5)
+
+
 def test_per_lane_init_and_order():
     rng = np.random.default_rng(11)
     x = random_data(rng, "int64", (4, 150))

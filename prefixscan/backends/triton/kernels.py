@@ -764,3 +764,115 @@ def scan_2d_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, 
                  vid, tiles_per_lane, epoch, order_stride, order, PAIR, FLAT, COMMUTATIVE, INCLUSIVE, REVERSE,
                  HAS_INIT, WORDS, SINGLE_TILE, MULTI_LANE, CHAINED, EXACT_K, ROWS, KB, WINDOW, ORDERED,
                  DELAYED, False, RAKE)
+
+
+# ---------------------------------------------------------------------------
+# Interleaved columns on a 1-D tile (the (B, M, K) layout for small K: tuple
+# sizes, a short last axis scanned along axis 0).  The lane is read as one
+# contiguous run of M * K elements in 1-D tiles (16-byte vectors, as the 1-D
+# kernel), and element i belongs to column i % K.  Column c is scanned as the
+# tile with every other column's elements replaced by the identity: K masked
+# scans of the tile instead of one scan of a [ROWS, KB] tile, whose strided
+# columns cost a warp shuffle scan per row (0.55-0.66 of copy for tuple sizes
+# 2-8 on the H200, and 0.18 for 5, whose 20-byte rows cannot be vectors).
+# Masked elements are identities, so the order of the operands is kept and any
+# monoid works.  Tile-local, K reductions and scans cost 0.98 / 0.94 / 0.63 of
+# copy for K = 2 / 5 / 8 (int32, bench/tile_study.py, run f), but with the
+# look-back the kernel measured (H200, 2^27, bench/columns_study.py): int32 K = 2
+# 0.80 (2-D kernel 0.66), 3 0.31 (0.23), 4 0.58 (0.59), 5 0.21 (0.18), 8 0.33
+# (0.55); int64 worse than the 2-D kernel at every K.  So the dispatch
+# (launch.COLUMNS_MAX) takes it for one 4-byte field and K <= 3 only.  Status
+# entries are per (tile, column), as in the 2-D kernel, and the look-back is that
+# kernel's (:func:`_lookback`).
+
+
+@triton.jit
+def _tile_cols(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_ptrs, incl_ptrs, L, vid,
+               tiles_per_lane, epoch,
+               PAIR: tl.constexpr, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr,
+               INCLUSIVE: tl.constexpr, REVERSE: tl.constexpr, HAS_INIT: tl.constexpr,
+               WORDS: tl.constexpr, SINGLE_TILE: tl.constexpr, MULTI_LANE: tl.constexpr,
+               CHAINED: tl.constexpr, BLOCK: tl.constexpr, WINDOW: tl.constexpr, K: tl.constexpr,
+               KB: tl.constexpr, FULL: tl.constexpr, RAKE: tl.constexpr):
+    """Tile ``vid`` of :func:`scan_cols_kernel`; ``FULL``: every element inside the lane."""
+    lane = vid // tiles_per_lane
+    tile = vid % tiles_per_lane
+    ident = _scalars(ident_ptrs, 0)
+    rank = tl.arange(0, BLOCK)
+    inside = None if FULL else tile * BLOCK + rank < L
+    # Scan order runs backwards through memory for reverse scans (mirrored indices,
+    # as the 1-D kernel does for non-commutative ones): position p is element L-1-p.
+    if REVERSE:
+        start = L - 1 - tile * BLOCK
+        local = -rank
+        step = K
+        col = ((start % K).to(tl.int32) + K * BLOCK - rank) % K
+    else:
+        start = tile * BLOCK
+        local = rank
+        step = -K
+        col = ((start % K).to(tl.int32) + rank) % K
+    base = (lane * L + start) if MULTI_LANE else start
+    x = _load_at(x_ptrs, base, local, inside, ident)
+    if INCLUSIVE:
+        scan_in = x
+    else:
+        # The element before in the same column, when it is in this tile (earlier
+        # tiles' elements come with the look-back's prefix).
+        scan_in = _load_at(x_ptrs, base, local + step, _within(inside, rank >= K), ident)
+    kcols = tl.arange(0, KB)
+    if HAS_INIT:
+        seed = _load_at(init_ptrs, lane * K, kcols, kcols < K, ident)
+    else:
+        seed = _where(kcols >= 0, ident, ident)  # [KB] copies of the identity
+    if SINGLE_TILE:
+        prefix = seed
+    else:
+        agg = seed
+        for c in tl.static_range(K):
+            part = _ordered_reduce(_where(col == c, x, ident), FLAT, COMMUTATIVE)
+            agg = _where(kcols == c, part, agg)
+        agg = _where(kcols < K, agg, ident)
+        entry = vid * KB + kcols
+        if tile == 0:
+            prefix = seed
+        else:
+            if not CHAINED:
+                _publish(status_ptr, flag_ptr, agg_ptrs, entry, agg, FLAG_AGGREGATE, epoch, WORDS)
+            prefix = _lookback(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, lane * tiles_per_lane, tile, ident,
+                               epoch, PAIR, FLAT, COMMUTATIVE, WORDS, CHAINED, WINDOW, KB)
+        _publish(status_ptr, flag_ptr, incl_ptrs, entry, PAIR(prefix, agg), FLAG_PREFIX, epoch, WORDS)
+    y = x
+    for c in tl.static_range(K):
+        scanned = _scan_tile(_where(col == c, scan_in, ident), ident, PAIR, FLAT, False, RAKE)
+        y = _where(col == c, PAIR(_select(prefix, kcols == c, 0), scanned), y)
+    _store_at(y_ptrs, base, local, y, inside)
+
+
+@triton.jit(do_not_specialize=["tiles_per_lane", "tile_base", "epoch"])
+def scan_cols_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_ptrs, incl_ptrs,
+                     counter_ptr, L, tiles_per_lane, tile_base, epoch,
+                     PAIR: tl.constexpr, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr,
+                     INCLUSIVE: tl.constexpr, REVERSE: tl.constexpr, HAS_INIT: tl.constexpr,
+                     WORDS: tl.constexpr, SINGLE_TILE: tl.constexpr, MULTI_LANE: tl.constexpr,
+                     CHAINED: tl.constexpr, BLOCK: tl.constexpr, WINDOW: tl.constexpr, K: tl.constexpr,
+                     KB: tl.constexpr, RAKE: tl.constexpr):
+    """Scan the (B, M, K) layout along M as lanes of ``L = M * K`` elements in 1-D
+    tiles, element i of a lane in column i % K (see :func:`_tile_cols`); status
+    entries ``tile * KB + column``."""
+    if SINGLE_TILE:
+        vid = tl.program_id(0).to(tl.int64)
+    else:
+        vid = tl.atomic_add(counter_ptr, 1, sem="relaxed") - tile_base  # an id, nothing to order
+    if SINGLE_TILE:
+        full = False
+    else:
+        full = (vid % tiles_per_lane + 1) * BLOCK <= L
+    if full:
+        _tile_cols(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_ptrs, incl_ptrs, L, vid,
+                   tiles_per_lane, epoch, PAIR, FLAT, COMMUTATIVE, INCLUSIVE, REVERSE, HAS_INIT, WORDS,
+                   SINGLE_TILE, MULTI_LANE, CHAINED, BLOCK, WINDOW, K, KB, True, RAKE)
+    else:
+        _tile_cols(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_ptrs, incl_ptrs, L, vid,
+                   tiles_per_lane, epoch, PAIR, FLAT, COMMUTATIVE, INCLUSIVE, REVERSE, HAS_INIT, WORDS,
+                   SINGLE_TILE, MULTI_LANE, CHAINED, BLOCK, WINDOW, K, KB, False, RAKE)

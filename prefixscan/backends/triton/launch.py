@@ -243,14 +243,22 @@ def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, confi
                   INCLUSIVE=config.inclusive if inclusive is None else inclusive,
                   REVERSE=config.reverse, HAS_INIT=inits is not None, WORDS=words,
                   CHAINED=chained, ORDERED=order > 1, DELAYED=delayed)
-    if K == 1:
+    columns = 1 < K <= COLUMNS_MAX and order == 1 and not delayed and len(accs) == 1 and nbytes in COLUMNS_ITEMSIZES
+    if K == 1 or columns:
+        # Columns: lanes of M * K elements in 1-D tiles (kernels.scan_cols_kernel).
+        length = M * K
         block = tune.block
-        single = M <= block
+        single = length <= block
         if single:
-            block = max(16, 1 << math.ceil(math.log2(M)))
-        tiles = 1 if single else -(-M // block)
+            block = max(16, 1 << math.ceil(math.log2(length)))
+        tiles = 1 if single else -(-length // block)
         grid_size = entries = B * tiles
         rake = raking_rows(tune, block)
+        if columns:
+            kb = 1 << math.ceil(math.log2(K))
+            entries = grid_size * kb
+            if not chained:
+                window = max(2, window // kb)  # as for the 2-D kernel: KB entries per window row
     else:
         kb = min(1 << math.ceil(math.log2(K)), tune.max_kb)
         col_blocks = -(-K // kb)
@@ -275,7 +283,15 @@ def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, confi
         state = _state_for(xs[0].device, stream)
         status, flags, aggs, incls = state.begin(entries * order, torch, accs, words)
         base, epoch, counter = state.tiles_issued, state.epoch, state.counter
-    if K == 1:
+    if columns:
+        kernel = kernels.scan_cols_kernel
+        args = (xs, ys, idents, init_arg, status, flags, aggs, incls, counter, length, tiles, base, epoch)
+        constexprs = dict(common, SINGLE_TILE=single, MULTI_LANE=B > 1, BLOCK=block, WINDOW=window, K=K, KB=kb,
+                          RAKE=rake)
+        for unused in ("ORDERED", "DELAYED"):
+            del constexprs[unused]
+        compiled = _run(kernel, grid_size, tune.num_warps, stream, interpreter, args, constexprs, (length,))
+    elif K == 1:
         kernel = kernels.scan_1d_kernel
         args = (xs, ys, idents, init_arg, status, flags, aggs, incls, counter, M, tiles, base, epoch, grid_size,
                 order)
@@ -293,11 +309,21 @@ def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, confi
         state.tiles_issued += grid_size
         # What a replay must renew per call: the status reservation, and the tile
         # base and epoch (argument positions ``at`` and ``at + 1``).
-        replay = (state, entries * order, tuple(accs), words, stream, 11 if K == 1 else 13)
+        replay = (state, entries * order, tuple(accs), words, stream, 11 if K == 1 or columns else 13)
     return compiled, grid_size, kernel, args, constexprs, replay  # the tail is built only for a plan
 
 
 _launch_chained = functools.partial(_launch, chained=True)
+
+#: Largest K (interleaved streams: tuple size, or the extent after the scanned
+#: axis) scanned as masked columns of 1-D tiles (kernels.scan_cols_kernel), for one
+#: 4-byte field; above it, for other types, or with order > 1, the 2-D kernel.
+#: Measured on the H200 at 2^27 (bench/columns_study.py, run f), columns vs 2-D,
+#: ratio to copy: int32 K = 2 0.80 vs 0.66, 3 0.31 vs 0.23, 4 0.58 vs 0.59, 5 0.21
+#: vs 0.18, 7 0.16 vs 0.24, 8 0.33 vs 0.55; int64 worse at every K (0.03-0.55 vs
+#: 0.13-0.67).  The study sets it to 1 to measure the 2-D kernel on the same cases.
+COLUMNS_MAX = 3
+COLUMNS_ITEMSIZES = (4,)
 
 #: Most tagged words per status entry (kernels.WORDS): wider values (four 64-bit
 #: fields and up) use a flag and value arrays, so that a look-back step does not
