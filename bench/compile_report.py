@@ -68,20 +68,22 @@ def main() -> None:
         for inclusive, reverse in ((True, False), (False, False), (True, True)):
             c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=inclusive, REVERSE=reverse,
                      HAS_INIT=False, WORDS=1 if acc in ("i32", "fp32") else 2, SINGLE_TILE=False, MULTI_LANE=False, CHAINED=False,
-                     ORDERED=False, DELAYED=False, RAKE=0,
+                     ORDERED=False, DELAYED=False, RAKE=0, ORDER2=False,
                      BLOCK=block, WINDOW=32)
             t = time.time()
             k = compile_variant(kernels.scan_1d_kernel, acc, ints_1d, c, warps)
             report(f"1d {acc} b={block} w={warps} incl={inclusive} rev={reverse}", k, time.time() - t)
     # order > 1 (issue 4): the runtime loop over orders, inclusive and delayed (exclusive)
+    # and order 2 of a sum with one look-back over two-field entries (ORDER2)
     for acc, block, warps in (("i32", 16384, 4), ("i64", 4096, 8)):
-        for delayed in (False, True):
+        for delayed, order2 in ((False, False), (True, False), (False, True)):
             c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=True, REVERSE=False, HAS_INIT=False,
-                     WORDS=1 if acc == "i32" else 2, SINGLE_TILE=False, MULTI_LANE=False, CHAINED=False, BLOCK=block,
-                     WINDOW=32, ORDERED=True, DELAYED=delayed, RAKE=0)
+                     WORDS=(1 if acc == "i32" else 2) * (1 + order2), SINGLE_TILE=False, MULTI_LANE=False,
+                     CHAINED=False, BLOCK=block, WINDOW=32, ORDERED=not order2, DELAYED=delayed, RAKE=0,
+                     ORDER2=order2)
             t = time.time()
             k = compile_variant(kernels.scan_1d_kernel, acc, ints_1d, c, warps)
-            report(f"1d {acc} b={block} w={warps} ordered delayed={delayed}", k, time.time() - t)
+            report(f"1d {acc} b={block} w={warps} ordered delayed={delayed} order2={order2}", k, time.time() - t)
     for kb, rows in ((4, 2048), (8, 1024), (32, 256)):
         c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=True, REVERSE=False, HAS_INIT=False,
                  WORDS=1, SINGLE_TILE=False, MULTI_LANE=False, CHAINED=False, ROWS=rows, KB=kb, WINDOW=32,
@@ -94,7 +96,7 @@ def main() -> None:
     for acc in ("fp32", "fp64"):
         c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=False, INCLUSIVE=True, REVERSE=False, HAS_INIT=False,
                  WORDS=0, SINGLE_TILE=False, MULTI_LANE=True, CHAINED=False, BLOCK=4096, WINDOW=32,
-                 ORDERED=False, DELAYED=False, RAKE=0)
+                 ORDERED=False, DELAYED=False, RAKE=0, ORDER2=False)
         t = time.time()
         k = compile_variant(kernels.scan_1d_kernel, acc, ints_1d, c, 4, fields=2)
         report(f"1d affine {acc} b=4096 w=4 (2 fields)", k, time.time() - t)
@@ -105,7 +107,8 @@ def main() -> None:
                  WORDS=words, SINGLE_TILE=False, MULTI_LANE=False, CHAINED=True, BLOCK=8192, WINDOW=1,
                  ORDERED=False, DELAYED=False, RAKE=0)
         t = time.time()
-        report(f"1d chained {acc}", compile_variant(kernels.scan_1d_kernel, acc, ints_1d, c, 4), time.time() - t)
+        report(f"1d chained {acc}", compile_variant(kernels.scan_1d_kernel, acc, ints_1d, dict(c, ORDER2=False), 4),
+               time.time() - t)
         c = dict(c, EXACT_K=True, ROWS=2048, KB=4)
         del c["BLOCK"]
         t = time.time()

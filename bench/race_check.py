@@ -26,25 +26,31 @@ STRATEGIES = ("decoupled_lookback", "chained", "reduce_then_scan", "scan_then_pr
 
 
 def cases(rng):
-    """(name, input, axis, init, tuple_size, reverse, inclusive)."""
+    """(name, input, axis, init, tuple_size, reverse, inclusive, order)."""
     x = rng.integers(-1000, 1000, (56829, 3), dtype=np.int32)
-    yield "(56829,3) axis0 init", x, 0, rng.integers(-9, 9, 3).astype(np.int32), 1, False, True
+    yield "(56829,3) axis0 init", x, 0, rng.integers(-9, 9, 3).astype(np.int32), 1, False, True, 1
     x = rng.integers(-1000, 1000, (1 << 22) + 7, dtype=np.int32)
-    yield "2^22+7 1-D exclusive", x, -1, None, 1, False, False
+    yield "2^22+7 1-D exclusive", x, -1, None, 1, False, False, 1
     x = rng.integers(-1000, 1000, ((1 << 20) + 3, 4), dtype=np.int32)
-    yield "(2^20+3,4) axis0 reverse", x, 0, None, 1, True, True
+    yield "(2^20+3,4) axis0 reverse", x, 0, None, 1, True, True, 1
     x = rng.integers(-1000, 1000, 5 * ((1 << 20) + 3), dtype=np.int32)
-    yield "5*(2^20+3) tuple 5", x, -1, None, 5, False, True
+    yield "5*(2^20+3) tuple 5", x, -1, None, 5, False, True, 1
     # 64-bit values: two tagged status words per entry (kernels.WORDS = 2)
     x = rng.integers(-(1 << 40), 1 << 40, (1 << 22) + 9, dtype=np.int64)
-    yield "int64 2^22+9 1-D", x, -1, None, 1, False, True
+    yield "int64 2^22+9 1-D", x, -1, None, 1, False, True, 1
     x = rng.integers(-(1 << 40), 1 << 40, ((1 << 19) + 5, 3), dtype=np.int64)
-    yield "int64 (2^19+5,3) axis0 init", x, 0, rng.integers(-9, 9, 3).astype(np.int64), 1, False, True
+    yield "int64 (2^19+5,3) axis0 init", x, 0, rng.integers(-9, 9, 3).astype(np.int64), 1, False, True, 1
+    x = rng.integers(-1000, 1000, 2 * ((1 << 21) + 1), dtype=np.int32)  # masked columns (scan_cols_kernel)
+    yield "2*(2^21+1) tuple 2 exclusive", x, -1, None, 2, False, False, 1
+    # order 2 of a sum: one look-back over (order 1, order 2) entries (kernels._order2_1d)
+    x = rng.integers(-1000, 1000, (1 << 22) + 5, dtype=np.int32)
+    yield "order 2 2^22+5 exclusive", x, -1, None, 1, False, False, 2
+    yield "order 2 2^22+5 reverse init", x, -1, np.int32(-3), 1, True, True, 2
 
 
-def reference(x, axis, init, tuple_size, reverse, inclusive):
+def reference(x, axis, init, tuple_size, reverse, inclusive, order):
     return ps.scan(x, axis=axis, init=init, tuple_size=tuple_size, reverse=reverse, inclusive=inclusive,
-                   backend="cpu")
+                   order=order, backend="cpu")
 
 
 def main() -> int:
@@ -53,21 +59,24 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--json", default=None)
+    parser.add_argument("--only", default=None, help="run the cases whose name contains this")
     args = parser.parse_args()
     rng = np.random.default_rng(7)
     report, bad = [], 0
-    for name, x, axis, init, s, reverse, inclusive in cases(rng):
-        expected = reference(x, axis, init, s, reverse, inclusive)
+    for name, x, axis, init, s, reverse, inclusive, order in cases(rng):
+        if args.only and args.only not in name:
+            continue
+        expected = reference(x, axis, init, s, reverse, inclusive, order)
         xd = torch.from_numpy(x).cuda()
-        initd = None if init is None else torch.from_numpy(init).cuda()
+        initd = None if init is None else torch.as_tensor(init).cuda()
         out = torch.empty_like(xd)
         for strategy in STRATEGIES:
             t = time.time()
             wrong_runs, first = 0, None
             for run in range(args.repeats):
                 out.fill_(-0x5A5A5A5A)  # poison: unwritten elements show
-                ps.scan(xd, axis=axis, init=initd, tuple_size=s, reverse=reverse, inclusive=inclusive, out=out,
-                        backend="triton", strategy=strategy)
+                ps.scan(xd, axis=axis, init=initd, tuple_size=s, reverse=reverse, inclusive=inclusive, order=order,
+                        out=out, backend="triton", strategy=strategy)
                 wrong = int((out.cpu().numpy() != expected).sum())
                 if wrong:
                     wrong_runs += 1

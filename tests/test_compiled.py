@@ -45,7 +45,7 @@ for window in (1, 32):
 ints_1d = {k: v for k, v in ints.items() if k not in ("K", "col_blocks")}
 c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=True, REVERSE=False, HAS_INIT=True, WORDS=2,
          SINGLE_TILE=False, MULTI_LANE=False, CHAINED=False, BLOCK=4096, WINDOW=32, ORDERED=False,
-         DELAYED=False, RAKE=0)
+         DELAYED=False, RAKE=0, ORDER2=False)
 ttgir = compile_variant(kernels.scan_1d_kernel, "i64", ints_1d, c, 4).asm["ttgir"]
 out["1d-int64"] = {"words": 2, "volatile_loads": ttgir.count("isVolatile = true"),
                    "atomic_adds": ttgir.count("atomic_rmw add")}

@@ -339,12 +339,14 @@ def _load_window(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, index, valid, epoch,
 @triton.jit
 def _lookback_1d(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, lane_base, tile, ident, epoch,
                  PAIR: tl.constexpr, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr,
-                 WORDS: tl.constexpr, CHAINED: tl.constexpr, WINDOW: tl.constexpr):
+                 WORDS: tl.constexpr, CHAINED: tl.constexpr, WINDOW: tl.constexpr, ORDER2_BLOCK: tl.constexpr = 0):
     """Exclusive prefix of ``tile`` (> 0) of one lane; status entry of tile t: lane_base + t.
 
     A 1-D window, so that each entry is loaded by one thread, not by all.  With
     ``CHAINED`` (run with WINDOW = 1) it waits for the predecessor's inclusive
     prefix and uses nothing else: the chained scan, bitwise reproducible.
+    ``ORDER2_BLOCK`` > 0: entries are the (order 1, order 2) sums of tiles of that
+    many elements, folded with the binomial shift (see :func:`_order2_1d`).
     """
     rows = tl.arange(0, WINDOW)
     end = tile  # the window is [end - WINDOW, end)
@@ -364,7 +366,10 @@ def _lookback_1d(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, lane_base, tile, ide
         stop = key >> 1
         found = (key & 1) == 1
         take = valid & ((rows > stop) | ((rows == stop) & found))
-        acc = PAIR(_ordered_reduce(_where(take, value, ident), FLAT, COMMUTATIVE), acc)
+        if ORDER2_BLOCK:
+            acc = _fold_order2(value, take, acc, rows, tile - end, WINDOW, ORDER2_BLOCK)
+        else:
+            acc = PAIR(_ordered_reduce(_where(take, value, ident), FLAT, COMMUTATIVE), acc)
         end = tl.where(stop >= 0, end - WINDOW + stop + 1, end - WINDOW)
         done = found.to(tl.int32)
     return acc
@@ -562,6 +567,69 @@ def _order_2d(values, scan_in, k, seed, vid, tile, group, tiles_per_lane, order_
     return PAIR(_as_rows(prefix), _scan_tile(scan_in, ident, PAIR, FLAT, False, RAKE))
 
 
+@triton.jit
+def _plus(a, b):
+    return a + b
+
+
+@triton.jit
+def _total(v):
+    """Sum along axis 0 in ``v``'s dtype, wrapping as the scans do (``tl.sum``
+    widens small integers, and the interpreter's does not wrap)."""
+    return tl.reduce(v, 0, _plus)
+
+
+@triton.jit
+def _fold_order2(value, take, acc, rows, acc_tiles, WINDOW: tl.constexpr, BLOCK: tl.constexpr):
+    """``acc`` (the (order 1, order 2) sums of the ``acc_tiles`` tiles after the
+    window) with the window's taken entries before it, each a whole tile of BLOCK
+    elements: a segment A then B combine as (A1 + B1, A2 + B2 + len(B) * A1), so the
+    taken entries fold to (sum T1, sum T2 + BLOCK * tiles after each * T1), the
+    taken entries being the window's last ones."""
+    t1 = tl.where(take, value[0], 0)
+    after = ((WINDOW - 1 - rows) * BLOCK).to(t1.dtype)
+    part1 = _total(t1)
+    part2 = _total(tl.where(take, value[1], 0) + after * t1)
+    return part1 + acc[0], acc[1] + part2 + (acc_tiles * BLOCK).to(t1.dtype) * part1
+
+
+@triton.jit
+def _order2_1d(x, seed, vid, tile, lane, tiles_per_lane, ident, status_ptr, flag_ptr, agg_ptrs, incl_ptrs, epoch,
+               PAIR: tl.constexpr, FLAT: tl.constexpr, BACKWARD: tl.constexpr, WORDS: tl.constexpr,
+               SINGLE_TILE: tl.constexpr, CHAINED: tl.constexpr, WINDOW: tl.constexpr, RAKE: tl.constexpr,
+               BLOCK: tl.constexpr):
+    """Order 2 of a sum with one look-back (issue 4; the general path runs one per order).
+
+    A segment's status is its local (order 1, order 2) sums at its last element,
+    (T1, T2).  Segments A then B combine as (A1 + B1, A2 + B2 + len(B) * A1): the
+    binomial shift, C(len(B), 1) for order 2 (the order-1 carry of A adds A1 to each
+    of B's order-1 values, hence len(B) * A1 to B's order-2 sum).  So a tile
+    publishes (T1, T2) at once, reads one prefix (c1, c2) (the lane's seed counts
+    as (seed, seed): seeded scans add it at each order), and writes
+    c2 + scan(c1 + scan(x)).  Tile-local work: 3 scans and 2 reductions instead of
+    2 scans, 2 reductions and 2 look-backs in sequence (bench/tile_study.py, run f:
+    the order-1 look-backs in sequence are what int32 orders lose to)."""
+    u1 = _scan_tile(x, ident, PAIR, FLAT, BACKWARD, RAKE)
+    if SINGLE_TILE:
+        c1 = seed[0]
+        c2 = seed[0]
+    else:
+        agg = (_total(x[0]), _total(u1[0]))
+        if tile == 0:
+            c1 = seed[0]
+            c2 = seed[0]
+        else:
+            if not CHAINED:
+                _publish(status_ptr, flag_ptr, agg_ptrs, vid, agg, FLAG_AGGREGATE, epoch, WORDS)
+            c1, c2 = _lookback_1d(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, lane * tiles_per_lane, tile,
+                                  (ident[0], ident[0]), epoch, PAIR, FLAT, True, WORDS, CHAINED, WINDOW, BLOCK)
+        _publish(status_ptr, flag_ptr, incl_ptrs, vid, (c1 + agg[0], c2 + agg[1] + BLOCK * c1), FLAG_PREFIX, epoch,
+                 WORDS)
+    v1 = (u1[0] + c1,)
+    v2 = _scan_tile(v1, ident, PAIR, FLAT, BACKWARD, RAKE)
+    return (v2[0] + c2,)
+
+
 # Counters that change every call are never specialized: no recompiles, and no
 # value turned into a constant when it happens to equal 1.  M keeps Triton's
 # divisibility-by-16 specialization (at most two variants) for vector loads.
@@ -572,7 +640,8 @@ def _tile_1d(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_pt
              INCLUSIVE: tl.constexpr, REVERSE: tl.constexpr, HAS_INIT: tl.constexpr,
              WORDS: tl.constexpr, SINGLE_TILE: tl.constexpr, MULTI_LANE: tl.constexpr,
              CHAINED: tl.constexpr, BLOCK: tl.constexpr, WINDOW: tl.constexpr,
-             ORDERED: tl.constexpr, DELAYED: tl.constexpr, FULL: tl.constexpr, RAKE: tl.constexpr):
+             ORDERED: tl.constexpr, DELAYED: tl.constexpr, FULL: tl.constexpr, RAKE: tl.constexpr,
+             ORDER2: tl.constexpr):
     """Tile ``vid`` of :func:`scan_1d_kernel`; ``FULL``: every element inside the lane,
     so loads and stores carry no mask."""
     lane = vid // tiles_per_lane
@@ -625,7 +694,11 @@ def _tile_1d(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_pt
     # result written once whatever the order.  Positions outside the lane hold
     # garbage after the first order, but they come after every valid position in
     # scan order and only the lane's last tile has them, whose aggregate nobody reads.
-    if ORDERED:
+    if ORDER2:
+        values = _order2_1d(x, seed, vid, tile, lane, tiles_per_lane, ident, status_ptr, flag_ptr, agg_ptrs,
+                            incl_ptrs, epoch, PAIR, FLAT, REVERSE and COMMUTATIVE, WORDS, SINGLE_TILE, CHAINED,
+                            WINDOW, RAKE, BLOCK)
+    elif ORDERED:
         values = x
         k = 0
         while k < order:  # not range(order): the interpreter cannot index a runtime int (NumPy >= 2.4)
@@ -648,7 +721,7 @@ def scan_1d_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, 
                    INCLUSIVE: tl.constexpr, REVERSE: tl.constexpr, HAS_INIT: tl.constexpr,
                    WORDS: tl.constexpr, SINGLE_TILE: tl.constexpr, MULTI_LANE: tl.constexpr,
                    CHAINED: tl.constexpr, BLOCK: tl.constexpr, WINDOW: tl.constexpr,
-                   ORDERED: tl.constexpr, DELAYED: tl.constexpr, RAKE: tl.constexpr):
+                   ORDERED: tl.constexpr, DELAYED: tl.constexpr, RAKE: tl.constexpr, ORDER2: tl.constexpr):
     """Scan lanes of length M stored back to back (the (B, M, 1) layout), ``order`` times
     (status entries of order k at ``k * order_stride``); with ``DELAYED`` the input is
     first delayed by ``order`` elements.  ``order`` is a runtime value, so one compiled
@@ -669,11 +742,13 @@ def scan_1d_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, 
     if full:
         _tile_1d(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_ptrs, incl_ptrs, M, vid,
                  tiles_per_lane, epoch, order_stride, order, PAIR, FLAT, COMMUTATIVE, INCLUSIVE, REVERSE,
-                 HAS_INIT, WORDS, SINGLE_TILE, MULTI_LANE, CHAINED, BLOCK, WINDOW, ORDERED, DELAYED, True, RAKE)
+                 HAS_INIT, WORDS, SINGLE_TILE, MULTI_LANE, CHAINED, BLOCK, WINDOW, ORDERED, DELAYED, True, RAKE,
+                 ORDER2)
     else:
         _tile_1d(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_ptrs, incl_ptrs, M, vid,
                  tiles_per_lane, epoch, order_stride, order, PAIR, FLAT, COMMUTATIVE, INCLUSIVE, REVERSE,
-                 HAS_INIT, WORDS, SINGLE_TILE, MULTI_LANE, CHAINED, BLOCK, WINDOW, ORDERED, DELAYED, False, RAKE)
+                 HAS_INIT, WORDS, SINGLE_TILE, MULTI_LANE, CHAINED, BLOCK, WINDOW, ORDERED, DELAYED, False, RAKE,
+                 ORDER2)
 
 
 @triton.jit

@@ -230,10 +230,19 @@ def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, confi
 
     chained = chained or config.deterministic or config.strategy == "chained"
 
+    # Order 2 of a 1-D sum: one look-back over (order 1, order 2) sums
+    # (kernels._order2_1d), so the status entry holds two fields.  Not for 64-bit
+    # integers, where the extra in-tile scan costs more than the look-back saves
+    # (H200, 2^27, bench/order2_study.py, run f: int32 0.70 -> 0.81 of copy, float32
+    # 0.68 -> 0.79, float64 0.46 -> 0.51, int64 0.58 -> 0.41).
+    order2 = (order == 2 and K == 1 and len(accs) == 1 and ORDER2_ONE_LOOKBACK
+              and (accs[0].itemsize < 8 or accs[0].is_floating_point)
+              and getattr(config.monoid, "builtin", False) and config.monoid.name == "add")
     nbytes = sum(a.itemsize for a in accs)
     tune = choose_config(xs[0].device, nbytes, any(a.is_floating_point for a in accs), M, K, interpreter,
                          accs=accs, monoid=config.monoid, strategy="chained" if chained else "decoupled_lookback")
-    words = status_words(accs, tune.packed)
+    status_accs = tuple(accs) * 2 if order2 else tuple(accs)
+    words = status_words(status_accs, tune.packed)
     init_arg = inits if inits is not None else idents
     # The tile's window counts status words per look-back step (each read by an
     # atomic); an entry has ``words`` of them.  H200, run e: int64 (two words) at
@@ -242,7 +251,7 @@ def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, confi
     common = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=commutative,
                   INCLUSIVE=config.inclusive if inclusive is None else inclusive,
                   REVERSE=config.reverse, HAS_INIT=inits is not None, WORDS=words,
-                  CHAINED=chained, ORDERED=order > 1, DELAYED=delayed)
+                  CHAINED=chained, ORDERED=order > 1 and not order2, DELAYED=delayed)
     columns = 1 < K <= COLUMNS_MAX and order == 1 and not delayed and len(accs) == 1 and nbytes in COLUMNS_ITEMSIZES
     if K == 1 or columns:
         # Columns: lanes of M * K elements in 1-D tiles (kernels.scan_cols_kernel).
@@ -281,7 +290,7 @@ def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, confi
         base = epoch = 0
     else:
         state = _state_for(xs[0].device, stream)
-        status, flags, aggs, incls = state.begin(entries * order, torch, accs, words)
+        status, flags, aggs, incls = state.begin(entries * (1 if order2 else order), torch, status_accs, words)
         base, epoch, counter = state.tiles_issued, state.epoch, state.counter
     if columns:
         kernel = kernels.scan_cols_kernel
@@ -295,7 +304,8 @@ def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, confi
         kernel = kernels.scan_1d_kernel
         args = (xs, ys, idents, init_arg, status, flags, aggs, incls, counter, M, tiles, base, epoch, grid_size,
                 order)
-        constexprs = dict(common, SINGLE_TILE=single, MULTI_LANE=B > 1, BLOCK=block, WINDOW=window, RAKE=rake)
+        constexprs = dict(common, SINGLE_TILE=single, MULTI_LANE=B > 1, BLOCK=block, WINDOW=window, RAKE=rake,
+                          ORDER2=order2)
         compiled = _run(kernel, grid_size, tune.num_warps, stream, interpreter, args, constexprs, (M,))
     else:
         kernel = kernels.scan_2d_kernel
@@ -309,7 +319,8 @@ def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, confi
         state.tiles_issued += grid_size
         # What a replay must renew per call: the status reservation, and the tile
         # base and epoch (argument positions ``at`` and ``at + 1``).
-        replay = (state, entries * order, tuple(accs), words, stream, 11 if K == 1 or columns else 13)
+        replay = (state, entries * (1 if order2 else order), status_accs, words, stream,
+                  11 if K == 1 or columns else 13)
     return compiled, grid_size, kernel, args, constexprs, replay  # the tail is built only for a plan
 
 
@@ -324,6 +335,10 @@ _launch_chained = functools.partial(_launch, chained=True)
 #: 0.13-0.67).  The study sets it to 1 to measure the 2-D kernel on the same cases.
 COLUMNS_MAX = 3
 COLUMNS_ITEMSIZES = (4,)
+
+#: Order 2 of a 1-D sum with one look-back (kernels._order2_1d); False: one
+#: look-back per order, as every other order (bench/order2_study.py measures both).
+ORDER2_ONE_LOOKBACK = True
 
 #: Most tagged words per status entry (kernels.WORDS): wider values (four 64-bit
 #: fields and up) use a flag and value arrays, so that a look-back step does not
