@@ -20,19 +20,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 
 import triton
 import triton.language as tl
 
-sys.path.insert(0, ".")
-from prefixscan.bench import _time_cuda_events  # noqa: E402
-
-
-@triton.jit
-def _add(a, b):
-    return a + b
+from arrangement_study import _add, _time  # noqa: E402  (bench/ is the script's directory)
 
 
 @triton.jit
@@ -77,14 +70,6 @@ def orders_two_pass(x_ptr, y_ptr, Q: tl.constexpr, BLOCK: tl.constexpr):
     for k in tl.static_range(Q):
         v = tl.associative_scan(v, 0, _add) + carries[k]
     tl.store(y_ptr + pid * BLOCK + off, v)
-
-
-def _time(fn):
-    import torch
-
-    fn()
-    torch.cuda.synchronize()
-    return statistics.median(_time_cuda_events([fn], 20, 1e-5))
 
 
 def main() -> int:

@@ -26,7 +26,8 @@ pytest.importorskip("triton")
 ROOT = Path(__file__).resolve().parents[1]
 
 # Tiles whose look-back had been duplicated: the chained (WINDOW 1) and windowed
-# 2-D kernel with 8 warps, K = 3 padded to 4 columns; and a 1-D one for contrast.
+# 2-D kernel with 8 warps, K = 3 padded to 4 columns; 1-D ones for contrast (int64,
+# and order 2 with two fields per entry); the masked-columns kernel.
 SCRIPT = r"""
 import json, sys
 sys.path.insert(0, "bench"); sys.path.insert(0, ".")
@@ -49,6 +50,16 @@ c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=True, REVERSE=False, 
 ttgir = compile_variant(kernels.scan_1d_kernel, "i64", ints_1d, c, 4).asm["ttgir"]
 out["1d-int64"] = {"words": 2, "volatile_loads": ttgir.count("isVolatile = true"),
                    "atomic_adds": ttgir.count("atomic_rmw add")}
+c = dict(c, WORDS=2, ORDERED=False, ORDER2=True, BLOCK=8192)  # order 2: two int32 fields per entry
+ttgir = compile_variant(kernels.scan_1d_kernel, "i32", ints_1d, c, 4).asm["ttgir"]
+out["1d-order2-int32"] = {"words": 2, "volatile_loads": ttgir.count("isVolatile = true"),
+                          "atomic_adds": ttgir.count("atomic_rmw add")}
+ints_cols = {"L": "i64", "tiles_per_lane": "i64", "tile_base": "i64", "epoch": "i32"}
+c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=False, REVERSE=False, HAS_INIT=True, WORDS=1,
+         SINGLE_TILE=False, MULTI_LANE=True, CHAINED=False, BLOCK=4096, WINDOW=8, K=3, KB=4, RAKE=0)
+ttgir = compile_variant(kernels.scan_cols_kernel, "i32", ints_cols, c, 4).asm["ttgir"]
+out["columns-K3"] = {"words": 1, "volatile_loads": ttgir.count("isVolatile = true"),
+                     "atomic_adds": ttgir.count("atomic_rmw add")}
 print(json.dumps(out))
 """
 

@@ -630,6 +630,25 @@ def _order2_1d(x, seed, vid, tile, lane, tiles_per_lane, ident, status_ptr, flag
     return (v2[0] + c2,)
 
 
+@triton.jit
+def _tile_id(counter_ptr, tile_base, tiles_per_lane, length, BLOCK: tl.constexpr, SINGLE_TILE: tl.constexpr):
+    """(tile id, whether the tile is full) of this program, for tiles of BLOCK elements
+    over lanes of ``length``.  Ids come from the counter (``tile_base`` is where this
+    launch's start), so tiles start in id order; one tile per lane: the program id.
+
+    Full tiles (all but a lane's last) take a copy of the tile code without masks:
+    masked 64-bit loads next to the carry predicates of 64-bit adds made ptxas
+    issue a thread's loads in many small batches, each waiting on memory
+    (bench/int64_study/REPORT.md)."""
+    if SINGLE_TILE:
+        vid = tl.program_id(0).to(tl.int64)  # one program per lane, no status
+        full = False
+    else:
+        vid = tl.atomic_add(counter_ptr, 1, sem="relaxed") - tile_base  # an id, nothing to order
+        full = (vid % tiles_per_lane + 1) * BLOCK <= length
+    return vid, full
+
+
 # Counters that change every call are never specialized: no recompiles, and no
 # value turned into a constant when it happens to equal 1.  M keeps Triton's
 # divisibility-by-16 specialization (at most two variants) for vector loads.
@@ -727,18 +746,7 @@ def scan_1d_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, 
     first delayed by ``order`` elements.  ``order`` is a runtime value, so one compiled
     kernel serves every order > 1 (``ORDERED``); order 1 compiles without the loop,
     whose loop-carried tile would otherwise cost layout conversions."""
-    if SINGLE_TILE:
-        vid = tl.program_id(0).to(tl.int64)  # one program per lane, no status
-    else:
-        vid = tl.atomic_add(counter_ptr, 1, sem="relaxed") - tile_base  # an id, nothing to order
-    # Full tiles (all but a lane's last) take a copy of the tile code without masks:
-    # masked 64-bit loads next to the carry predicates of 64-bit adds made ptxas
-    # issue a thread's loads in many small batches, each waiting on memory
-    # (bench/int64_study/REPORT.md).
-    if SINGLE_TILE:
-        full = False
-    else:
-        full = (vid % tiles_per_lane + 1) * BLOCK <= M
+    vid, full = _tile_id(counter_ptr, tile_base, tiles_per_lane, M, BLOCK, SINGLE_TILE)
     if full:
         _tile_1d(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_ptrs, incl_ptrs, M, vid,
                  tiles_per_lane, epoch, order_stride, order, PAIR, FLAT, COMMUTATIVE, INCLUSIVE, REVERSE,
@@ -935,14 +943,7 @@ def scan_cols_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr
     """Scan the (B, M, K) layout along M as lanes of ``L = M * K`` elements in 1-D
     tiles, element i of a lane in column i % K (see :func:`_tile_cols`); status
     entries ``tile * KB + column``."""
-    if SINGLE_TILE:
-        vid = tl.program_id(0).to(tl.int64)
-    else:
-        vid = tl.atomic_add(counter_ptr, 1, sem="relaxed") - tile_base  # an id, nothing to order
-    if SINGLE_TILE:
-        full = False
-    else:
-        full = (vid % tiles_per_lane + 1) * BLOCK <= L
+    vid, full = _tile_id(counter_ptr, tile_base, tiles_per_lane, L, BLOCK, SINGLE_TILE)
     if full:
         _tile_cols(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_ptrs, incl_ptrs, L, vid,
                    tiles_per_lane, epoch, PAIR, FLAT, COMMUTATIVE, INCLUSIVE, REVERSE, HAS_INIT, WORDS,
