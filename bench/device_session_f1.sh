@@ -3,14 +3,7 @@
 # 3/5/7 on and off, verified), tile-local costs (float64 vs int64; orders: today's
 # reduce+scan arithmetic vs the 2q scans of a single look-back), then the GPU suite
 # of the kernels that changed.
-set -uo pipefail
-export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD PREFIXSCAN_AUTOTUNE=0
-OUT=${OUT:-/tmp/prefixscan-out}
-W=$OUT/work; mkdir -p "$W"
-cp -r bench/results/2026-11-22-h200-e/call4/tuning-cache "$W/tuning-cache"
-export PREFIXSCAN_CACHE_DIR=$W/tuning-cache
-nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.mem --format=csv,noheader | tee "$W/gpu.txt"
-start=$SECONDS
+. bench/device_env.sh
 timeout 150 python3 bench/gather_study.py --json "$W/gather.json" 2>&1 | grep -v Warning
 echo "gather: $((SECONDS - start)) s"
 timeout 120 python3 bench/tile_study.py --json "$W/tile.json" 2>&1 | grep -v Warning

@@ -2,14 +2,7 @@
 # Device call 2 of run f: masked columns on 1-D tiles (kernels.scan_cols_kernel)
 # against the 2-D kernel for tuple sizes 2-8 and the (2^26, 4) axis-0 case, the
 # GPU suites, and the race check (its K = 3, 4, 5 cases now run the new kernel).
-set -uo pipefail
-export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD PREFIXSCAN_AUTOTUNE=0
-OUT=${OUT:-/tmp/prefixscan-out}
-W=$OUT/work; mkdir -p "$W"
-cp -r bench/results/2026-11-22-h200-e/call4/tuning-cache "$W/tuning-cache"
-export PREFIXSCAN_CACHE_DIR=$W/tuning-cache
-nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.mem --format=csv,noheader | tee "$W/gpu.txt"
-start=$SECONDS
+. bench/device_env.sh
 timeout 150 python3 bench/columns_study.py --json "$W/columns.json" 2>&1 | grep -v Warning
 echo "columns: $((SECONDS - start)) s"
 timeout 330 python3 -m pytest tests/test_triton.py tests/test_strategies.py tests/test_compiled.py -q -n 14 \

@@ -3,14 +3,7 @@
 # failure is named even if the time limit cuts the run), the race check, and the
 # issue-4 benchmarks with the dispatch as committed (tuple sizes 2/3/5/8, orders
 # 2/5/8, the (2^26, 4) axis-0 case).
-set -uo pipefail
-export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD PREFIXSCAN_AUTOTUNE=0
-OUT=${OUT:-/tmp/prefixscan-out}
-W=$OUT/work; mkdir -p "$W"
-cp -r bench/results/2026-11-22-h200-e/call4/tuning-cache "$W/tuning-cache"
-export PREFIXSCAN_CACHE_DIR=$W/tuning-cache
-nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.mem --format=csv,noheader | tee "$W/gpu.txt"
-start=$SECONDS
+. bench/device_env.sh
 timeout 380 python3 -m pytest tests/test_triton.py tests/test_strategies.py tests/test_compiled.py -v -n 14 \
   -p no:cacheprovider --tb=short -rfE > "$W/gpu-tests.log" 2>&1
 echo "suites: $((SECONDS - start)) s"; grep -E "FAILED|ERROR|passed|failed" "$W/gpu-tests.log" | grep -v "::.* PASSED" | tail -20

@@ -2,14 +2,7 @@
 # Device call 4 of run f: order 2 with one look-back (on/off, verified), the GPU
 # suites (-v: failures named even if the time limit cuts the run), the race check,
 # and the issue-4 benchmarks with the committed dispatch.
-set -uo pipefail
-export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD PREFIXSCAN_AUTOTUNE=0
-OUT=${OUT:-/tmp/prefixscan-out}
-W=$OUT/work; mkdir -p "$W"
-cp -r bench/results/2026-11-22-h200-e/call4/tuning-cache "$W/tuning-cache"
-export PREFIXSCAN_CACHE_DIR=$W/tuning-cache
-nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.mem --format=csv,noheader | tee "$W/gpu.txt"
-start=$SECONDS
+. bench/device_env.sh
 timeout 80 python3 bench/order2_study.py --json "$W/order2.json" 2>&1 | grep -v Warning
 echo "order2: $((SECONDS - start)) s"
 timeout 330 python3 -m pytest tests/test_triton.py tests/test_strategies.py tests/test_compiled.py -v -n 14 \

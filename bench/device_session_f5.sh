@@ -3,14 +3,7 @@
 # (tl.sum widened in the interpreter) and int64 left the order-2 path: the GPU
 # tests of orders, columns, layouts and delta coding (-v), the race check of the
 # new paths, and the order-2 / tuple-size benchmarks with the committed dispatch.
-set -uo pipefail
-export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD PREFIXSCAN_AUTOTUNE=0
-OUT=${OUT:-/tmp/prefixscan-out}
-W=$OUT/work; mkdir -p "$W"
-cp -r bench/results/2026-11-22-h200-e/call4/tuning-cache "$W/tuning-cache"
-export PREFIXSCAN_CACHE_DIR=$W/tuning-cache
-nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.mem --format=csv,noheader | tee "$W/gpu.txt"
-start=$SECONDS
+. bench/device_env.sh
 timeout 240 python3 -m pytest tests/test_triton.py -k "order or masked or axes or delta or repeated" -v -n 14 \
   -p no:cacheprovider --tb=short -rfE > "$W/gpu-tests.log" 2>&1
 echo "tests: $((SECONDS - start)) s"; grep -E "FAILED|ERROR|passed|failed" "$W/gpu-tests.log" | grep -v "::.* PASSED" | tail -12
