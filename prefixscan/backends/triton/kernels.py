@@ -30,7 +30,13 @@ Decoupled Look-back":
 Lanes are ``(B, M, K)`` row-major views scanned along M: ``K == 1`` takes the
 1-D kernel; ``K > 1`` (a lane along a non-last axis, or ``tuple_size``
 interleaved streams) takes the 2-D kernel whose tiles are ``[ROWS, KB]``
-blocks, one status entry per column.
+blocks, one status entry per column, or, for one 4-byte field and K <= 3, the
+masked-columns kernel (1-D tiles of the lane, :func:`scan_cols_kernel`).
+
+Orders (SAM's higher-order prefix sums, seed 002): order q runs q scans of the
+tile in registers, each with its own look-back (status entries of order k at
+``k * order_stride``); order 2 of a sum publishes both orders' tile sums at once
+and needs one look-back (:func:`_order2_1d`, the binomial shift).
 
 Values are tuples of fields throughout (a struct-of-arrays monoid such as the
 affine map has two); every pointer argument that carries values is a tuple of
