@@ -120,6 +120,34 @@ def _time(fn):
     return statistics.median(_time_cuda_events([fn], 20, 1e-5))
 
 
+def case_recorder(records: list, x, y, copy_seconds: float):
+    """``case(label, fn, check=None, **meta)``: poison ``y``, time ``fn`` (which writes
+    ``y`` from ``x``), compare ``y`` with ``check()`` when given, and record and print
+    the ratio to ``copy_seconds``."""
+    import torch
+
+    dtype = str(x.dtype).split(".")[-1]
+
+    def case(label, fn, check=None, **meta):
+        y.fill_(-7)
+        sec = _time(fn)
+        ok = None if check is None else bool(torch.equal(y, check()))
+        rec = dict(dtype=dtype, n=x.numel(), case=label, seconds=sec, ratio_to_copy=copy_seconds / sec, ok=ok,
+                   **meta)
+        records.append(rec)
+        print(f"{dtype:8s} {label:34s} {sec * 1e6:9.1f} us  {copy_seconds / sec:5.2f} of copy  ok={ok}", flush=True)
+
+    return case
+
+
+def write_records(path: str, records: list) -> None:
+    import torch
+
+    meta = {"gpu": torch.cuda.get_device_name(), "triton": triton.__version__, "torch": torch.__version__}
+    with open(path, "w") as f:
+        json.dump({"meta": meta, "records": records}, f, indent=1)
+
+
 def main() -> int:
     import torch
 
@@ -135,16 +163,7 @@ def main() -> int:
         copy = _time(lambda: y.copy_(x))
         vec = 16 // x.element_size()
 
-        def case(label, fn, check=None, **meta):
-            y.fill_(-7)
-            sec = _time(fn)
-            ok = None
-            if check is not None:
-                ok = bool(torch.equal(y, check()))
-            rec = dict(dtype=str(dtype).split(".")[-1], n=n, case=label, seconds=sec, ratio_to_copy=copy / sec,
-                       ok=ok, **meta)
-            records.append(rec)
-            print(f"{rec['dtype']:6s} {label:34s} {sec * 1e6:9.1f} us  {copy / sec:5.2f} of copy  ok={ok}", flush=True)
+        case = case_recorder(records, x, y, copy)
 
         for block in (4096, 8192, 16384):
             for warps in (4, 8):
@@ -184,9 +203,7 @@ def main() -> int:
                          lambda: scan2d_blocked[grid](x, y, T=128, R=rows // 128, KB=kb, num_warps=4), tiles,
                          block=block, kb=kb)
         del x, y
-    meta = {"gpu": torch.cuda.get_device_name(), "triton": triton.__version__, "torch": torch.__version__}
-    with open(args.json, "w") as f:
-        json.dump({"meta": meta, "records": records}, f, indent=1)
+    write_records(args.json, records)
     return 0
 
 

@@ -6,7 +6,8 @@ shuffle scan per row (and cannot load 20-byte rows of tuple size 5 as vectors).
 ``kernels.scan_cols_kernel`` reads the lane as contiguous 1-D tiles and scans
 each column as the tile with the other columns masked to the identity.  This runs
 ``prefixscan bench`` cases (verified against the reference) with
-``launch.COLUMNS_MAX`` at 32 (for every item size) and at 1 (the 2-D kernel), in one process;
+``launch.COLUMNS_MAX`` at 32 (for every item size) and at 1 (the 2-D kernel), in one
+process (bench/switch_compare.py);
 the tuple size 4 case at 2^28 is the (2^26, 4) array along axis 0.
 
     python bench/columns_study.py --json columns.json
@@ -15,12 +16,9 @@ the tuple size 4 case at 2^28 is the (2^26, 4) array along axis 0.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
-sys.path.insert(0, ".")
-from prefixscan.backends.triton import launch, tuning  # noqa: E402
-from prefixscan.bench import run_benchmark  # noqa: E402
+from switch_compare import compare  # noqa: E402  (bench/ is the script's directory)
 
 
 def main() -> int:
@@ -30,28 +28,11 @@ def main() -> int:
     parser.add_argument("--dtypes", default="int32,int64")
     parser.add_argument("--log2n", type=int, default=27)
     args = parser.parse_args()
-    default = launch.COLUMNS_MAX, launch.COLUMNS_ITEMSIZES
-    records = []
-    meta = None
-    cases = [(int(s), args.log2n, args.dtypes.split(",")) for s in args.tuple_sizes.split(",")]
-    cases.append((4, 28, ["int32"]))  # (2^26, 4) along axis 0: the same (B, M, K) layout
-    for s, log2n, dtypes in cases:
-        for columns_max in (32, 1):  # every case on columns, then every case on the 2-D kernel
-            launch.COLUMNS_MAX, launch.COLUMNS_ITEMSIZES = columns_max, (1, 2, 4, 8)
-            tuning.generation += 1  # planned replays re-plan (they would keep the kernel of the first call)
-            result = run_benchmark(device="cuda", sizes=[log2n], dtypes=dtypes, tuple_size=s,
-                                   impls=["prefixscan"], progress=False)
-            meta = result["metadata"]
-            for rec in result["records"]:
-                if rec["impl"] != "prefixscan":
-                    continue
-                rec = dict(rec, kernel="columns" if s <= columns_max else "2-D")
-                records.append(rec)
-                print(f"tuple {s} 2^{log2n} {rec['dtype']:6s} {rec['kernel']:8s} {rec['ratio_to_copy'] or 0:5.2f} of copy "
-                      f"{rec['status']}", flush=True)
-    launch.COLUMNS_MAX, launch.COLUMNS_ITEMSIZES = default
-    with open(args.json, "w") as f:
-        json.dump({"metadata": meta, "records": records}, f, indent=1, default=str)
+    cases = [dict(sizes=[args.log2n], dtypes=args.dtypes.split(","), tuple_size=int(s))
+             for s in args.tuple_sizes.split(",")]
+    cases.append(dict(sizes=[28], dtypes=["int32"], tuple_size=4))  # (2^26, 4) along axis 0: the same layout
+    compare([("columns", dict(COLUMNS_MAX=32, COLUMNS_ITEMSIZES=(1, 2, 4, 8))), ("2-D", dict(COLUMNS_MAX=1))],
+            cases, args.json)
     return 0
 
 

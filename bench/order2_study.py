@@ -6,7 +6,8 @@ with a look-back per order in sequence; tile-local, the same arithmetic runs at
 look-backs.  ``kernels._order2_1d`` publishes the tile's (order 1, order 2) sums
 at once and folds them with the binomial shift: one look-back, one more in-tile
 scan.  This runs ``prefixscan bench --order 2`` cases (verified against the
-reference) with ``launch.ORDER2_ONE_LOOKBACK`` on and off, in one process.
+reference) with ``launch.ORDER2_ONE_LOOKBACK`` on and off, in one process
+(bench/switch_compare.py).
 
     python bench/order2_study.py --json order2.json
 """
@@ -14,12 +15,9 @@ reference) with ``launch.ORDER2_ONE_LOOKBACK`` on and off, in one process.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
-sys.path.insert(0, ".")
-from prefixscan.backends.triton import launch, tuning  # noqa: E402
-from prefixscan.bench import run_benchmark  # noqa: E402
+from switch_compare import compare  # noqa: E402  (bench/ is the script's directory)
 
 
 def main() -> int:
@@ -28,25 +26,10 @@ def main() -> int:
     parser.add_argument("--dtypes", default="int32,int64,float32,float64")
     parser.add_argument("--log2n", type=int, default=27)
     args = parser.parse_args()
-    default = launch.ORDER2_ONE_LOOKBACK
-    records = []
-    meta = None
-    for one in (True, False):
-        launch.ORDER2_ONE_LOOKBACK = one
-        tuning.generation += 1  # planned replays re-plan (they would keep the kernel of the first call)
-        result = run_benchmark(device="cuda", sizes=[args.log2n], dtypes=args.dtypes.split(","), order=2,
-                               impls=["prefixscan"], progress=False)
-        meta = result["metadata"]
-        for rec in result["records"]:
-            if rec["impl"] != "prefixscan":
-                continue
-            rec = dict(rec, look_backs=1 if one else 2)
-            records.append(rec)
-            print(f"order 2 2^{args.log2n} {rec['dtype']:8s} look-backs {rec['look_backs']} "
-                  f"{rec['ratio_to_copy'] or 0:5.2f} of copy {rec['status']}", flush=True)
-    launch.ORDER2_ONE_LOOKBACK = default
-    with open(args.json, "w") as f:
-        json.dump({"metadata": meta, "records": records}, f, indent=1, default=str)
+    # Every dtype on the single look-back (int64 too, which the dispatch keeps off it).
+    compare([("one look-back", dict(ORDER2_ONE_LOOKBACK=True, ORDER2_INT64=True)),
+             ("one per order", dict(ORDER2_ONE_LOOKBACK=False))],
+            [dict(sizes=[args.log2n], dtypes=args.dtypes.split(","), order=2)], args.json)
     return 0
 
 

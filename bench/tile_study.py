@@ -19,13 +19,12 @@ Two questions from run e (NOTES.md):
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 import triton
 import triton.language as tl
 
-from arrangement_study import _add, _time  # noqa: E402  (bench/ is the script's directory)
+from arrangement_study import _add, _time, case_recorder, write_records  # noqa: E402  (bench/ on sys.path)
 
 
 @triton.jit
@@ -86,14 +85,7 @@ def main() -> int:
         y = torch.empty_like(x)
         copy = _time(lambda: y.copy_(x))
 
-        def case(label, fn, check=None, **meta):
-            y.fill_(-7)
-            sec = _time(fn)
-            ok = None if check is None else bool(torch.equal(y, check()))
-            rec = dict(dtype=str(dtype).split(".")[-1], n=n, case=label, seconds=sec, ratio_to_copy=copy / sec,
-                       ok=ok, **meta)
-            records.append(rec)
-            print(f"{rec['dtype']:8s} {label:34s} {sec * 1e6:9.1f} us  {copy / sec:5.2f} of copy  ok={ok}", flush=True)
+        case = case_recorder(records, x, y, copy)
 
         for block in (2048, 4096, 8192):
             for warps in (4, 8):
@@ -121,9 +113,7 @@ def main() -> int:
                      lambda: orders_two_pass[grid](x, y, Q=q, BLOCK=block, num_warps=warps),
                      block=block, warps=warps, order=q, design="2q scans")
         del x, y
-    meta = {"gpu": torch.cuda.get_device_name(), "triton": triton.__version__, "torch": torch.__version__}
-    with open(args.json, "w") as f:
-        json.dump({"meta": meta, "records": records}, f, indent=1)
+    write_records(args.json, records)
     return 0
 
 

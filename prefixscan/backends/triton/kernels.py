@@ -373,7 +373,7 @@ def _lookback_1d(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, lane_base, tile, ide
         found = (key & 1) == 1
         take = valid & ((rows > stop) | ((rows == stop) & found))
         if ORDER2_BLOCK:
-            acc = _fold_order2(value, take, acc, rows, tile - end, WINDOW, ORDER2_BLOCK)
+            acc = _fold_order2(value, take, acc, rows, tile - end, FLAT, WINDOW, ORDER2_BLOCK)
         else:
             acc = PAIR(_ordered_reduce(_where(take, value, ident), FLAT, COMMUTATIVE), acc)
         end = tl.where(stop >= 0, end - WINDOW + stop + 1, end - WINDOW)
@@ -550,6 +550,25 @@ def _order_1d(values, scan_in, k, seed, vid, tile, lane, tiles_per_lane, order_s
 
 
 @triton.jit
+def _columns_prefix(agg, seed, entry, tile, lane_base, ident, status_ptr, flag_ptr, agg_ptrs, incl_ptrs, epoch,
+                    PAIR: tl.constexpr, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr, WORDS: tl.constexpr,
+                    CHAINED: tl.constexpr, WINDOW: tl.constexpr, KB: tl.constexpr):
+    """Exclusive prefix of a tile's KB columns (fields of [KB]) from its aggregate
+    ``agg``: published, the look-back (:func:`_lookback`, predecessors' entries
+    from ``lane_base``), then the inclusive prefix published at ``entry``; the
+    lane's first tile starts from ``seed``."""
+    if tile == 0:
+        prefix = seed
+    else:
+        if not CHAINED:
+            _publish(status_ptr, flag_ptr, agg_ptrs, entry, agg, FLAG_AGGREGATE, epoch, WORDS)
+        prefix = _lookback(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, lane_base, tile, ident, epoch, PAIR, FLAT,
+                           COMMUTATIVE, WORDS, CHAINED, WINDOW, KB)
+    _publish(status_ptr, flag_ptr, incl_ptrs, entry, PAIR(prefix, agg), FLAG_PREFIX, epoch, WORDS)
+    return prefix
+
+
+@triton.jit
 def _order_2d(values, scan_in, k, seed, vid, tile, group, tiles_per_lane, order_stride, ident,
               status_ptr, flag_ptr, agg_ptrs, incl_ptrs, epoch,
               PAIR: tl.constexpr, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr, WORDS: tl.constexpr,
@@ -559,34 +578,22 @@ def _order_2d(values, scan_in, k, seed, vid, tile, group, tiles_per_lane, order_
     if SINGLE_TILE:
         prefix = seed
     else:
-        agg = _ordered_reduce(values, FLAT, COMMUTATIVE)  # fields of [KB]
-        entry = (vid + k * order_stride) * KB + tl.arange(0, KB)
-        if tile == 0:
-            prefix = seed
-        else:
-            if not CHAINED:
-                _publish(status_ptr, flag_ptr, agg_ptrs, entry, agg, FLAG_AGGREGATE, epoch, WORDS)
-            prefix = _lookback(status_ptr, flag_ptr, agg_ptrs, incl_ptrs,
-                               group * tiles_per_lane + k * order_stride, tile, ident,
-                               epoch, PAIR, FLAT, COMMUTATIVE, WORDS, CHAINED, WINDOW, KB)
-        _publish(status_ptr, flag_ptr, incl_ptrs, entry, PAIR(prefix, agg), FLAG_PREFIX, epoch, WORDS)
+        prefix = _columns_prefix(_ordered_reduce(values, FLAT, COMMUTATIVE), seed,
+                                 (vid + k * order_stride) * KB + tl.arange(0, KB), tile,
+                                 group * tiles_per_lane + k * order_stride, ident, status_ptr, flag_ptr, agg_ptrs,
+                                 incl_ptrs, epoch, PAIR, FLAT, COMMUTATIVE, WORDS, CHAINED, WINDOW, KB)
     return PAIR(_as_rows(prefix), _scan_tile(scan_in, ident, PAIR, FLAT, False, RAKE))
 
 
 @triton.jit
-def _plus(a, b):
-    return a + b
+def _total(v, FLAT: tl.constexpr):
+    """Sum along axis 0 with the add monoid's combine: in ``v``'s dtype, wrapping as
+    the scans do (``tl.sum`` widens small integers, and the interpreter's does not wrap)."""
+    return _ordered_reduce((v,), FLAT, True)[0]
 
 
 @triton.jit
-def _total(v):
-    """Sum along axis 0 in ``v``'s dtype, wrapping as the scans do (``tl.sum``
-    widens small integers, and the interpreter's does not wrap)."""
-    return tl.reduce(v, 0, _plus)
-
-
-@triton.jit
-def _fold_order2(value, take, acc, rows, acc_tiles, WINDOW: tl.constexpr, BLOCK: tl.constexpr):
+def _fold_order2(value, take, acc, rows, acc_tiles, FLAT: tl.constexpr, WINDOW: tl.constexpr, BLOCK: tl.constexpr):
     """``acc`` (the (order 1, order 2) sums of the ``acc_tiles`` tiles after the
     window) with the window's taken entries before it, each a whole tile of BLOCK
     elements: a segment A then B combine as (A1 + B1, A2 + B2 + len(B) * A1), so the
@@ -594,8 +601,8 @@ def _fold_order2(value, take, acc, rows, acc_tiles, WINDOW: tl.constexpr, BLOCK:
     taken entries being the window's last ones."""
     t1 = tl.where(take, value[0], 0)
     after = ((WINDOW - 1 - rows) * BLOCK).to(t1.dtype)
-    part1 = _total(t1)
-    part2 = _total(tl.where(take, value[1], 0) + after * t1)
+    part1 = _total(t1, FLAT)
+    part2 = _total(tl.where(take, value[1], 0) + after * t1, FLAT)
     return part1 + acc[0], acc[1] + part2 + (acc_tiles * BLOCK).to(t1.dtype) * part1
 
 
@@ -616,15 +623,11 @@ def _order2_1d(x, seed, vid, tile, lane, tiles_per_lane, ident, status_ptr, flag
     2 scans, 2 reductions and 2 look-backs in sequence (bench/tile_study.py, run f:
     the order-1 look-backs in sequence are what int32 orders lose to)."""
     u1 = _scan_tile(x, ident, PAIR, FLAT, BACKWARD, RAKE)
-    if SINGLE_TILE:
-        c1 = seed[0]
-        c2 = seed[0]
-    else:
-        agg = (_total(x[0]), _total(u1[0]))
-        if tile == 0:
-            c1 = seed[0]
-            c2 = seed[0]
-        else:
+    c1 = seed[0]
+    c2 = seed[0]
+    if not SINGLE_TILE:
+        agg = (_total(x[0], FLAT), _total(u1[0], FLAT))
+        if tile > 0:
             if not CHAINED:
                 _publish(status_ptr, flag_ptr, agg_ptrs, vid, agg, FLAG_AGGREGATE, epoch, WORDS)
             c1, c2 = _lookback_1d(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, lane * tiles_per_lane, tile,
@@ -917,20 +920,12 @@ def _tile_cols(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_
     if SINGLE_TILE:
         prefix = seed
     else:
-        agg = seed
+        agg = _where(kcols >= 0, ident, ident)  # columns >= K keep the identity
         for c in tl.static_range(K):
-            part = _ordered_reduce(_where(col == c, x, ident), FLAT, COMMUTATIVE)
-            agg = _where(kcols == c, part, agg)
-        agg = _where(kcols < K, agg, ident)
-        entry = vid * KB + kcols
-        if tile == 0:
-            prefix = seed
-        else:
-            if not CHAINED:
-                _publish(status_ptr, flag_ptr, agg_ptrs, entry, agg, FLAG_AGGREGATE, epoch, WORDS)
-            prefix = _lookback(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, lane * tiles_per_lane, tile, ident,
-                               epoch, PAIR, FLAT, COMMUTATIVE, WORDS, CHAINED, WINDOW, KB)
-        _publish(status_ptr, flag_ptr, incl_ptrs, entry, PAIR(prefix, agg), FLAG_PREFIX, epoch, WORDS)
+            agg = _where(kcols == c, _ordered_reduce(_where(col == c, x, ident), FLAT, COMMUTATIVE), agg)
+        prefix = _columns_prefix(agg, seed, vid * KB + kcols, tile, lane * tiles_per_lane, ident, status_ptr,
+                                 flag_ptr, agg_ptrs, incl_ptrs, epoch, PAIR, FLAT, COMMUTATIVE, WORDS, CHAINED,
+                                 WINDOW, KB)
     y = x
     for c in tl.static_range(K):
         scanned = _scan_tile(_where(col == c, scan_in, ident), ident, PAIR, FLAT, False, RAKE)

@@ -236,7 +236,7 @@ def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, confi
     # (H200, 2^27, bench/order2_study.py, run f: int32 0.70 -> 0.81 of copy, float32
     # 0.68 -> 0.79, float64 0.46 -> 0.51, int64 0.58 -> 0.41).
     order2 = (order == 2 and K == 1 and len(accs) == 1 and ORDER2_ONE_LOOKBACK
-              and (accs[0].itemsize < 8 or accs[0].is_floating_point)
+              and (accs[0].itemsize < 8 or accs[0].is_floating_point or ORDER2_INT64)
               and getattr(config.monoid, "builtin", False) and config.monoid.name == "add")
     nbytes = sum(a.itemsize for a in accs)
     tune = choose_config(xs[0].device, nbytes, any(a.is_floating_point for a in accs), M, K, interpreter,
@@ -250,9 +250,10 @@ def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, confi
     window = 1 if chained else max(2, tune.window // max(words, 1))  # chained: only the predecessor matters
     common = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=commutative,
                   INCLUSIVE=config.inclusive if inclusive is None else inclusive,
-                  REVERSE=config.reverse, HAS_INIT=inits is not None, WORDS=words,
-                  CHAINED=chained, ORDERED=order > 1 and not order2, DELAYED=delayed)
-    columns = 1 < K <= COLUMNS_MAX and order == 1 and not delayed and len(accs) == 1 and nbytes in COLUMNS_ITEMSIZES
+                  REVERSE=config.reverse, HAS_INIT=inits is not None, WORDS=words, CHAINED=chained)
+    orders = dict(ORDERED=order > 1 and not order2, DELAYED=delayed)  # the 1-D and 2-D kernels' loop over orders
+    columns = (1 < K <= COLUMNS_MAX and order == 1 and not delayed and len(accs) == 1
+               and nbytes in COLUMNS_ITEMSIZES)
     if K == 1 or columns:
         # Columns: lanes of M * K elements in 1-D tiles (kernels.scan_cols_kernel).
         length = M * K
@@ -266,8 +267,6 @@ def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, confi
         if columns:
             kb = 1 << math.ceil(math.log2(K))
             entries = grid_size * kb
-            if not chained:
-                window = max(2, window // kb)  # as for the 2-D kernel: KB entries per window row
     else:
         kb = min(1 << math.ceil(math.log2(K)), tune.max_kb)
         col_blocks = -(-K // kb)
@@ -279,10 +278,11 @@ def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, confi
         grid_size = B * col_blocks * tiles
         entries = grid_size * kb
         rake = raking_rows(tune, rows)
-        if not chained:
-            # A 2-D step reads KB entries per window row (H200, run d: at 32 rows a
-            # (2^26, 4) axis-0 scan reached 0.49 of copy, at 8 0.57; tuple size 2: 0.38 -> 0.63).
-            window = max(2, window // kb)
+    if K > 1 and not chained:
+        # A per-column step reads KB entries per window row (H200, run d: at 32 rows a
+        # (2^26, 4) axis-0 scan reached 0.49 of copy, at 8 0.57; tuple size 2: 0.38 -> 0.63).
+        window = max(2, window // kb)
+    status_entries = entries * (1 if order2 else order)  # order 2 of a sum: one entry of two fields
     state = None
     if single:  # no look-back: no status buffers, no counter
         status = flags = counter = idents[0]
@@ -290,37 +290,34 @@ def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, confi
         base = epoch = 0
     else:
         state = _state_for(xs[0].device, stream)
-        status, flags, aggs, incls = state.begin(entries * (1 if order2 else order), torch, status_accs, words)
+        status, flags, aggs, incls = state.begin(status_entries, torch, status_accs, words)
         base, epoch, counter = state.tiles_issued, state.epoch, state.counter
     if columns:
         kernel = kernels.scan_cols_kernel
         args = (xs, ys, idents, init_arg, status, flags, aggs, incls, counter, length, tiles, base, epoch)
         constexprs = dict(common, SINGLE_TILE=single, MULTI_LANE=B > 1, BLOCK=block, WINDOW=window, K=K, KB=kb,
                           RAKE=rake)
-        for unused in ("ORDERED", "DELAYED"):
-            del constexprs[unused]
         compiled = _run(kernel, grid_size, tune.num_warps, stream, interpreter, args, constexprs, (length,))
     elif K == 1:
         kernel = kernels.scan_1d_kernel
         args = (xs, ys, idents, init_arg, status, flags, aggs, incls, counter, M, tiles, base, epoch, grid_size,
                 order)
-        constexprs = dict(common, SINGLE_TILE=single, MULTI_LANE=B > 1, BLOCK=block, WINDOW=window, RAKE=rake,
-                          ORDER2=order2)
+        constexprs = dict(common, **orders, SINGLE_TILE=single, MULTI_LANE=B > 1, BLOCK=block, WINDOW=window,
+                          RAKE=rake, ORDER2=order2)
         compiled = _run(kernel, grid_size, tune.num_warps, stream, interpreter, args, constexprs, (M,))
     else:
         kernel = kernels.scan_2d_kernel
         args = (xs, ys, idents, init_arg, status, flags, aggs, incls, counter, M, K, col_blocks, tiles, base, epoch,
                 grid_size, order)
-        constexprs = dict(common, SINGLE_TILE=single, MULTI_LANE=B > 1, EXACT_K=K == kb, ROWS=rows, KB=kb,
-                          WINDOW=window, RAKE=rake)
+        constexprs = dict(common, **orders, SINGLE_TILE=single, MULTI_LANE=B > 1, EXACT_K=K == kb, ROWS=rows,
+                          KB=kb, WINDOW=window, RAKE=rake)
         compiled = _run(kernel, grid_size, tune.num_warps, stream, interpreter, args, constexprs, (M, K))
     replay = None
     if state is not None:
         state.tiles_issued += grid_size
         # What a replay must renew per call: the status reservation, and the tile
         # base and epoch (argument positions ``at`` and ``at + 1``).
-        replay = (state, entries * (1 if order2 else order), status_accs, words, stream,
-                  11 if K == 1 or columns else 13)
+        replay = (state, status_entries, status_accs, words, stream, 11 if K == 1 or columns else 13)
     return compiled, grid_size, kernel, args, constexprs, replay  # the tail is built only for a plan
 
 
@@ -337,8 +334,10 @@ COLUMNS_MAX = 3
 COLUMNS_ITEMSIZES = (4,)
 
 #: Order 2 of a 1-D sum with one look-back (kernels._order2_1d); False: one
-#: look-back per order, as every other order (bench/order2_study.py measures both).
+#: look-back per order, as every other order.  64-bit integers only with
+#: ORDER2_INT64 (slower, see _launch).  bench/order2_study.py measures both paths.
 ORDER2_ONE_LOOKBACK = True
+ORDER2_INT64 = False
 
 #: Most tagged words per status entry (kernels.WORDS): wider values (four 64-bit
 #: fields and up) use a flag and value arrays, so that a look-back step does not
