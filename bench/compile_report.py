@@ -31,7 +31,8 @@ TARGET = GPUTarget("cuda", 90, 32)
 FIELD_POINTERS = ["x_ptrs", "y_ptrs", "ident_ptrs", "init_ptrs", "agg_ptrs", "incl_ptrs"]
 
 
-def compile_variant(kernel, acc: str, ints: dict, constexprs: dict, num_warps: int, fields: int = 1):
+def compile_variant(kernel, acc: str, ints: dict, constexprs: dict, num_warps: int, fields: int = 1,
+                    maxnreg: int | None = None):
     sig = {name: (f"*{acc}",) * fields for name in FIELD_POINTERS}
     sig.update(status_ptr="*i64", flag_ptr="*i32", counter_ptr="*i64")
     sig.update(ints)
@@ -41,7 +42,8 @@ def compile_variant(kernel, acc: str, ints: dict, constexprs: dict, num_warps: i
     length = "M" if "M" in names else "L"  # scan_cols_kernel: lanes of L = M * K elements
     attrs.update({(names.index(k),): [["tt.divisibility", 16]] for k in ("status_ptr", "flag_ptr", "counter_ptr", length)})
     src = ASTSource(kernel, sig, constexprs={(names.index(k),): v for k, v in constexprs.items()}, attrs=attrs)
-    return triton.compile(src, target=TARGET, options={"num_warps": num_warps})
+    options = {"num_warps": num_warps} if maxnreg is None else {"num_warps": num_warps, "maxnreg": maxnreg}
+    return triton.compile(src, target=TARGET, options=options)
 
 
 PATTERNS = {"v4 ld": r"ld\.global(\.\w+)*\.v4", "v2 ld": r"ld\.global(\.\w+)*\.v2",

@@ -296,6 +296,42 @@ def test_search_remeasures_the_top_few_and_a_lucky_one_loses():
     assert tail[:3] == tail[3:][::-1]
 
 
+def _occ(c, occupancy):
+    return at.Candidate(c.strategy, TileConfig(c.tile.block, c.tile.num_warps, c.tile.window, c.tile.max_kb,
+                                               c.tile.packed, occupancy=occupancy))
+
+
+@pytest.mark.parametrize("warps", [4, 8])
+def test_refine_occupancy_keeps_a_cap_only_when_it_is_faster(warps):
+    """The tuned decoupled look-back tile is re-measured under each register cap of
+    OCCUPANCY_CANDIDATES; a cap that wins beyond the noise replaces the tile and the
+    auto choice, one within the noise or wrong does not."""
+    base, other = C("decoupled_lookback", 4096, warps), C("decoupled_lookback", 16384)
+    low, high = (_occ(base, k) for k in at.OCCUPANCY_CANDIDATES[warps])
+    times = {other: 1.0, base: 0.8, low: 0.6, high: 0.5}
+    first = searched({other: 1.0, base: 0.8})
+    r = at.refine_occupancy(first, times.__getitem__, lambda c: c != high)
+    assert high in r.excluded and r.best == low and r.tiles["decoupled_lookback"] == low.tile
+    assert r.to_record()["tile"]["occupancy"] == low.tile.occupancy
+    assert r.samples[base][0] == 0.8 and len(r.samples[base]) > 1  # the uncapped tile measured again
+    times.update({low: 0.79, high: 0.79})  # within the 2% floor: no cap
+    r = at.refine_occupancy(first, times.__getitem__, lambda c: True)
+    assert r.best == base and r.tiles["decoupled_lookback"] == base.tile
+
+
+def test_refine_occupancy_leaves_another_strategy_unless_the_cap_beats_it():
+    look, chained = C("decoupled_lookback", 4096), C("chained", 16384)
+    first = searched({look: 1.0, chained: 0.7})
+    assert first.best == chained
+    times = {look: 1.0, chained: 0.7, _occ(look, 4): 0.9, _occ(look, 5): 0.95}
+    r = at.refine_occupancy(first, times.__getitem__, lambda c: True)
+    assert r.best == chained and r.tiles["decoupled_lookback"].occupancy == 4  # still the look-back's tile
+    times[_occ(look, 5)] = 0.5
+    assert at.refine_occupancy(first, times.__getitem__, lambda c: True).best == _occ(look, 5)
+    capped = searched({_occ(look, 4): 1.0})  # already capped (a table entry): left alone
+    assert at.refine_occupancy(capped, times.__getitem__, lambda c: True) is capped
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_search_under_noise_is_within_noise_of_the_true_best(seed):
     """Fake timings with +-6% multiplicative noise and occasional 40% outliers: the
@@ -495,9 +531,9 @@ def launches(fake_gpu, monkeypatch):
         pytest.skip("CPU tensors reach the Triton backend only with TRITON_INTERPRET=1")
     seen = []
 
-    def record(kernel, grid_size, num_warps, stream, interpreter, args, constexprs, specialized_ints):
+    def record(kernel, grid_size, num_warps, stream, interpreter, args, constexprs, specialized_ints, maxnreg=None):
         seen.append(dict(kernel=kernel.fn.__name__ if hasattr(kernel, "fn") else str(kernel),
-                         num_warps=num_warps, interpreter=interpreter, **constexprs))
+                         num_warps=num_warps, interpreter=interpreter, maxnreg=maxnreg, **constexprs))
 
     monkeypatch.setenv("PREFIXSCAN_AUTOTUNE", "0")
     monkeypatch.setattr(tuning, "_TABLE_DEVICES", ("cuda", "cpu"))
@@ -535,6 +571,62 @@ def test_scan_launches_with_the_tables_tile(launches):
     finally:
         tuning.set_override(None)
     assert (launches[-1]["num_warps"], launches[-1]["BLOCK"], launches[-1]["WINDOW"]) == (2, 4096, 8)
+    assert launches[-1]["maxnreg"] is None  # no occupancy: registers are the compiler's choice
+
+
+@pytest.mark.parametrize("shape, axis, tuple_size, kernel", [
+    (((1 << 17) + 3,), -1, 1, "scan_1d_kernel"),
+    (((1 << 16) + 1, 5), 0, 1, "scan_2d_kernel"),
+    ((3 << 16,), -1, 3, "scan_cols_kernel"),
+])
+def test_occupancy_caps_the_registers_of_every_look_back_kernel(launches, shape, axis, tuple_size, kernel):
+    """A tile's occupancy reaches the launch as maxnreg: 4 tiles of 4 warps per SM
+    leave 65536 / (4 * 128) = 128 registers per thread."""
+    tuning.set_override(TileConfig(4096, 4, 8, occupancy=4))
+    try:
+        ps.scan(torch.ones(shape, dtype=torch.int32), axis=axis, tuple_size=tuple_size, backend="triton")
+    finally:
+        tuning.set_override(None)
+    assert (launches[-1]["kernel"], launches[-1]["maxnreg"]) == (kernel, 128)
+
+
+@pytest.mark.parametrize("tile, shape, order, tuple_size, cap", [
+    ((8192, 4), (1 << 17) + 3, 2, 1, 128),  # order 2 of a sum, one look-back: 4 tiles per SM
+    ((8192, 4), (1 << 17) + 3, 5, 1, 96),  # the loop over orders, 4-byte: 5 tiles
+    ((4096, 4), 3 << 16, 1, 3, 168),  # masked columns, K = 3: 3 tiles
+    ((8192, 4), (1 << 17) + 3, 1, 1, 128),  # the plain kernel: the table's own occupancy
+    ((16384, 4), (1 << 17) + 3, 2, 1, None),  # a tile the variants were not measured at
+    ((4096, 4), 3 << 16, 1, 2, None),  # columns, K = 2: not measured to gain
+])
+def test_kernel_variants_get_their_measured_occupancy(launches, tile, shape, order, tuple_size, cap):
+    """The order-2, ordered and masked-columns kernels borrow the plain kernels' tuned
+    tile but not its register cap: theirs comes from launch.VARIANT_OCCUPANCY, for
+    the tiles it was measured at (32-bit words of tile data per thread)."""
+    block, warps = tile
+    table_tile = TileConfig(block, warps, 16, D4.max_kb, D4.packed, occupancy=4)
+    result = searched({C("decoupled_lookback", 16384): 1.0, at.Candidate("decoupled_lookback", table_tile): 0.5})
+    K = tuple_size
+    write_table({at.entry_key(4, False, "builtin", K, 1 << 17): result})
+    ps.scan(torch.ones(shape, dtype=torch.int32), order=order, tuple_size=tuple_size, backend="triton")
+    assert launches[-1]["BLOCK"] == block and launches[-1]["maxnreg"] == cap
+
+
+@pytest.mark.parametrize("occupancy, warps, cap", [(0, 4, None), (4, 4, 128), (3, 4, 168), (5, 4, 96), (6, 4, 80),
+                                                   (2, 8, 128), (1, 1, 248), (64, 1, 32), (64, 32, 24)])
+def test_register_cap(occupancy, warps, cap):
+    """Registers per SM over the resident tiles' threads, down to ptxas's unit of 8,
+    within what ptxas accepts (at most 255, and a floor no kernel spills below)."""
+    assert tuning.register_cap(TileConfig(4096, warps, 32, occupancy=occupancy)) == cap
+
+
+def test_occupancy_round_trips_through_the_table(tmp_path):
+    tile = TileConfig(8192, 4, 16, occupancy=5)
+    assert at._tile_from(at._tile_dict(tile)) == tile
+    legacy = {k: v for k, v in at._tile_dict(tile).items() if k != "occupancy"}  # tables written before it
+    assert at._tile_from(legacy) == TileConfig(8192, 4, 16)
+    for bad in (-1, 65, True, 2.5):
+        with pytest.raises(ValueError, match="occupancy"):
+            at._tile_from(dict(at._tile_dict(tile), occupancy=bad))
 
 
 def test_scan_runs_chained_when_the_table_picks_it_for_auto_scans(launches):

@@ -62,6 +62,7 @@ tuner's own scans name their strategy and tile, and a guard refuses re-entry).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import functools
 import json
@@ -107,6 +108,10 @@ MAX_LOG2 = 34  # largest size `prefixscan tune` accepts
 #: all are candidates, so the tuned choice is measured against each of them.
 BENCH_TILES = ((4096, 4, 32), (4096, 8, 32), (8192, 4, 32), (8192, 8, 32), (16384, 4, 32), (16384, 8, 32),
                (8192, 8, 16), (8192, 8, 64), (16384, 16, 32), (32768, 16, 32))
+#: Register caps tried on the tuned decoupled look-back tile (:func:`refine_occupancy`),
+#: as resident tiles per SM by warps per tile: caps of 128 and 96 registers for 4 warps,
+#: 128 and 80 for 8 (tuning.register_cap).
+OCCUPANCY_CANDIDATES = {4: (4, 5), 8: (2, 3)}
 #: Neighbours outside the sweep: the smallest and largest 4-warp tiles.
 EXTRA_TILES = ((2048, 4, 32), (32768, 4, 32))
 #: Chained hand-off: one serial hand-off per tile, so larger tiles are the ones worth trying.
@@ -171,12 +176,13 @@ class Candidate:
     @property
     def label(self) -> str:
         t = self.tile
-        return f"{self.strategy} b={t.block} w={t.num_warps} win={t.window}" + (f" rake={t.raking}" if t.raking else "")
+        return (f"{self.strategy} b={t.block} w={t.num_warps} win={t.window}" + (f" rake={t.raking}" if t.raking else "")
+                + (f" occ={t.occupancy}" if t.occupancy else ""))
 
 
 def _tile_dict(t: TileConfig) -> dict:
     return {"block": t.block, "num_warps": t.num_warps, "window": t.window, "max_kb": t.max_kb,
-            "packed": t.packed, "raking": t.raking}
+            "packed": t.packed, "raking": t.raking, "occupancy": t.occupancy}
 
 
 def _tile_from(d) -> TileConfig:
@@ -196,7 +202,10 @@ def _tile_from(d) -> TileConfig:
     raking = d.get("raking", 0)  # absent in tables written before the raking knob
     if isinstance(raking, bool) or not isinstance(raking, int) or raking < 0 or raking & (raking - 1):
         raise ValueError(f"tile raking={raking!r}")
-    return TileConfig(ints["block"], ints["num_warps"], ints["window"], ints["max_kb"], packed, raking)
+    occupancy = d.get("occupancy", 0)  # absent in tables written before the register cap
+    if isinstance(occupancy, bool) or not isinstance(occupancy, int) or not 0 <= occupancy <= 64:
+        raise ValueError(f"tile occupancy={occupancy!r}")
+    return TileConfig(ints["block"], ints["num_warps"], ints["window"], ints["max_kb"], packed, raking, occupancy)
 
 
 @dataclass(frozen=True)
@@ -478,6 +487,44 @@ def search(candidates: Sequence[Candidate], measure: Callable[[Candidate], float
                         clock() - start)
 
 
+
+def refine_occupancy(result: SearchResult, measure: Callable[[Candidate], float],
+                     verify: Callable[[Candidate], bool], *, rounds: int = ROUNDS,
+                     noise_floor: float = NOISE_FLOOR) -> SearchResult:
+    """``result`` with its decoupled look-back tile tried under the register caps of
+    :data:`OCCUPANCY_CANDIDATES` (a second :func:`search` whose default is the
+    uncapped tile, so a cap is kept only when faster beyond the noise); the auto
+    choice becomes the capped tile when it was the uncapped one, or when the capped
+    one beats it beyond the noise.
+
+    Why a second stage: ptxas sizes registers per kernel, and whether one more
+    resident tile per SM pays depends on what it spills for it (H100, run g: the
+    float64 tile from 3 to 4 tiles 0.95 -> 0.99 of copy with no spill; int64 from 4
+    to 5, 57 spilled words, 0.99 -> 0.86), so it is measured on the tile that won."""
+    tile = result.tiles.get("decoupled_lookback")
+    if tile is None or tile.occupancy:
+        return result
+    base = Candidate("decoupled_lookback", tile)
+    capped = [Candidate(base.strategy, dataclasses.replace(tile, occupancy=k))
+              for k in OCCUPANCY_CANDIDATES.get(tile.num_warps, ())]
+    if not capped:
+        return result
+    sub = search([base, *capped], measure, verify, default=base, rounds=rounds, noise_floor=noise_floor,
+                 finalists=len(capped) + 1)
+    chosen = sub.best
+    samples = dict(result.samples)
+    for c, s in sub.samples.items():
+        samples[c] = samples.get(c, []) + s
+    score = {c: statistics.median(s) for c, s in samples.items()}
+    noise = max(result.noise, sub.noise)
+    best = result.best
+    if best == base or (chosen != base and score[chosen] < score[best] * (1 - noise)):
+        best = chosen
+    return dataclasses.replace(
+        result, best=best, tiles=dict(result.tiles, decoupled_lookback=chosen.tile), samples=samples,
+        finalists=list(dict.fromkeys(result.finalists + sub.finalists)),
+        excluded={**result.excluded, **sub.excluded}, noise=noise, elapsed=result.elapsed + sub.elapsed)
+
 # ---------------------------------------------------------------------------
 # The device side: measure and verify real scans.
 
@@ -666,8 +713,11 @@ def tune_workload(device, accs, monoid=None, K: int = 1, n: int = 1 << 20, *, st
         def measure(c):
             return forced(c, lambda: timer(lambda: scan(c, outs)))
 
-        return search(candidates, measure, verify, default=default, deterministic_default=det_default,
-                      budget=budget, rounds=rounds)
+        result = search(candidates, measure, verify, default=default, deterministic_default=det_default,
+                        budget=budget, rounds=rounds)
+        if quick:
+            return result
+        return refine_occupancy(result, measure, verify, rounds=rounds)
 
 
 # ---------------------------------------------------------------------------

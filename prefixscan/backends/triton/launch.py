@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import math
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,7 +19,7 @@ from ..._arrays import as_torch
 from ...dispatch import interpreter_mode
 from .combine import combine_functions
 from . import tuning
-from .tuning import choose_config, raking_rows, tuned_strategy
+from .tuning import choose_config, raking_rows, register_cap, tuned_strategy
 
 _EPOCH_LIMIT = 1 << 29  # flags hold epoch * 4 + state in 32 bits
 
@@ -282,6 +283,9 @@ def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, confi
         # A per-column step reads KB entries per window row (H200, run d: at 32 rows a
         # (2^26, 4) axis-0 scan reached 0.49 of copy, at 8 0.57; tuple size 2: 0.38 -> 0.63).
         window = max(2, window // kb)
+    variant = ("order2" if order2 else ("ordered" if K == 1 else "ordered-2d") if orders["ORDERED"]
+               else f"columns{K}" if columns else None)
+    maxnreg = register_cap(dataclasses.replace(tune, occupancy=_occupancy(tune, variant, nbytes)))
     status_entries = entries * (1 if order2 else order)  # order 2 of a sum: one entry of two fields
     state = None
     if single:  # no look-back: no status buffers, no counter
@@ -297,21 +301,21 @@ def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, confi
         args = (xs, ys, idents, init_arg, status, flags, aggs, incls, counter, length, tiles, base, epoch)
         constexprs = dict(common, SINGLE_TILE=single, MULTI_LANE=B > 1, BLOCK=block, WINDOW=window, K=K, KB=kb,
                           RAKE=rake)
-        compiled = _run(kernel, grid_size, tune.num_warps, stream, interpreter, args, constexprs, (length,))
+        compiled = _run(kernel, grid_size, tune.num_warps, stream, interpreter, args, constexprs, (length,), maxnreg)
     elif K == 1:
         kernel = kernels.scan_1d_kernel
         args = (xs, ys, idents, init_arg, status, flags, aggs, incls, counter, M, tiles, base, epoch, grid_size,
                 order)
         constexprs = dict(common, **orders, SINGLE_TILE=single, MULTI_LANE=B > 1, BLOCK=block, WINDOW=window,
                           RAKE=rake, ORDER2=order2)
-        compiled = _run(kernel, grid_size, tune.num_warps, stream, interpreter, args, constexprs, (M,))
+        compiled = _run(kernel, grid_size, tune.num_warps, stream, interpreter, args, constexprs, (M,), maxnreg)
     else:
         kernel = kernels.scan_2d_kernel
         args = (xs, ys, idents, init_arg, status, flags, aggs, incls, counter, M, K, col_blocks, tiles, base, epoch,
                 grid_size, order)
         constexprs = dict(common, **orders, SINGLE_TILE=single, MULTI_LANE=B > 1, EXACT_K=K == kb, ROWS=rows,
                           KB=kb, WINDOW=window, RAKE=rake)
-        compiled = _run(kernel, grid_size, tune.num_warps, stream, interpreter, args, constexprs, (M, K))
+        compiled = _run(kernel, grid_size, tune.num_warps, stream, interpreter, args, constexprs, (M, K), maxnreg)
     replay = None
     if state is not None:
         state.tiles_issued += grid_size
@@ -339,6 +343,27 @@ COLUMNS_ITEMSIZES = (4,)
 ORDER2_ONE_LOOKBACK = True
 ORDER2_INT64 = False
 
+#: Resident tiles per SM (TileConfig.occupancy) for the kernel variants that the
+#: tuned table does not measure (it tunes the plain 1-D and 2-D kernels, whose
+#: tile these variants borrow), by (variant, accumulator bytes, 32-bit words of
+#: tile data per thread): measured on the H100 at those tiles, bench/occupancy_study.py,
+#: run g.  ptxas gives the order-2 tile 168 registers (3 tiles of 4 warps per SM);
+#: capped for 4 tiles, int32 order 2 went from 0.94 to 0.98 of copy and float32 from
+#: 0.93 to 0.96; int32 order 5 (the loop over orders) 0.56 -> 0.66 at 5 tiles;
+#: masked columns K = 3 (196 registers, 2 tiles) 0.43 -> 0.51 at 3.  Elsewhere
+#: (other tiles, int64 order 5: 0.41 -> 0.38 at 5) the compiler's choice stands.
+VARIANT_OCCUPANCY = {("order2", 4, 64): 4, ("ordered", 4, 64): 5, ("columns3", 4, 32): 3}
+
+
+def _occupancy(tune, variant: str | None, nbytes: int) -> int:
+    """Resident tiles per SM to cap registers for: the tile's own (the table's, or a
+    forced tile's for any kernel) for the plain kernels, else :data:`VARIANT_OCCUPANCY`."""
+    if variant is None or tuning.overridden():
+        return tune.occupancy
+    words = tune.block * nbytes // 4 // (32 * tune.num_warps)
+    return VARIANT_OCCUPANCY.get((variant, nbytes, words), 0)
+
+
 #: Most tagged words per status entry (kernels.WORDS): wider values (four 64-bit
 #: fields and up) use a flag and value arrays, so that a look-back step does not
 #: issue a window of atomics per word.
@@ -358,13 +383,14 @@ _compiled: dict = {}
 
 
 def _run(kernel, grid_size: int, num_warps: int, stream: int, interpreter: bool, args: tuple, constexprs: dict,
-         specialized_ints: tuple):
+         specialized_ints: tuple, maxnreg: int | None = None):
     """Launch ``kernel``; after the first launch of a variant, skip Triton's
     argument binding and go straight to the compiled kernel's launcher.
 
     The cache key holds everything Triton specializes on: tensor dtypes and
     16-byte alignment, the specialized integers' divisibility by 16 and
-    equality with 1, the constexprs and the warps.
+    equality with 1, the constexprs, the warps and the register cap
+    (``maxnreg``, :func:`.tuning.register_cap`; the interpreter has no registers).
     """
     if interpreter:
         kernel[(grid_size,)](*args, num_warps=num_warps, **constexprs)
@@ -373,12 +399,13 @@ def _run(kernel, grid_size: int, num_warps: int, stream: int, interpreter: bool,
     from triton import knobs
 
     tensors = [t for a in args for t in (a if isinstance(a, tuple) else (a,)) if isinstance(t, torch.Tensor)]
-    key = (kernel, num_warps, tuple(constexprs.items()),
+    key = (kernel, num_warps, maxnreg, tuple(constexprs.items()),
            tuple((t.dtype, t.data_ptr() % 16 == 0) for t in tensors),
            tuple((v % 16 == 0, v == 1) for v in specialized_ints))
     compiled = _compiled.get(key)
     if compiled is None:
-        compiled = _compiled[key] = kernel[(grid_size,)](*args, num_warps=num_warps, **constexprs)
+        options = {} if maxnreg is None else {"maxnreg": maxnreg}
+        compiled = _compiled[key] = kernel[(grid_size,)](*args, num_warps=num_warps, **options, **constexprs)
         return compiled
     full = args + _constexpr_tail(kernel, len(args), constexprs)
     if _hooks_active(knobs.runtime):

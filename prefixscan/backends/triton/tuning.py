@@ -24,6 +24,12 @@ class TileConfig:
     # In-tile scan: 0 for tl.associative_scan, else raking with rows of this many
     # elements (a power of two; Merrill & Grimshaw's SRTS, see kernels._raking_scan).
     raking: int = 0
+    # Tiles resident per SM to cap registers for (maxnreg = registers per SM over
+    # the tile's threads); 0 leaves registers to the compiler.  A look-back tile
+    # holds its registers while it waits on L2, so resident tiles hide that wait:
+    # ptxas gives the float64 tile 168 registers (3 tiles of 4 warps per SM) where
+    # the int64 one gets 128 (4 tiles), bench/occupancy_report.py.
+    occupancy: int = 0
 
 
 _INTERPRETER = TileConfig(block=32, num_warps=1, window=4, max_kb=4)
@@ -49,6 +55,11 @@ def set_override(config: TileConfig | None) -> None:
     global _override, generation
     _override = config
     generation += 1
+
+
+def overridden() -> bool:
+    """Whether a forced tile (:func:`set_override`) is in effect."""
+    return _override is not None
 
 
 def default_config(itemsize: int, floating: bool) -> TileConfig:
@@ -139,6 +150,21 @@ def _tuned_entry(device, itemsize, floating, M, K, accs, monoid, builtin):
 
     return autotune.resolve(device, itemsize, floating, "builtin" if builtin else "user", K, M * K,
                             accs=accs, monoid=monoid)
+
+
+#: Registers per SM on the GPUs tuned for (sm_70 to sm_90) and the cap ptxas accepts per thread.
+REGISTERS_PER_SM = 65536
+MAX_REGISTERS_PER_THREAD = 255
+
+
+def register_cap(config: TileConfig) -> int | None:
+    """``maxnreg`` for a tile of ``config``: the registers per thread that let
+    ``config.occupancy`` tiles of ``config.num_warps`` warps share an SM, in the
+    allocation unit of 8; None without an occupancy (the compiler's choice)."""
+    if not config.occupancy:
+        return None
+    cap = REGISTERS_PER_SM // (config.occupancy * 32 * config.num_warps)
+    return max(24, min(MAX_REGISTERS_PER_THREAD, cap) // 8 * 8)
 
 
 def raking_rows(config: TileConfig, rows: int) -> int:
