@@ -317,6 +317,11 @@ def test_refine_occupancy_keeps_a_cap_only_when_it_is_faster(warps):
     times.update({low: 0.79, high: 0.79})  # within the 2% floor: no cap
     r = at.refine_occupancy(first, times.__getitem__, lambda c: True)
     assert r.best == base and r.tiles["decoupled_lookback"] == base.tile
+    # the runner-up's caps are tried too (its uncapped time 1.0 lost to 0.8)
+    runner_up = _occ(other, at.OCCUPANCY_CANDIDATES[4][0])
+    times[runner_up] = 0.7
+    r = at.refine_occupancy(first, times.__getitem__, lambda c: True)
+    assert r.best == runner_up and r.tiles["decoupled_lookback"] == runner_up.tile
 
 
 def test_refine_occupancy_leaves_another_strategy_unless_the_cap_beats_it():
