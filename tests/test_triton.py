@@ -466,6 +466,35 @@ def test_order_tuple_variants(order, tuple_size):
         np.testing.assert_array_equal(out.cpu().numpy(), expected, err_msg=label)
 
 
+CAPPED_CASES = [("int64", 1, 1), ("float64", 1, 1), ("int32", 2, 1), ("int32", 5, 1), ("int32", 1, 3),
+                ("int32", 1, 4), ("int64", 1, 4)]
+
+
+@pytest.mark.parametrize("occupancy", [0, 4, 6])
+@pytest.mark.parametrize("dtype,order,tuple_size", CAPPED_CASES)
+def test_register_caps_give_the_same_results(dtype, order, tuple_size, occupancy):
+    """Tiles forced to a register cap (TileConfig.occupancy -> maxnreg: ptxas spills
+    what does not fit) compute what the uncapped kernels do: the plain 1-D kernel,
+    order 2 with one look-back, the loop over orders, masked columns (K = 3) and the
+    2-D kernel, against the reference, poisoned outputs.  In the interpreter the
+    cap is ignored (no registers) and the logic runs the same."""
+    from prefixscan.backends.triton import tuning
+
+    rng = np.random.default_rng(order * 10 + tuple_size + occupancy)
+    n = tuple_size * _tuples_per_lane(tuple_size)
+    x = random_data(rng, dtype, n) if dtype != "float64" else rng.integers(-9, 10, n).astype(dtype)
+    out = to_device(np.full(n, np.nan if dtype == "float64" else -77, dtype))
+    config = tuning.TileConfig(block=2048 if CUDA else 32, num_warps=4 if CUDA else 1, window=16,
+                               occupancy=occupancy)
+    tuning.set_override(config)
+    try:
+        ps.scan(to_device(x), order=order, tuple_size=tuple_size, out=out, backend="triton")
+    finally:
+        tuning.set_override(None)
+    np.testing.assert_array_equal(out.cpu().numpy(), _order_reference(x, "add", order=order, tuple_size=tuple_size),
+                                  err_msg=f"cap {tuning.register_cap(config)}")
+
+
 @pytest.mark.parametrize("order", [2, 3])
 def test_order_non_commutative(order):
     """Order q of a non-commutative struct monoid (2x2 integer matrices) in one pass."""
