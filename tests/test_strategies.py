@@ -334,10 +334,10 @@ def launches(monkeypatch):
     seen = []
     original = launch._run
 
-    def spy(kernel, grid, num_warps, stream, interpreter, args, constexprs, specialized):
+    def spy(kernel, grid, num_warps, stream, interpreter, args, constexprs, specialized, maxnreg=None):
         seen.append((kernel.fn.__name__, grid, constexprs.get("CHAINED"), constexprs.get("SEED"),
                      constexprs.get("RAKE")))
-        return original(kernel, grid, num_warps, stream, interpreter, args, constexprs, specialized)
+        return original(kernel, grid, num_warps, stream, interpreter, args, constexprs, specialized, maxnreg)
 
     monkeypatch.setattr(launch, "_run", spy)
     return seen
