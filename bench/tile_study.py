@@ -24,19 +24,12 @@ import sys
 import triton
 import triton.language as tl
 
-from arrangement_study import _add, _time, case_recorder, write_records  # noqa: E402  (bench/ on sys.path)
+from arrangement_study import _add, _time, case_recorder, scan_striped, write_records  # noqa: E402  (bench/ on sys.path)
 
 
 @triton.jit
 def _last(v, BLOCK: tl.constexpr):
     return tl.sum(tl.where(tl.arange(0, BLOCK) == BLOCK - 1, v, 0), 0)
-
-
-@triton.jit
-def scan_tile(x_ptr, y_ptr, BLOCK: tl.constexpr):
-    base = tl.program_id(0).to(tl.int64) * BLOCK
-    off = tl.arange(0, BLOCK)
-    tl.store(y_ptr + base + off, tl.associative_scan(tl.load(x_ptr + base + off), 0, _add))
 
 
 @triton.jit
@@ -93,7 +86,7 @@ def main() -> int:
                     continue
                 grid = (n // block,)
                 tiles = lambda: torch.cumsum(x.view(-1, block), 1, dtype=dtype).view(-1)  # noqa: E731
-                case(f"scan b={block} w={warps}", lambda: scan_tile[grid](x, y, BLOCK=block, num_warps=warps),
+                case(f"scan b={block} w={warps}", lambda: scan_striped[grid](x, y, BLOCK=block, num_warps=warps),
                      tiles, block=block, warps=warps)
         if dtype != torch.float64:
             block, warps = 4096, 4

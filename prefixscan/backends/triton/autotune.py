@@ -487,16 +487,14 @@ def search(candidates: Sequence[Candidate], measure: Callable[[Candidate], float
                         clock() - start)
 
 
-
 def refine_occupancy(result: SearchResult, measure: Callable[[Candidate], float],
                      verify: Callable[[Candidate], bool], *, rounds: int = ROUNDS,
                      noise_floor: float = NOISE_FLOOR) -> SearchResult:
     """``result`` with its decoupled look-back tile and the fastest other one tried
     under the register caps of :data:`OCCUPANCY_CANDIDATES` (a second :func:`search`
     whose default is the chosen uncapped tile, so a cap is kept only when faster
-    beyond the noise); the auto
-    choice becomes the capped tile when it was the uncapped one, or when the capped
-    one beats it beyond the noise.
+    beyond the noise); the auto choice becomes the capped tile when it was the
+    uncapped one, or when the capped one beats it beyond the noise.
 
     Why a second stage: ptxas sizes registers per kernel, and whether one more
     resident tile per SM pays depends on what it spills for it (H100, run g: the
@@ -508,9 +506,9 @@ def refine_occupancy(result: SearchResult, measure: Callable[[Candidate], float]
     base = Candidate("decoupled_lookback", tile)
     # The chosen tile and the fastest other uncapped one: a smaller tile may win
     # once capped (H100, run g: float64 4096-element tiles at 4 per SM, 0.99 of copy).
-    scores = {c: statistics.median(s) for c, s in result.samples.items()
+    others = {c: statistics.median(s) for c, s in result.samples.items()
               if c.strategy == base.strategy and not c.tile.occupancy and c != base}
-    tiles = [tile] + sorted((c.tile for c in scores), key=lambda t: scores[Candidate(base.strategy, t)])[:1]
+    tiles = [tile] + ([min(others, key=others.get).tile] if others else [])
     capped = [Candidate(base.strategy, dataclasses.replace(t, occupancy=k))
               for t in tiles for k in OCCUPANCY_CANDIDATES.get(t.num_warps, ())]
     if not capped:
@@ -530,6 +528,7 @@ def refine_occupancy(result: SearchResult, measure: Callable[[Candidate], float]
         result, best=best, tiles=dict(result.tiles, decoupled_lookback=chosen.tile), samples=samples,
         finalists=list(dict.fromkeys(result.finalists + sub.finalists)),
         excluded={**result.excluded, **sub.excluded}, noise=noise, elapsed=result.elapsed + sub.elapsed)
+
 
 # ---------------------------------------------------------------------------
 # The device side: measure and verify real scans.

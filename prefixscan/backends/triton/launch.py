@@ -8,9 +8,9 @@ tile counter by its grid size, so no memset is needed between calls.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
-import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
