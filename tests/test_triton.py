@@ -201,22 +201,29 @@ def test_masked_columns_kernel(monkeypatch, dtype, k, inclusive, reverse):
 def test_masked_columns_dispatch(monkeypatch):
     """Masked columns where they measured faster (one 4-byte field, K <= launch.COLUMNS_MAX,
     order 1); the 2-D kernel otherwise."""
-    from prefixscan.backends.triton import kernels, launch
+    from prefixscan.backends.triton import blocked, kernels, launch
 
     kernels_run = []
     real = launch._run
     monkeypatch.setattr(launch, "_run", lambda *a, **kw: (kernels_run.append(a[0]), real(*a, **kw))[1])
     rng = np.random.default_rng(3)
-    for shape, dtype, kw, kernel in (((50, 2), "int32", dict(axis=0), kernels.scan_cols_kernel),
+    for shape, dtype, kw, kernel in (((50, 2), "float32", dict(axis=0), kernels.scan_cols_kernel),
+                                     ((50, 2), "int32", dict(axis=0, op="max"), kernels.scan_cols_kernel),
                                      ((150,), "float32", dict(tuple_size=3), kernels.scan_cols_kernel),
-                                     ((50, 4), "int32", dict(axis=0), kernels.scan_2d_kernel),
-                                     ((50, 2), "int64", dict(axis=0), kernels.scan_2d_kernel),
-                                     ((100,), "int32", dict(tuple_size=2, order=2), kernels.scan_2d_kernel)):
+                                     ((50, 4), "float32", dict(axis=0), kernels.scan_2d_kernel),
+                                     ((50, 2), "int64", dict(axis=0, op="max"), kernels.scan_2d_kernel),
+                                     ((50, 4), "int32", dict(axis=0), blocked.orders_kernel),
+                                     ((50, 2), "int64", dict(axis=0), blocked.orders_kernel),
+                                     ((3, 50, 2), "int32", dict(axis=1), kernels.scan_cols_kernel),
+                                     ((100,), "int32", dict(tuple_size=2, order=2), blocked.orders_kernel),
+                                     ((100,), "float32", dict(tuple_size=2, order=2), kernels.scan_2d_kernel),
+                                     ((99,), "int32", dict(tuple_size=3, order=2), kernels.scan_2d_kernel)):
         kernels_run.clear()
         x = random_data(rng, dtype, shape)
-        got = ps.scan(to_device(x), backend="triton", **kw)
+        op = kw.pop("op", "add")
+        got = ps.scan(to_device(x), op, backend="triton", **kw)
         assert kernels_run == [kernel], (shape, dtype, kw)
-        np.testing.assert_allclose(got.cpu().numpy(), ps.scan(x, backend="cpu", **kw), rtol=1e-5)
+        np.testing.assert_allclose(got.cpu().numpy(), ps.scan(x, op, backend="cpu", **kw), rtol=1e-5)
 
 
 def test_per_lane_init_and_order():
@@ -464,6 +471,107 @@ def test_order_tuple_variants(order, tuple_size):
         assert np.abs(got - expected).max() <= rtol * scale, label
     else:
         np.testing.assert_array_equal(out.cpu().numpy(), expected, err_msg=label)
+
+
+# The one-look-back kernel of integer sums (blocked.orders_kernel): orders 2..8 and
+# power-of-two tuple sizes, int32 and int64, lengths of many tiles that are not a
+# multiple of the tile, outputs poisoned, the kernel that ran asserted.  With
+# prefixes=False tiles publish aggregates only, so every look-back folds windows of
+# them (binomial shifts of whole windows) down to tile 0.
+BLOCKED_CASES = [(q, s) for q, s in itertools.product((1, 2, 3, 5, 8), (1, 2, 4, 8, 16, 32)) if q > 1 or s > 1]
+
+
+def _blocked_tiles(itemsize: int, tuple_size: int) -> int:
+    from prefixscan.backends.triton import launch
+
+    rows, warps = launch.blocked_tile(itemsize, tuple_size, not CUDA)
+    return 32 * warps * rows
+
+
+@pytest.mark.parametrize("prefixes", [True, False], ids=["prefixes", "aggregates-only"])
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+@pytest.mark.parametrize("order,tuple_size", BLOCKED_CASES, ids=[f"q{q}-s{s}" for q, s in BLOCKED_CASES])
+def test_blocked_orders(order, tuple_size, dtype, prefixes, monkeypatch):
+    from prefixscan.backends.triton import blocked, launch
+
+    monkeypatch.setattr(launch, "BLOCKED_PREFIXES", prefixes)
+    kernels_run = []
+    real = launch._run
+    monkeypatch.setattr(launch, "_run", lambda *a, **kw: (kernels_run.append(a[0]), real(*a, **kw))[1])
+    rng = np.random.default_rng(order * 64 + tuple_size)
+    tile = _blocked_tiles(np.dtype(dtype).itemsize, tuple_size)
+    tiles = (37, 3) if not CUDA else (1031, 2)  # many tiles, and a few
+    for count in tiles:
+        n = count * tile - tuple_size * 3  # the last tile is partial
+        x = random_data(rng, dtype, n)
+        out = to_device(np.full(n, -77, dtype))
+        kernels_run.clear()
+        ps.scan(to_device(x), order=order, tuple_size=tuple_size, out=out, backend="triton")
+        assert kernels_run == [blocked.orders_kernel]
+        expected = x.copy()
+        for _ in range(order):  # wraps like the kernel
+            expected = np.cumsum(expected.reshape(-1, tuple_size), axis=0, dtype=dtype).reshape(-1)
+        np.testing.assert_array_equal(out.cpu().numpy(), expected, err_msg=f"n={n}")
+
+
+def test_blocked_single_tile_then_many():
+    """A one-tile scan takes no ticket from the tile counter; the next scan's tile ids
+    must still start at 0 (they once started at -1 and wrote before the status buffer)."""
+    rng = np.random.default_rng(8)
+    for n in (5, 3 * _blocked_tiles(4, 1) + 1, 1, 2 * _blocked_tiles(4, 1) + 7):
+        x = random_data(rng, "int32", n)
+        got = ps.scan(to_device(x), order=2, backend="triton").cpu().numpy()
+        expected = np.cumsum(np.cumsum(x, dtype=np.int32), dtype=np.int32)
+        np.testing.assert_array_equal(got, expected, err_msg=f"n={n}")
+
+
+def test_blocked_coefficients():
+    """The binomial shift's coefficients C(L + k - 1, k) mod 2^64 against Python's exact
+    integers, for lengths around powers of two and up to 2^62."""
+    import math
+
+    from prefixscan.backends.triton import blocked
+
+    gl, tl_ = blocked.gl, tl
+    n = 128
+
+    @blocked.jit
+    def coefficients_kernel(l_ptr, out_ptr, Q: tl.constexpr, N: tl.constexpr):
+        layout: tl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
+        i = gl.arange(0, N, layout=layout)
+        coefs = blocked._coefficients(gl.load(l_ptr + i), Q)
+        for k in gl.static_range(Q):
+            gl.store(out_ptr + k * N + i, coefs[k])
+
+    rng = np.random.default_rng(5)
+    lengths = np.concatenate([np.arange(0, 40), [1 << p for p in range(6, 62, 3)],
+                              [(1 << p) - 1 for p in range(6, 62, 3)], [(1 << p) + 3 for p in range(6, 62, 3)],
+                              rng.integers(0, 1 << 62, n)])[:n].astype(np.int64)
+    out = to_device(np.zeros(8 * n, np.int64))
+    coefficients_kernel[(1,)](to_device(lengths), out, Q=8, N=n, num_warps=4)
+    got = out.cpu().numpy().view(np.uint64).reshape(8, n)
+    for k in range(8):
+        want = [(1 if k == 0 else 0) if int(L) == 0 else math.comb(int(L) + k - 1, k) % (1 << 64) for L in lengths]
+        np.testing.assert_array_equal(got[k], np.array(want, dtype=np.uint64), err_msg=f"k={k}")
+
+
+def test_blocked_applies():
+    """Which scans take the one-look-back kernel (and the rest the general kernels)."""
+    from prefixscan._normalize import make_config
+    from prefixscan.backends.triton import launch
+
+    def applies(op="add", dtype="int32", B=1, K=1, has_init=False, **kw):
+        kw = dict(dict(axis=None, inclusive=True, reverse=False, order=2, tuple_size=1, dtype=None, backend=None,
+                       algorithm=None, deterministic=False, strategy=None), **kw)
+        return launch.blocked_applies(make_config(op, **kw), [getattr(torch, dtype)], B, K, has_init)
+
+    assert applies() and applies(dtype="int64", order=8) and applies(order=1, K=32) and applies(order=5, K=4)
+    assert applies(deterministic=True)  # integer sums are exact in any order
+    assert not applies(order=1)  # plain scans keep the tuned kernels
+    assert not applies(K=3) and not applies(K=64) and not applies(B=2)
+    assert not applies(dtype="float32") and not applies(dtype="int16") and not applies(op="max")
+    assert not applies(inclusive=False) and not applies(reverse=True) and not applies(has_init=True)
+    assert not applies(strategy="chained") and applies(strategy="decoupled_lookback")
 
 
 CAPPED_CASES = [("int64", 1, 1), ("float64", 1, 1), ("int32", 2, 1), ("int32", 5, 1), ("int32", 1, 3),

@@ -155,7 +155,12 @@ def run_scan(request, plan: bool = False):
     pair, flat = combine_functions(monoid, len(xs), swapped)
     launch = _launcher(config, xs[0].device, accs, M, K, interpreter)
     order = config.order
-    if launch in (_launch, _launch_chained) and order > 1 and (config.inclusive or inits is None):
+    if blocked_applies(config, accs, B, K, inits is not None):
+        # Integer sums of order > 1 or power-of-two tuple sizes: one look-back over the
+        # carry vector, thread-contiguous tiles (blocked.orders_kernel).
+        records = [_launch_blocked(xs[0], ys_kernel[0], accs[0], M * K, config.order, K, torch, stream, interpreter)]
+        launch, order = _launch_blocked, 0
+    elif launch in (_launch, _launch_chained) and order > 1 and (config.inclusive or inits is None):
         # One pass for every order (SAM).  Exclusive scans without init: E^q = S^q Z^q,
         # the inclusive scan of order q of the input delayed by q elements (the
         # delay Z commutes with the inclusive scan S when no seed is added).
@@ -326,6 +331,63 @@ def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, confi
 
 
 _launch_chained = functools.partial(_launch, chained=True)
+
+#: Switch for :func:`blocked_applies` (studies compare with the loop over orders).
+BLOCKED_ORDERS = True
+#: Test switch: tiles publish aggregates only (tile 0 its prefix), so that look-backs
+#: in the interpreter, which runs tiles in order, fold windows of aggregates.
+BLOCKED_PREFIXES = True
+_BLOCKED_ACCS = ("torch.int32", "torch.int64")
+
+
+def blocked_applies(config, accs, B: int, K: int, has_init: bool) -> bool:
+    """Whether :func:`_launch_blocked` takes the scan: an inclusive forward integer sum
+    of order 2..8 or of a power-of-two tuple size (K streams, up to 32), one lane, no
+    init, strategy auto or decoupled look-back."""
+    monoid = config.monoid
+    return (BLOCKED_ORDERS and (config.order > 1 or K > 1) and config.order <= 8 and B == 1 and K <= 32
+            and K & (K - 1) == 0 and len(accs) == 1 and str(accs[0]) in _BLOCKED_ACCS
+            and getattr(monoid, "builtin", False) and monoid.name == "add" and config.inclusive
+            and not config.reverse and not has_init and config.strategy in ("auto", "decoupled_lookback"))
+
+
+def blocked_tile(itemsize: int, tuple_size: int, interpreter: bool) -> tuple[int, int]:
+    """(R elements per thread, warps) of :func:`.blocked.orders_kernel`'s tiles.  Tile-local
+    (H100, run h, call 1), every R/warps tried ran at 1.00 of copy except int64 order 8
+    at 8 warps (0.91-0.93); larger tiles mean fewer look-backs.  The interpreter: one
+    warp and short rows, so small tests span many tiles."""
+    vector = 16 // itemsize
+    if interpreter:
+        return max(tuple_size, vector), 1
+    return max(tuple_size, 32 if itemsize == 4 else 16), 4
+
+
+#: Entries a look-back step covers (their first words probed, then all words of
+#: those worth folding: blocked._lookback).
+BLOCKED_WINDOW = 32
+
+
+def _launch_blocked(x, y, acc, length: int, order: int, tuple_size: int, torch, stream: int, interpreter: bool,
+                    window: int | None = None, lookback: bool = True):
+    """One launch of :func:`.blocked.orders_kernel` over ``length`` elements (studies:
+    ``window`` entries, and ``lookback=False`` for wrong results without the look-back)."""
+    from . import blocked
+
+    itemsize = acc.itemsize
+    rows, warps = blocked_tile(itemsize, tuple_size, interpreter)
+    block = 32 * warps * rows
+    tiles = -(-length // block)
+    words = order * tuple_size * (itemsize // 4)  # status words per entry
+    window = 2 if interpreter else (window or BLOCKED_WINDOW)
+    state = _state_for(x.device, stream)
+    status, _, _, _ = state.begin(tiles, torch, (acc,), words)
+    args = (x, y, status, state.counter, length, tiles, state.tiles_issued, state.epoch, int(lookback))
+    constexprs = dict(ACC=blocked.gl.int32 if itemsize == 4 else blocked.gl.int64, Q=order, S=tuple_size, R=rows,
+                      V=16 // itemsize, WARPS=warps, WINDOW=window, WPV=itemsize // 4, PREFIXES=BLOCKED_PREFIXES)
+    _run(blocked.orders_kernel, tiles, warps, stream, interpreter, args, constexprs, (length, tiles))
+    if tiles > 1:  # a single tile takes no ticket from the counter
+        state.tiles_issued += tiles
+    return None, tiles, blocked.orders_kernel, args, constexprs, None
 
 #: Largest K (interleaved streams: tuple size, or the extent after the scanned
 #: axis) scanned as masked columns of 1-D tiles (kernels.scan_cols_kernel), for one

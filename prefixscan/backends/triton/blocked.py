@@ -1,0 +1,349 @@
+"""Higher-order and tuple prefix sums of integers in one pass: thread-contiguous tiles and
+one decoupled look-back over the carry vector (Gluon).
+
+What it computes (SAM, Maleki, Yang and Burtscher, PLDI 2016, seed 002): order q is the
+sum scan applied q times; tuple size s makes s interleaved scans (element m belongs to
+column m mod s).  Each tile reads and writes every element once, whatever q and s.
+
+**Carry as a monoid (why one look-back suffices).**  For one column, a segment of L rows
+is summarised by its q local sums t_1..t_q at its last row (order r of the segment alone).
+Segment A followed by segment B (L rows) is the segment with
+``(A . B)_r = B_r + sum_{p <= r} C(L + r - p - 1, r - p) * A_p``: each order-p value of A is
+carried through the r - p further summations over B's L rows (the binomial shift; the
+multiset coefficient C(L + k - 1, k) counts them).  The shift is associative, so the
+decoupled look-back of Merrill & Garland (seed 003) works on these q x s vectors as on
+single sums: a tile publishes its local vector at once (flag A), folds the window's
+entries up to the nearest inclusive prefix (flag P) with shifts of whole tiles, and
+publishes its inclusive vector.  Coefficients are computed exactly modulo 2^64
+(:func:`_coefficients`), which is what integer wrap-around needs; they are why this
+kernel takes integer sums only (floats keep the loop over orders, :mod:`.kernels`).
+
+**Thread-contiguous tiles (why Gluon).**  Triton's ``tl.associative_scan`` on the
+coalesced layout runs a warp shuffle scan per 16-byte chunk a thread holds, so each order
+cost about 5 shuffles per chunk and int64 order 8 ran at 0.37 of copy tile-local (H100,
+NOTES.md run h).  Plain Triton cannot give a thread a contiguous run from coalesced loads
+(run e); Gluon's explicit layouts can: the tile is loaded coalesced and converted through
+shared memory to ``[T, G, S]`` with one row of G x S consecutive elements per thread.
+Orders are then serial scans along G in registers (no shuffles), and only the q x S row
+sums cross threads (q scans of one [S] vector per thread).  Tile-local, every order and
+power-of-two tuple size ran at 1.00 of copy for int32 and int64 (run h, call 1).  Registers
+per thread hold G x S = R elements whatever s is (SAM's point against tuple structs).
+
+Per tile: q - 1 in-thread scans and q in-thread sums give the row sums; q thread scans
+give each row's carry inside the tile and the tile's vector; after the look-back each row's
+carry gets the tile's prefix shifted by the rows before it, and q seeded in-thread scans
+write the output.
+
+Status: an entry is ``q * S * WPV`` 64-bit words, each a tag (``epoch * 4 + flag``) and
+32 bits of a value (WPV = 2 words for 64-bit values), written by relaxed exchanges and
+accepted only when all carry one tag (the protocol of :mod:`.kernels`).
+
+Under ``TRITON_INTERPRET=1`` the kernel runs as a ``triton.jit`` function with Gluon's
+names mapped onto ``triton.language`` and layouts ignored (:class:`_Interpreted`), so its
+logic is tested on the CPU like the other kernels.
+"""
+
+
+import triton
+import triton.language as tl
+from triton.experimental import gluon
+from triton.experimental.gluon import language as _gluon_language
+
+from ...dispatch import interpreter_mode
+
+FLAG_AGGREGATE = tl.constexpr(1)
+FLAG_PREFIX = tl.constexpr(2)
+
+
+class _Interpreted:
+    """Gluon's language as the interpreter can run it: ``triton.language`` with layout
+    arguments dropped (the interpreter has no threads to lay data over)."""
+
+    BlockedLayout = _gluon_language.BlockedLayout
+    SliceLayout = _gluon_language.SliceLayout
+
+    @staticmethod
+    def arange(start, end, layout=None):
+        return tl.arange(start, end)
+
+    @staticmethod
+    def full(shape, value, dtype, layout=None):
+        return tl.full(shape, value, dtype)
+
+    @staticmethod
+    def convert_layout(value, layout, assert_trivial=False):
+        return value
+
+    def __getattr__(self, name):
+        return getattr(tl, name)
+
+
+if interpreter_mode():
+    gl = _Interpreted()
+    jit = triton.jit
+else:
+    gl = _gluon_language
+    jit = gluon.jit
+
+
+@jit
+def _add(a, b):
+    return a + b
+
+
+@jit
+def _odd_factorial_inverse(K: tl.constexpr):
+    """The inverse modulo 2^64 of k!'s odd part (1, 1, 3, 3, 15, 45, 315 for k = 1..7)."""
+    if K == 3 or K == 4:
+        return -6148914691236517205
+    elif K == 5:
+        return -1229782938247303441
+    elif K == 6:
+        return 5738987045154082725
+    elif K == 7:
+        return 3455104445551947763
+    else:
+        return 1
+
+
+@jit
+def _factorial_twos(K: tl.constexpr):
+    """How many times 2 divides k! (k <= 7)."""
+    if K >= 6:
+        return 4
+    elif K >= 4:
+        return 3
+    elif K >= 2:
+        return 1
+    else:
+        return 0
+
+
+@jit
+def _coefficients(L, Q: tl.constexpr):
+    """``(C(L - 1, 0), C(L, 1), .., C(L + Q - 2, Q - 1))`` modulo 2^64 for int64 ``L >= 0``
+    (any shape): the binomial shift across L rows.  Exact: C(L + k - 1, k) is the product
+    L (L + 1) .. (L + k - 1) over k!; the factors' odd parts are multiplied (wrapping),
+    their powers of two counted, and k! divided out as the inverse of its odd part and a
+    shift (k! divides the product, so the count covers k!'s twos)."""
+    nonzero = L != 0
+    base = gl.where(nonzero, L, 1)
+    one = base * 0 + 1
+    out = (one,)
+    odd = one
+    twos = base * 0
+    for i in gl.static_range(Q - 1):
+        f = base + i
+        lowest = f & (0 - f)  # 2^(trailing zeros), exact as a double
+        e = (lowest.to(gl.float64).to(gl.int64, bitcast=True) >> 52) - 1023
+        odd = odd * (f >> e)
+        twos = twos + e
+        shift = twos - _factorial_twos(i + 1)
+        c = (odd * _odd_factorial_inverse(i + 1)) << gl.minimum(shift, 63)
+        out = out + (gl.where(nonzero & (shift < 64), c, 0),)
+    return out
+
+
+@jit
+def _thread_scan(values, flat: tl.constexpr, cols: tl.constexpr):
+    """Inclusive sum over threads of a [T, S] tensor (one row per thread); Triton scans
+    blocked layouts only, and ``flat`` lays rows out as ``cols`` does (no data moves)."""
+    return gl.convert_layout(gl.associative_scan(gl.convert_layout(values, flat), 0, _add), cols)
+
+
+@jit
+def _publish(entry_ptr, values, col, mask, tag, Q: tl.constexpr, S: tl.constexpr, WPV: tl.constexpr):
+    """Write the q vectors ``values`` ([T, S] each; ``mask`` picks the thread holding them)
+    as tagged words at ``entry_ptr``."""
+    for r in gl.static_range(Q):
+        v = values[r].to(gl.int64)
+        for h in gl.static_range(WPV):
+            bits = (v >> (32 * h)) & 0xFFFFFFFF
+            gl.atomic_xchg(entry_ptr + (r * S + col) * WPV + h, tag | bits, mask=mask, sem="relaxed")
+
+
+@jit
+def _shift(values, coefs, r: tl.constexpr):
+    """Order r of the binomial shift: ``sum_{p <= r} coefs[r - p] * values[p]``."""
+    out = values[r]
+    for p in gl.static_range(r):
+        out = out + coefs[r - p] * values[p]
+    return out
+
+
+@jit
+def _lookback(status_ptr, vid, epoch, ACC: tl.constexpr, Q: tl.constexpr, S: tl.constexpr, WPV: tl.constexpr,
+              ROWS: tl.constexpr, WINDOW: tl.constexpr, win: tl.constexpr):
+    """The carry vector before tile ``vid`` (q tensors of [S]).
+
+    Each step reads a window of WINDOW entries, nearest first, in two round trips: a
+    probe of each entry's first word (its state: how far the fold can go: up to the
+    nearest inclusive prefix, or up to the first entry not ready) and then every word of
+    the entries worth folding.  An entry of q x S x WPV words would otherwise shrink the
+    window to a few entries per step (H100, run h, call 4: int64 tuple size 8 at 0.33 of
+    copy, 0.91 without the look-back).  The fetched words decide (one tag in all of an
+    entry's words); the probe only limits what is read.  ``win`` keeps the window in one
+    warp (replicated in the others) and an entry's S columns in one thread, so no
+    reduction of the step crosses warps."""
+    NW: tl.constexpr = Q * S * WPV
+    j = gl.arange(0, WINDOW, layout=gl.SliceLayout(1, win))
+    col = gl.arange(0, S, layout=gl.SliceLayout(0, win))
+    words_at = gl.expand_dims(col * WPV, 0)
+    # Shifts of the window's entries (j tiles between entry j and the window's end).
+    cj = _coefficients(j.to(gl.int64) * ROWS, Q)
+    acc = ()
+    for r in gl.static_range(Q):
+        acc = acc + (gl.full([S], 0, ACC, layout=gl.SliceLayout(0, win)),)
+    folded = vid * 0  # tiles folded so far (int64)
+    done = vid <= 0
+    while not done:
+        tile = vid - 1 - folded - j
+        valid = tile >= 0
+        probe = (gl.load(status_ptr + tile * NW, mask=valid, other=0, volatile=True) >> 32).to(gl.int32)
+        seen = gl.where(valid & ((probe >> 2) == epoch), probe & 3, 0)
+        nearest_prefix = gl.min(gl.where(seen == FLAG_PREFIX, j, WINDOW), 0)
+        not_ready = gl.min(gl.where(seen == 0, j, WINDOW), 0)
+        wanted = j < gl.where(nearest_prefix < not_ready, nearest_prefix + 1, not_ready)
+        ptrs = status_ptr + gl.expand_dims(tile * NW, 1) + words_at
+        mask = gl.expand_dims(wanted, 1) & (words_at >= 0)
+        tag = probe
+        same = wanted
+        vals = ()
+        for r in gl.static_range(Q):
+            value = gl.full([WINDOW, S], 0, gl.int64, layout=win)
+            for h in gl.static_range(WPV):
+                w = gl.load(ptrs + (r * S * WPV + h), mask=mask, other=0, volatile=True)
+                wt = (w >> 32).to(gl.int32)
+                lo = gl.min(wt, 1)
+                hi = gl.max(wt, 1)
+                if r == 0 and h == 0:
+                    tag = lo
+                same = same & (lo == tag) & (hi == tag)
+                value = value | ((w & 0xFFFFFFFF) << (32 * h))
+            vals = vals + (value.to(ACC),)
+        state = gl.where(same & ((tag >> 2) == epoch), tag & 3, 0)
+        nearest_prefix = gl.min(gl.where(state == FLAG_PREFIX, j, WINDOW), 0)
+        not_ready = gl.min(gl.where(state == 0, j, WINDOW), 0)
+        done = nearest_prefix < not_ready
+        limit = gl.where(done, nearest_prefix + 1, not_ready)
+        take = gl.expand_dims(j < limit, 1)
+        cm = _coefficients(folded * ROWS, Q)  # this window's entries lie before the folded tiles
+        part = ()
+        for r in gl.static_range(Q):
+            coefs = ()
+            for k in gl.static_range(r + 1):
+                coefs = coefs + (gl.expand_dims(cj[k].to(ACC), 1),)
+            part = part + (gl.reduce(gl.where(take, _shift(vals, coefs, r), 0), 0, _add),)
+        total = ()
+        for r in gl.static_range(Q):
+            own = acc[r]
+            for p in gl.static_range(r + 1):
+                own = own + cm[r - p].to(ACC) * part[p]
+            total = total + (own,)
+        acc = total
+        folded = folded + limit
+    return acc
+
+
+@jit(do_not_specialize=["tile_base", "epoch", "lookback"])
+def orders_kernel(x_ptr, y_ptr, status_ptr, counter_ptr, length, tiles, tile_base, epoch, lookback,
+                  ACC: tl.constexpr, Q: tl.constexpr, S: tl.constexpr, R: tl.constexpr, V: tl.constexpr,
+                  WARPS: tl.constexpr, WINDOW: tl.constexpr, WPV: tl.constexpr, PREFIXES: tl.constexpr):
+    """Order Q, tuple size S (a power of two dividing R) inclusive sums of ``length``
+    elements in tiles of 32 * WARPS * R; ``tiles`` of them, ids from ``counter_ptr``
+    minus ``tile_base``; V elements per 16-byte vector.  ``PREFIXES=False`` (tests only)
+    publishes no inclusive prefix but tile 0's, so every look-back folds aggregates
+    through windows down to tile 0: the interpreter runs tiles in order and would
+    otherwise only ever fold one inclusive predecessor.  ``lookback=0`` (studies
+    only: wrong results) takes every tile's prefix as zero, to time the rest."""
+    T: tl.constexpr = 32 * WARPS
+    G: tl.constexpr = R // S
+    BLOCK: tl.constexpr = T * R
+    ROWS: tl.constexpr = BLOCK // S
+    NW: tl.constexpr = Q * S * WPV
+    if S >= V:
+        io: tl.constexpr = gl.BlockedLayout([1, 1, V], [32 * V // R, G, S // V], [WARPS, 1, 1], [2, 1, 0])
+    else:
+        io: tl.constexpr = gl.BlockedLayout([1, V // S, S], [32 * V // R, G * S // V, 1], [WARPS, 1, 1], [2, 1, 0])
+    rows: tl.constexpr = gl.BlockedLayout([1, G, S], [32, 1, 1], [WARPS, 1, 1], [2, 1, 0])
+    cols: tl.constexpr = gl.SliceLayout(1, rows)  # [T, S]: a thread's columns
+    flat: tl.constexpr = gl.BlockedLayout([1, S], [32, 1], [WARPS, 1], [1, 0])
+    win: tl.constexpr = gl.BlockedLayout([1, S], [32, 1], [1, WARPS], [1, 0])  # see _lookback
+
+    if tiles == 1:
+        vid = gl.program_id(0).to(gl.int64)
+    else:
+        vid = gl.atomic_add(counter_ptr, 1, sem="relaxed") - tile_base
+    start = vid * BLOCK
+    t_io = gl.arange(0, T, layout=gl.SliceLayout(1, gl.SliceLayout(2, io)))
+    g_io = gl.arange(0, G, layout=gl.SliceLayout(0, gl.SliceLayout(2, io)))
+    c_io = gl.arange(0, S, layout=gl.SliceLayout(0, gl.SliceLayout(1, io)))
+    offs = (gl.expand_dims(gl.expand_dims(t_io * R, 1), 2) + gl.expand_dims(gl.expand_dims(g_io * S, 0), 2)
+            + gl.expand_dims(gl.expand_dims(c_io, 0), 1))
+    full = start + BLOCK <= length
+    if full:
+        x = gl.load(x_ptr + start + offs)
+    else:
+        x = gl.load(x_ptr + start + offs, mask=offs < length - start, other=0)
+    x = gl.convert_layout(x.to(ACC), rows)
+
+    # Row sums of orders 1..Q (order r's sum is the sum of order r - 1's local scan).
+    sums = ()
+    y = x
+    for r in gl.static_range(Q):
+        sums = sums + (gl.reduce(y, 1, _add),)
+        if r < Q - 1:
+            y = gl.associative_scan(y, 1, _add)
+
+    # Each row's carry inside the tile (exclusive over threads), order by order: a row's
+    # order-r vector, shifted across its G rows, enters the next row's.
+    cg = _coefficients(vid * 0 + G, Q)
+    excl = ()
+    incl = ()
+    for r in gl.static_range(Q):
+        term = sums[r]
+        for p in gl.static_range(r):
+            term = term + cg[r - p].to(ACC) * excl[p]
+        scanned = _thread_scan(term, flat, cols)
+        excl = excl + (scanned - term,)
+        incl = incl + (scanned,)
+
+    thread = gl.arange(0, T, layout=gl.SliceLayout(1, cols))
+    col = gl.expand_dims(thread * 0, 1) + gl.expand_dims(gl.arange(0, S, layout=gl.SliceLayout(0, cols)), 0)
+    last_thread = gl.expand_dims(thread == T - 1, 1) & (col >= 0)
+    publishes = vid < tiles - 1
+    if vid == 0:
+        _publish(status_ptr, incl, col, last_thread & publishes, (epoch * 4 + FLAG_PREFIX).to(gl.int64) << 32,
+                 Q, S, WPV)
+    else:
+        _publish(status_ptr + vid * NW, incl, col, last_thread & publishes,
+                 (epoch * 4 + FLAG_AGGREGATE).to(gl.int64) << 32, Q, S, WPV)
+
+    prefix = _lookback(status_ptr, vid * lookback, epoch, ACC, Q, S, WPV, ROWS, WINDOW, win)
+    carried = ()
+    for r in gl.static_range(Q):
+        carried = carried + (gl.expand_dims(gl.convert_layout(prefix[r], gl.SliceLayout(0, cols)), 0),)
+    if vid > 0 and PREFIXES:
+        ct = _coefficients(vid * 0 + ROWS, Q)
+        inclusive = ()
+        for r in gl.static_range(Q):
+            own = incl[r]
+            for p in gl.static_range(r + 1):
+                own = own + ct[r - p].to(ACC) * carried[p]
+            inclusive = inclusive + (own,)
+        _publish(status_ptr + vid * NW, inclusive, col, last_thread & publishes,
+                 (epoch * 4 + FLAG_PREFIX).to(gl.int64) << 32, Q, S, WPV)
+
+    # Seeds: each row's carry plus the tile's prefix shifted across the rows before it.
+    cv = _coefficients(thread.to(gl.int64) * G, Q)
+    y = x
+    for r in gl.static_range(Q):
+        seed = excl[r]
+        for p in gl.static_range(r + 1):
+            seed = seed + gl.expand_dims(cv[r - p].to(ACC), 1) * carried[p]
+        y = gl.associative_scan(y, 1, _add) + gl.expand_dims(seed, 1)
+    out = gl.convert_layout(y, io).to(y_ptr.dtype.element_ty)
+    if full:
+        gl.store(y_ptr + start + offs, out)
+    else:
+        gl.store(y_ptr + start + offs, out, mask=offs < length - start)
