@@ -31,10 +31,12 @@ def main() -> int:
         x = torch.randint(-99, 99, (n,), device="cuda", dtype=dtype)
         y = torch.empty_like(x)
         copy = statistics.median(_time_cuda_events([lambda: y.copy_(x)], 20, 1e-5))
-        for order, tuple_size in ((2, 1), (5, 1), (8, 1), (1, 2), (1, 8), (1, 32)):
-            for words, lookback in ((32, True), (8, True), (32, False)):
+        tiles = ((32, 4), (32, 8), (64, 4), (64, 8)) if dtype == torch.int32 else ((16, 4), (16, 8), (32, 4), (32, 8))
+        for order, tuple_size in ((2, 1), (5, 1), (8, 1), (1, 8), (2, 2)):  # run h, call 5
+            for tile in tiles:
+                words, lookback = 32, True
                 fn = lambda: launch._launch_blocked(x, y, dtype, n, order, tuple_size, torch, stream, False,  # noqa
-                                                    window=words, lookback=lookback)
+                                                    window=words, lookback=lookback, tile=tile)
                 try:
                     fn()
                     torch.cuda.synchronize()
@@ -42,7 +44,7 @@ def main() -> int:
                     print(order, tuple_size, words, lookback, "failed:", str(exc).splitlines()[-1:], flush=True)
                     continue
                 sec = statistics.median(_time_cuda_events([fn], 10, 1e-5))
-                rec = dict(dtype=str(dtype).split(".")[-1], order=order, tuple_size=tuple_size, window=words,
+                rec = dict(dtype=str(dtype).split(".")[-1], order=order, tuple_size=tuple_size, window=words, tile=tile,
                            lookback=lookback, ratio_to_copy=copy / sec)
                 records.append(rec)
                 print(rec, flush=True)

@@ -28,7 +28,7 @@ import triton.language as tl  # noqa: E402
 
 import prefixscan as ps  # noqa: E402
 import oracle  # noqa: E402
-from prefixscan.backends.triton import kernels  # noqa: E402
+from prefixscan.backends.triton import blocked, kernels  # noqa: E402
 from prefixscan.dispatch import interpreter_mode  # noqa: E402
 
 if not CUDA and not interpreter_mode():
@@ -212,8 +212,9 @@ def test_masked_columns_dispatch(monkeypatch):
                                      ((150,), "float32", dict(tuple_size=3), kernels.scan_cols_kernel),
                                      ((50, 4), "float32", dict(axis=0), kernels.scan_2d_kernel),
                                      ((50, 2), "int64", dict(axis=0, op="max"), kernels.scan_2d_kernel),
-                                     ((50, 4), "int32", dict(axis=0), blocked.orders_kernel),
-                                     ((50, 2), "int64", dict(axis=0), blocked.orders_kernel),
+                                     ((50, 4), "int32", dict(axis=0), kernels.scan_2d_kernel),
+                                     ((50, 8), "int32", dict(axis=0), blocked.orders_kernel),
+                                     ((50, 2), "int64", dict(axis=0), kernels.scan_2d_kernel),
                                      ((3, 50, 2), "int32", dict(axis=1), kernels.scan_cols_kernel),
                                      ((100,), "int32", dict(tuple_size=2, order=2), blocked.orders_kernel),
                                      ((100,), "float32", dict(tuple_size=2, order=2), kernels.scan_2d_kernel),
@@ -495,6 +496,7 @@ def test_blocked_orders(order, tuple_size, dtype, prefixes, monkeypatch):
     from prefixscan.backends.triton import blocked, launch
 
     monkeypatch.setattr(launch, "BLOCKED_PREFIXES", prefixes)
+    monkeypatch.setattr(launch, "BLOCKED_ORDERS", "always")
     kernels_run = []
     real = launch._run
     monkeypatch.setattr(launch, "_run", lambda *a, **kw: (kernels_run.append(a[0]), real(*a, **kw))[1])
@@ -520,9 +522,21 @@ def test_blocked_single_tile_then_many():
     rng = np.random.default_rng(8)
     for n in (5, 3 * _blocked_tiles(4, 1) + 1, 1, 2 * _blocked_tiles(4, 1) + 7):
         x = random_data(rng, "int32", n)
-        got = ps.scan(to_device(x), order=2, backend="triton").cpu().numpy()
-        expected = np.cumsum(np.cumsum(x, dtype=np.int32), dtype=np.int32)
+        got = ps.scan(to_device(x), order=3, backend="triton").cpu().numpy()
+        expected = np.cumsum(np.cumsum(np.cumsum(x, dtype=np.int32), dtype=np.int32), dtype=np.int32)
         np.testing.assert_array_equal(got, expected, err_msg=f"n={n}")
+
+
+gl = blocked.gl  # Gluon's language, or its stand-in under the interpreter
+
+
+@blocked.jit
+def _coefficients_kernel(l_ptr, out_ptr, Q: tl.constexpr, N: tl.constexpr):
+    layout: tl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
+    i = gl.arange(0, N, layout=layout)
+    coefs = blocked._coefficients(gl.load(l_ptr + i), Q)
+    for k in gl.static_range(Q):
+        gl.store(out_ptr + k * N + i, coefs[k])
 
 
 def test_blocked_coefficients():
@@ -530,33 +544,22 @@ def test_blocked_coefficients():
     integers, for lengths around powers of two and up to 2^62."""
     import math
 
-    from prefixscan.backends.triton import blocked
-
-    gl, tl_ = blocked.gl, tl
     n = 128
-
-    @blocked.jit
-    def coefficients_kernel(l_ptr, out_ptr, Q: tl.constexpr, N: tl.constexpr):
-        layout: tl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
-        i = gl.arange(0, N, layout=layout)
-        coefs = blocked._coefficients(gl.load(l_ptr + i), Q)
-        for k in gl.static_range(Q):
-            gl.store(out_ptr + k * N + i, coefs[k])
-
     rng = np.random.default_rng(5)
     lengths = np.concatenate([np.arange(0, 40), [1 << p for p in range(6, 62, 3)],
                               [(1 << p) - 1 for p in range(6, 62, 3)], [(1 << p) + 3 for p in range(6, 62, 3)],
                               rng.integers(0, 1 << 62, n)])[:n].astype(np.int64)
     out = to_device(np.zeros(8 * n, np.int64))
-    coefficients_kernel[(1,)](to_device(lengths), out, Q=8, N=n, num_warps=4)
+    _coefficients_kernel[(1,)](to_device(lengths), out, Q=8, N=n, num_warps=4)
     got = out.cpu().numpy().view(np.uint64).reshape(8, n)
     for k in range(8):
         want = [(1 if k == 0 else 0) if int(L) == 0 else math.comb(int(L) + k - 1, k) % (1 << 64) for L in lengths]
         np.testing.assert_array_equal(got[k], np.array(want, dtype=np.uint64), err_msg=f"k={k}")
 
 
-def test_blocked_applies():
-    """Which scans take the one-look-back kernel (and the rest the general kernels)."""
+def test_blocked_applies(monkeypatch):
+    """Which scans take the one-look-back kernel: where it can ("always"), and by default
+    where it measured faster; the rest the general kernels."""
     from prefixscan._normalize import make_config
     from prefixscan.backends.triton import launch
 
@@ -565,6 +568,7 @@ def test_blocked_applies():
                        algorithm=None, deterministic=False, strategy=None), **kw)
         return launch.blocked_applies(make_config(op, **kw), [getattr(torch, dtype)], B, K, has_init)
 
+    monkeypatch.setattr(launch, "BLOCKED_ORDERS", "always")
     assert applies() and applies(dtype="int64", order=8) and applies(order=1, K=32) and applies(order=5, K=4)
     assert applies(deterministic=True)  # integer sums are exact in any order
     assert not applies(order=1)  # plain scans keep the tuned kernels
@@ -572,6 +576,14 @@ def test_blocked_applies():
     assert not applies(dtype="float32") and not applies(dtype="int16") and not applies(op="max")
     assert not applies(inclusive=False) and not applies(reverse=True) and not applies(has_init=True)
     assert not applies(strategy="chained") and applies(strategy="decoupled_lookback")
+    monkeypatch.setattr(launch, "BLOCKED_ORDERS", "measured")
+    assert applies(order=2, K=2) and applies(dtype="int64", order=2) and applies(order=3) and applies(order=8)
+    assert applies(order=1, K=8)
+    assert not applies(order=2) and not applies(order=1, K=2) and not applies(order=1, K=4)
+    assert not applies(dtype="int64", order=1, K=8) and not applies(order=1, K=32)
+    assert not applies(K=3, order=5)
+    monkeypatch.setattr(launch, "BLOCKED_ORDERS", "never")
+    assert not applies(order=5)
 
 
 CAPPED_CASES = [("int64", 1, 1), ("float64", 1, 1), ("int32", 2, 1), ("int32", 5, 1), ("int32", 1, 3),

@@ -332,8 +332,9 @@ def _launch(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, confi
 
 _launch_chained = functools.partial(_launch, chained=True)
 
-#: Switch for :func:`blocked_applies` (studies compare with the loop over orders).
-BLOCKED_ORDERS = True
+#: Which scans take :func:`_launch_blocked`: "measured" (where it measured faster, see
+#: :func:`blocked_applies`), "always" (wherever it can: tests, studies) or "never".
+BLOCKED_ORDERS = "measured"
 #: Test switch: tiles publish aggregates only (tile 0 its prefix), so that look-backs
 #: in the interpreter, which runs tiles in order, fold windows of aggregates.
 BLOCKED_PREFIXES = True
@@ -341,25 +342,39 @@ _BLOCKED_ACCS = ("torch.int32", "torch.int64")
 
 
 def blocked_applies(config, accs, B: int, K: int, has_init: bool) -> bool:
-    """Whether :func:`_launch_blocked` takes the scan: an inclusive forward integer sum
-    of order 2..8 or of a power-of-two tuple size (K streams, up to 32), one lane, no
-    init, strategy auto or decoupled look-back."""
+    """Whether :func:`_launch_blocked` takes the scan.  It can take an inclusive forward
+    integer sum of order 1..8 with a power-of-two tuple size (K streams, up to 32), one
+    lane, no init, strategy auto or decoupled look-back.  It does where it measured
+    faster than the general kernels (H100, 2^27, run h, calls 4-5): orders >= 2 with
+    tuple sizes >= 2 (int32 order 2 tuple 2: 0.90 of copy against 0.19), int64 orders
+    >= 2 (order 2: 0.85 against 0.76, 5: 0.54 / 0.41, 8: 0.31 / 0.28), int32 orders >= 3
+    (5: 0.73 / 0.66, 8: 0.61 / 0.49; order 2 stays: 0.91 / 0.98), int32 tuple size 8
+    (0.86 / 0.73).  Elsewhere the general kernels won (int64 tuples: 0.36 / 0.83)."""
     monoid = config.monoid
-    return (BLOCKED_ORDERS and (config.order > 1 or K > 1) and config.order <= 8 and B == 1 and K <= 32
-            and K & (K - 1) == 0 and len(accs) == 1 and str(accs[0]) in _BLOCKED_ACCS
-            and getattr(monoid, "builtin", False) and monoid.name == "add" and config.inclusive
-            and not config.reverse and not has_init and config.strategy in ("auto", "decoupled_lookback"))
+    order = config.order
+    possible = (BLOCKED_ORDERS != "never" and (order > 1 or K > 1) and order <= 8 and B == 1 and K <= 32
+                and K & (K - 1) == 0 and len(accs) == 1 and str(accs[0]) in _BLOCKED_ACCS
+                and getattr(monoid, "builtin", False) and monoid.name == "add" and config.inclusive
+                and not config.reverse and not has_init and config.strategy in ("auto", "decoupled_lookback"))
+    if not possible or BLOCKED_ORDERS == "always":
+        return possible
+    wide = accs[0].itemsize == 8
+    if order > 1:
+        return K > 1 or wide or order >= 3
+    return not wide and K == 8
 
 
 def blocked_tile(itemsize: int, tuple_size: int, interpreter: bool) -> tuple[int, int]:
     """(R elements per thread, warps) of :func:`.blocked.orders_kernel`'s tiles.  Tile-local
     (H100, run h, call 1), every R/warps tried ran at 1.00 of copy except int64 order 8
-    at 8 warps (0.91-0.93); larger tiles mean fewer look-backs.  The interpreter: one
+    at 8 warps (0.91-0.93); with the look-back (call 5) larger rows and 4 warps won:
+    int32 rows of 64 against 32 took order 5 from 0.54 to 0.73 of copy and tuple size 8
+    from 0.65 to 0.86, int64 rows of 32 against 16 order 2 from 0.67 to 0.85; 8 warps lost.  The interpreter: one
     warp and short rows, so small tests span many tiles."""
     vector = 16 // itemsize
     if interpreter:
         return max(tuple_size, vector), 1
-    return max(tuple_size, 32 if itemsize == 4 else 16), 4
+    return max(tuple_size, 64 if itemsize == 4 else 32), 4
 
 
 #: Entries a look-back step covers (their first words probed, then all words of
@@ -368,13 +383,14 @@ BLOCKED_WINDOW = 32
 
 
 def _launch_blocked(x, y, acc, length: int, order: int, tuple_size: int, torch, stream: int, interpreter: bool,
-                    window: int | None = None, lookback: bool = True):
+                    window: int | None = None, lookback: bool = True, tile: tuple | None = None):
     """One launch of :func:`.blocked.orders_kernel` over ``length`` elements (studies:
-    ``window`` entries, and ``lookback=False`` for wrong results without the look-back)."""
+    ``window`` entries, ``tile`` = (rows, warps), and ``lookback=False`` for wrong results
+    without the look-back)."""
     from . import blocked
 
     itemsize = acc.itemsize
-    rows, warps = blocked_tile(itemsize, tuple_size, interpreter)
+    rows, warps = tile or blocked_tile(itemsize, tuple_size, interpreter)
     block = 32 * warps * rows
     tiles = -(-length // block)
     words = order * tuple_size * (itemsize // 4)  # status words per entry
