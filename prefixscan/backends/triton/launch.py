@@ -348,8 +348,10 @@ def blocked_applies(config, accs, B: int, K: int, has_init: bool) -> bool:
     faster than the general kernels (H100, 2^27, run h, calls 4-5): orders >= 2 with
     tuple sizes >= 2 (int32 order 2 tuple 2: 0.90 of copy against 0.19), int64 orders
     >= 2 (order 2: 0.85 against 0.76, 5: 0.54 / 0.41, 8: 0.31 / 0.28), int32 orders >= 3
-    (5: 0.73 / 0.66, 8: 0.61 / 0.49; order 2 stays: 0.91 / 0.98), int32 tuple size 8
-    (0.86 / 0.73).  Elsewhere the general kernels won (int64 tuples: 0.36 / 0.83)."""
+    (5: 0.73 / 0.66, 8: 0.61 / 0.49; order 2 stays: 0.91 / 0.98), int32 tuple sizes 4 and
+    8 (0.92 / 0.83 and 0.86 / 0.73; a (2^25, 4) int32 scan along axis 0: 0.92 / 0.83, call
+    6).  Elsewhere the general kernels won (int64 tuples: 0.36 / 0.83 at 8, int32 tuple
+    size 2: 0.93 / 0.95, 16: 0.56 / 0.59)."""
     monoid = config.monoid
     order = config.order
     possible = (BLOCKED_ORDERS != "never" and (order > 1 or K > 1) and order <= 8 and B == 1 and K <= 32
@@ -361,7 +363,7 @@ def blocked_applies(config, accs, B: int, K: int, has_init: bool) -> bool:
     wide = accs[0].itemsize == 8
     if order > 1:
         return K > 1 or wide or order >= 3
-    return not wide and K == 8
+    return not wide and K in (4, 8)
 
 
 def blocked_tile(itemsize: int, tuple_size: int, interpreter: bool) -> tuple[int, int]:
