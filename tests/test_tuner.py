@@ -603,10 +603,14 @@ def test_occupancy_caps_the_registers_of_every_look_back_kernel(launches, shape,
     ((16384, 4), (1 << 17) + 3, 2, 1, None),  # a tile the variants were not measured at
     ((4096, 4), 3 << 16, 1, 2, None),  # columns, K = 2: not measured to gain
 ])
-def test_kernel_variants_get_their_measured_occupancy(launches, tile, shape, order, tuple_size, cap):
+def test_kernel_variants_get_their_measured_occupancy(launches, monkeypatch, tile, shape, order, tuple_size, cap):
     """The order-2, ordered and masked-columns kernels borrow the plain kernels' tuned
     tile but not its register cap: theirs comes from launch.VARIANT_OCCUPANCY, for
-    the tiles it was measured at (32-bit words of tile data per thread)."""
+    the tiles it was measured at (32-bit words of tile data per thread).  The general
+    kernels only: integer orders >= 3 otherwise take blocked.orders_kernel."""
+    from prefixscan.backends.triton import launch
+
+    monkeypatch.setattr(launch, "BLOCKED_ORDERS", "never")
     block, warps = tile
     table_tile = TileConfig(block, warps, 16, D4.max_kb, D4.packed, occupancy=4)
     result = searched({C("decoupled_lookback", 16384): 1.0, at.Candidate("decoupled_lookback", table_tile): 0.5})
