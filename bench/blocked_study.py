@@ -103,7 +103,7 @@ def blocked_tuples(x_ptr, y_ptr, S: gl.constexpr, R: gl.constexpr, V: gl.constex
 def main() -> int:
     import torch
 
-    from tile_study import orders_reduce_scan  # noqa: E402
+    from tile_study import orders_reduce_scan, tile_orders  # noqa: E402
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--json", required=True)
@@ -118,17 +118,11 @@ def main() -> int:
         case = case_recorder(records, x, y, copy)
         v = 16 // x.element_size()
         for q in (1, 2, 5, 8):
-            def repeated(block, q=q):
-                t = x.view(-1, block)
-                for _ in range(q):
-                    t = torch.cumsum(t, 1, dtype=dtype)
-                return t.reshape(-1)
-
             block = 4096
             agg = torch.empty(n // block, dtype=dtype, device="cuda")
             case(f"order {q} striped reduce+scan b={block}",
                  lambda: orders_reduce_scan[(n // block,)](x, y, agg, Q=q, BLOCK=block, num_warps=4),
-                 lambda: repeated(block), block=block, warps=4, order=q, design="striped")
+                 lambda: tile_orders(x, block, q), block=block, warps=4, order=q, design="striped")
             for rr in (16, 32) if v == 4 else (8, 16):
                 for warps in (4, 8):
                     block = 32 * warps * rr

@@ -64,6 +64,16 @@ def orders_two_pass(x_ptr, y_ptr, Q: tl.constexpr, BLOCK: tl.constexpr):
     tl.store(y_ptr + pid * BLOCK + off, v)
 
 
+def tile_orders(x, block: int, q: int):
+    """The reference of tile-local order-q scans: q cumulative sums of each tile of ``block``."""
+    import torch
+
+    v = x.view(-1, block)
+    for _ in range(q):
+        v = torch.cumsum(v, 1, dtype=x.dtype)
+    return v.reshape(-1)
+
+
 def main() -> int:
     import torch
 
@@ -93,14 +103,9 @@ def main() -> int:
             grid = (n // block,)
             agg = torch.empty(n // block, dtype=dtype, device="cuda")
             for q in (1, 2, 5, 8):
-                def repeated(q=q):
-                    v = x.view(-1, block)
-                    for _ in range(q):
-                        v = torch.cumsum(v, 1, dtype=dtype)
-                    return v.reshape(-1)
-
                 case(f"order {q} reduce+scan b={block}",
-                     lambda: orders_reduce_scan[grid](x, y, agg, Q=q, BLOCK=block, num_warps=warps), repeated,
+                     lambda: orders_reduce_scan[grid](x, y, agg, Q=q, BLOCK=block, num_warps=warps),
+                     lambda: tile_orders(x, block, q),
                      block=block, warps=warps, order=q, design="reduce+scan")
                 case(f"order {q} 2q scans b={block}",
                      lambda: orders_two_pass[grid](x, y, Q=q, BLOCK=block, num_warps=warps),

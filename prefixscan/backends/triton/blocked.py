@@ -163,12 +163,38 @@ def _publish(entry_ptr, values, col, mask, tag, Q: tl.constexpr, S: tl.constexpr
 
 
 @jit
-def _shift(values, coefs, r: tl.constexpr):
-    """Order r of the binomial shift: ``sum_{p <= r} coefs[r - p] * values[p]``."""
-    out = values[r]
-    for p in gl.static_range(r):
+def _shift_into(base, values, coefs, r: tl.constexpr, UPTO: tl.constexpr):
+    """``base + sum_{p < UPTO} coefs[r - p] * values[p]``: order r of the binomial shift of
+    ``values`` (coefficients from :func:`_coefficients`, in the values' dtype and
+    broadcastable to them) added to ``base``.  UPTO = r + 1 shifts every order; UPTO = r
+    leaves order r itself out (coefs[0] is 1)."""
+    out = base
+    for p in gl.static_range(UPTO):
         out = out + coefs[r - p] * values[p]
     return out
+
+
+@jit
+def _cast(coefs, ACC: tl.constexpr, AXIS: tl.constexpr):
+    """Coefficients in the accumulator dtype, with a unit axis at AXIS (-1: none)."""
+    out = ()
+    for k in gl.static_range(len(coefs)):
+        c = coefs[k].to(ACC)
+        if AXIS >= 0:
+            c = gl.expand_dims(c, AXIS)
+        out = out + (c,)
+    return out
+
+
+@jit
+def _fold_extent(state, j, WINDOW: tl.constexpr):
+    """(whether the window holds the prefix to stop at, how many entries fold): entries
+    up to the nearest inclusive prefix if no entry before it is not ready, else the
+    entries before the first one not ready."""
+    nearest_prefix = gl.min(gl.where(state == FLAG_PREFIX, j, WINDOW), 0)
+    not_ready = gl.min(gl.where(state == 0, j, WINDOW), 0)
+    found = nearest_prefix < not_ready
+    return found, gl.where(found, nearest_prefix + 1, not_ready)
 
 
 @jit
@@ -190,7 +216,7 @@ def _lookback(status_ptr, vid, epoch, ACC: tl.constexpr, Q: tl.constexpr, S: tl.
     col = gl.arange(0, S, layout=gl.SliceLayout(0, win))
     words_at = gl.expand_dims(col * WPV, 0)
     # Shifts of the window's entries (j tiles between entry j and the window's end).
-    cj = _coefficients(j.to(gl.int64) * ROWS, Q)
+    cj = _cast(_coefficients(j.to(gl.int64) * ROWS, Q), ACC, 1)
     acc = ()
     for r in gl.static_range(Q):
         acc = acc + (gl.full([S], 0, ACC, layout=gl.SliceLayout(0, win)),)
@@ -201,9 +227,8 @@ def _lookback(status_ptr, vid, epoch, ACC: tl.constexpr, Q: tl.constexpr, S: tl.
         valid = tile >= 0
         probe = (gl.load(status_ptr + tile * NW, mask=valid, other=0, volatile=True) >> 32).to(gl.int32)
         seen = gl.where(valid & ((probe >> 2) == epoch), probe & 3, 0)
-        nearest_prefix = gl.min(gl.where(seen == FLAG_PREFIX, j, WINDOW), 0)
-        not_ready = gl.min(gl.where(seen == 0, j, WINDOW), 0)
-        wanted = j < gl.where(nearest_prefix < not_ready, nearest_prefix + 1, not_ready)
+        _, extent = _fold_extent(seen, j, WINDOW)
+        wanted = j < extent
         ptrs = status_ptr + gl.expand_dims(tile * NW, 1) + words_at
         mask = gl.expand_dims(wanted, 1) & (words_at >= 0)
         tag = probe
@@ -222,24 +247,15 @@ def _lookback(status_ptr, vid, epoch, ACC: tl.constexpr, Q: tl.constexpr, S: tl.
                 value = value | ((w & 0xFFFFFFFF) << (32 * h))
             vals = vals + (value.to(ACC),)
         state = gl.where(same & ((tag >> 2) == epoch), tag & 3, 0)
-        nearest_prefix = gl.min(gl.where(state == FLAG_PREFIX, j, WINDOW), 0)
-        not_ready = gl.min(gl.where(state == 0, j, WINDOW), 0)
-        done = nearest_prefix < not_ready
-        limit = gl.where(done, nearest_prefix + 1, not_ready)
+        done, limit = _fold_extent(state, j, WINDOW)
         take = gl.expand_dims(j < limit, 1)
-        cm = _coefficients(folded * ROWS, Q)  # this window's entries lie before the folded tiles
         part = ()
         for r in gl.static_range(Q):
-            coefs = ()
-            for k in gl.static_range(r + 1):
-                coefs = coefs + (gl.expand_dims(cj[k].to(ACC), 1),)
-            part = part + (gl.reduce(gl.where(take, _shift(vals, coefs, r), 0), 0, _add),)
+            part = part + (gl.reduce(gl.where(take, _shift_into(vals[r], vals, cj, r, r), 0), 0, _add),)
+        cm = _cast(_coefficients(folded * ROWS, Q), ACC, -1)  # this window lies before the folded tiles
         total = ()
         for r in gl.static_range(Q):
-            own = acc[r]
-            for p in gl.static_range(r + 1):
-                own = own + cm[r - p].to(ACC) * part[p]
-            total = total + (own,)
+            total = total + (_shift_into(acc[r], part, cm, r, r + 1),)
         acc = total
         folded = folded + limit
     return acc
@@ -297,13 +313,11 @@ def orders_kernel(x_ptr, y_ptr, status_ptr, counter_ptr, length, tiles, tile_bas
 
     # Each row's carry inside the tile (exclusive over threads), order by order: a row's
     # order-r vector, shifted across its G rows, enters the next row's.
-    cg = _coefficients(vid * 0 + G, Q)
+    cg = _cast(_coefficients(vid * 0 + G, Q), ACC, -1)
     excl = ()
     incl = ()
     for r in gl.static_range(Q):
-        term = sums[r]
-        for p in gl.static_range(r):
-            term = term + cg[r - p].to(ACC) * excl[p]
+        term = _shift_into(sums[r], excl, cg, r, r)
         scanned = _thread_scan(term, flat, cols)
         excl = excl + (scanned - term,)
         incl = incl + (scanned,)
@@ -311,37 +325,28 @@ def orders_kernel(x_ptr, y_ptr, status_ptr, counter_ptr, length, tiles, tile_bas
     thread = gl.arange(0, T, layout=gl.SliceLayout(1, cols))
     col = gl.expand_dims(thread * 0, 1) + gl.expand_dims(gl.arange(0, S, layout=gl.SliceLayout(0, cols)), 0)
     last_thread = gl.expand_dims(thread == T - 1, 1) & (col >= 0)
-    publishes = vid < tiles - 1
-    if vid == 0:
-        _publish(status_ptr, incl, col, last_thread & publishes, (epoch * 4 + FLAG_PREFIX).to(gl.int64) << 32,
-                 Q, S, WPV)
-    else:
-        _publish(status_ptr + vid * NW, incl, col, last_thread & publishes,
-                 (epoch * 4 + FLAG_AGGREGATE).to(gl.int64) << 32, Q, S, WPV)
+    publishes = last_thread & (vid < tiles - 1)
+    # Tile 0's aggregate is its inclusive prefix.
+    flag = gl.where(vid == 0, FLAG_PREFIX, FLAG_AGGREGATE)
+    _publish(status_ptr + vid * NW, incl, col, publishes, (epoch * 4 + flag).to(gl.int64) << 32, Q, S, WPV)
 
     prefix = _lookback(status_ptr, vid * lookback, epoch, ACC, Q, S, WPV, ROWS, WINDOW, win)
     carried = ()
     for r in gl.static_range(Q):
         carried = carried + (gl.expand_dims(gl.convert_layout(prefix[r], gl.SliceLayout(0, cols)), 0),)
     if vid > 0 and PREFIXES:
-        ct = _coefficients(vid * 0 + ROWS, Q)
+        ct = _cast(_coefficients(vid * 0 + ROWS, Q), ACC, -1)
         inclusive = ()
         for r in gl.static_range(Q):
-            own = incl[r]
-            for p in gl.static_range(r + 1):
-                own = own + ct[r - p].to(ACC) * carried[p]
-            inclusive = inclusive + (own,)
-        _publish(status_ptr + vid * NW, inclusive, col, last_thread & publishes,
-                 (epoch * 4 + FLAG_PREFIX).to(gl.int64) << 32, Q, S, WPV)
+            inclusive = inclusive + (_shift_into(incl[r], carried, ct, r, r + 1),)
+        _publish(status_ptr + vid * NW, inclusive, col, publishes, (epoch * 4 + FLAG_PREFIX).to(gl.int64) << 32,
+                 Q, S, WPV)
 
     # Seeds: each row's carry plus the tile's prefix shifted across the rows before it.
-    cv = _coefficients(thread.to(gl.int64) * G, Q)
+    cv = _cast(_coefficients(thread.to(gl.int64) * G, Q), ACC, 1)
     y = x
     for r in gl.static_range(Q):
-        seed = excl[r]
-        for p in gl.static_range(r + 1):
-            seed = seed + gl.expand_dims(cv[r - p].to(ACC), 1) * carried[p]
-        y = gl.associative_scan(y, 1, _add) + gl.expand_dims(seed, 1)
+        y = gl.associative_scan(y, 1, _add) + gl.expand_dims(_shift_into(excl[r], carried, cv, r, r + 1), 1)
     out = gl.convert_layout(y, io).to(y_ptr.dtype.element_ty)
     if full:
         gl.store(y_ptr + start + offs, out)

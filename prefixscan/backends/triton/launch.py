@@ -371,8 +371,8 @@ def blocked_tile(itemsize: int, tuple_size: int, interpreter: bool) -> tuple[int
     (H100, run h, call 1), every R/warps tried ran at 1.00 of copy except int64 order 8
     at 8 warps (0.91-0.93); with the look-back (call 5) larger rows and 4 warps won:
     int32 rows of 64 against 32 took order 5 from 0.54 to 0.73 of copy and tuple size 8
-    from 0.65 to 0.86, int64 rows of 32 against 16 order 2 from 0.67 to 0.85; 8 warps lost.  The interpreter: one
-    warp and short rows, so small tests span many tiles."""
+    from 0.65 to 0.86, int64 rows of 32 against 16 order 2 from 0.67 to 0.85; 8 warps
+    lost.  The interpreter: one warp and short rows, so small tests span many tiles."""
     vector = 16 // itemsize
     if interpreter:
         return max(tuple_size, vector), 1
