@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Device call 6 of run h (H100): the look-back of blocked.orders_kernel in two round
+# Device call 4 of run h (H100): the look-back of blocked.orders_kernel in two round
 # trips (probe the entries' first words over 32 entries, then fetch what folds): where the
 # time goes (bench/lookback_study.py), the comparison with the general kernels and race
 # check (bench/blocked_compare.py), and the GPU tests of the blocked kernel.
