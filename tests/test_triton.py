@@ -213,12 +213,14 @@ def test_masked_columns_dispatch(monkeypatch):
                                      ((50, 4), "float32", dict(axis=0), kernels.scan_2d_kernel),
                                      ((50, 2), "int64", dict(axis=0, op="max"), kernels.scan_2d_kernel),
                                      ((50, 4), "int32", dict(axis=0), blocked.orders_kernel),
-                                     ((50, 16), "int32", dict(axis=0), kernels.scan_2d_kernel),
-                                     ((50, 2), "int64", dict(axis=0), kernels.scan_2d_kernel),
+                                     ((50, 16), "int32", dict(axis=0), blocked.orders_kernel),
+                                     ((50, 2), "int64", dict(axis=0), blocked.orders_kernel),
                                      ((3, 50, 2), "int32", dict(axis=1), kernels.scan_cols_kernel),
                                      ((100,), "int32", dict(tuple_size=2, order=2), blocked.orders_kernel),
                                      ((100,), "float32", dict(tuple_size=2, order=2), kernels.scan_2d_kernel),
-                                     ((99,), "int32", dict(tuple_size=3, order=2), kernels.scan_2d_kernel)):
+                                     ((99,), "int32", dict(tuple_size=3, order=2), kernels.scan_2d_kernel),
+                                     ((50, 32), "int32", dict(axis=0), kernels.scan_2d_kernel),
+                                     ((50, 8), "int64", dict(axis=0), kernels.scan_2d_kernel)):
         kernels_run.clear()
         x = random_data(rng, dtype, shape)
         op = kw.pop("op", "add")
@@ -561,6 +563,15 @@ def test_blocked_coefficients():
         np.testing.assert_array_equal(got[k], np.array(want, dtype=np.uint64), err_msg=f"k={k}")
 
 
+def test_blocked_register_cap():
+    """The register caps of the one-look-back kernel follow the look-back entry's words."""
+    from prefixscan.backends.triton import launch
+
+    assert launch.blocked_register_cap(4, 8, 1) == 96 and launch.blocked_register_cap(8, 1, 4) == 96
+    assert launch.blocked_register_cap(8, 8, 1) == 168
+    assert launch.blocked_register_cap(8, 1, 8) is None and launch.blocked_register_cap(4, 1, 16) is None
+
+
 def test_blocked_applies(monkeypatch):
     """Which scans take the one-look-back kernel: where it can ("always"), and by default
     where it measured faster; the rest the general kernels."""
@@ -582,8 +593,10 @@ def test_blocked_applies(monkeypatch):
     assert not applies(strategy="chained") and applies(strategy="decoupled_lookback")
     monkeypatch.setattr(launch, "BLOCKED_ORDERS", "measured")
     assert applies(order=2, K=2) and applies(dtype="int64", order=2) and applies(order=3) and applies(order=8)
-    assert applies(order=1, K=8) and applies(order=1, K=4)
-    assert not applies(order=2) and not applies(order=1, K=2) and not applies(order=1, K=16)
+    assert applies(order=1, K=8) and applies(order=1, K=4) and applies(order=1, K=16)
+    assert applies(dtype="int64", order=1, K=2) and applies(dtype="int64", order=1, K=4)
+    assert applies(order=1, K=2) and applies(dtype="int64", order=5, K=4) and applies(order=5, K=8)
+    assert not applies(order=2) and not applies(dtype="int64", order=5, K=8)
     assert not applies(dtype="int64", order=1, K=8) and not applies(order=1, K=32)
     assert not applies(K=3, order=5)
     monkeypatch.setattr(launch, "BLOCKED_ORDERS", "never")

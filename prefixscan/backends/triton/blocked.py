@@ -74,8 +74,29 @@ class _Interpreted:
     def convert_layout(value, layout, assert_trivial=False):
         return value
 
+    @staticmethod
+    def allocate_shared_memory(element_ty, shape, layout):
+        return _InterpretedShared(element_ty, shape)
+
+    @staticmethod
+    def thread_barrier():
+        return None
+
     def __getattr__(self, name):
         return getattr(tl, name)
+
+
+class _InterpretedShared:
+    """A shared-memory buffer as the interpreter can run it: the tensor last stored."""
+
+    def __init__(self, element_ty, shape):
+        self.value = tl.zeros(shape, element_ty)
+
+    def load(self, layout):
+        return self.value
+
+    def store(self, value):
+        self.value = value
 
 
 if interpreter_mode():
@@ -84,6 +105,29 @@ if interpreter_mode():
 else:
     gl = _gluon_language
     jit = gluon.jit
+
+
+@triton.constexpr_function
+def _staged_layout(V, R):
+    """Shared layout of a staged tile ([T, R]): rows of R elements swizzled in vectors of V
+    so that the 8 threads of a shared-memory phase, each reading a vector of its own row,
+    hit 8 different bank groups (a row of 16 vectors would otherwise put them all in one)."""
+    chunks = R // V
+    return _gluon_language.SwizzledSharedLayout(V, max(1, 8 // chunks), min(8, chunks), [1, 0])
+
+
+@jit
+def _tile_offsets(T: tl.constexpr, R: tl.constexpr, layout: tl.constexpr):
+    """Offsets in a tile of T rows of R elements ([T, R] in ``layout``)."""
+    return (gl.expand_dims(gl.arange(0, T, layout=gl.SliceLayout(1, layout)) * R, 1)
+            + gl.expand_dims(gl.arange(0, R, layout=gl.SliceLayout(0, layout)), 0))
+
+
+@jit
+def _staged_rows(buf, flat: tl.constexpr, rows: tl.constexpr, T: tl.constexpr, G: tl.constexpr, S: tl.constexpr,
+                 ACC: tl.constexpr):
+    """The staged tile as one row of G x S elements per thread ([T, G, S] in ``rows``)."""
+    return gl.convert_layout(gl.reshape(buf.load(flat), [T, G, S]), rows, assert_trivial=True).to(ACC)
 
 
 @jit
@@ -264,7 +308,8 @@ def _lookback(status_ptr, vid, epoch, ACC: tl.constexpr, Q: tl.constexpr, S: tl.
 @jit(do_not_specialize=["tile_base", "epoch", "lookback"])
 def orders_kernel(x_ptr, y_ptr, status_ptr, counter_ptr, length, tiles, tile_base, epoch, lookback,
                   ACC: tl.constexpr, Q: tl.constexpr, S: tl.constexpr, R: tl.constexpr, V: tl.constexpr,
-                  WARPS: tl.constexpr, WINDOW: tl.constexpr, WPV: tl.constexpr, PREFIXES: tl.constexpr):
+                  WARPS: tl.constexpr, WINDOW: tl.constexpr, WIN_WARPS: tl.constexpr, WPV: tl.constexpr,
+                  PREFIXES: tl.constexpr):
     """Order Q, tuple size S (a power of two dividing R) inclusive sums of ``length``
     elements in tiles of 32 * WARPS * R; ``tiles`` of them, ids from ``counter_ptr``
     minus ``tile_base``; V elements per 16-byte vector.  ``PREFIXES=False`` (tests only)
@@ -277,31 +322,29 @@ def orders_kernel(x_ptr, y_ptr, status_ptr, counter_ptr, length, tiles, tile_bas
     BLOCK: tl.constexpr = T * R
     ROWS: tl.constexpr = BLOCK // S
     NW: tl.constexpr = Q * S * WPV
-    if S >= V:
-        io: tl.constexpr = gl.BlockedLayout([1, 1, V], [32 * V // R, G, S // V], [WARPS, 1, 1], [2, 1, 0])
-    else:
-        io: tl.constexpr = gl.BlockedLayout([1, V // S, S], [32 * V // R, G * S // V, 1], [WARPS, 1, 1], [2, 1, 0])
+    io: tl.constexpr = gl.BlockedLayout([1, V], [32 * V // R, R // V], [WARPS, 1], [1, 0])  # coalesced
+    flat: tl.constexpr = gl.BlockedLayout([1, R], [32, 1], [WARPS, 1], [1, 0])  # a row per thread
     rows: tl.constexpr = gl.BlockedLayout([1, G, S], [32, 1, 1], [WARPS, 1, 1], [2, 1, 0])
     cols: tl.constexpr = gl.SliceLayout(1, rows)  # [T, S]: a thread's columns
-    flat: tl.constexpr = gl.BlockedLayout([1, S], [32, 1], [WARPS, 1], [1, 0])
-    win: tl.constexpr = gl.BlockedLayout([1, S], [32, 1], [1, WARPS], [1, 0])  # see _lookback
+    flat_cols: tl.constexpr = gl.BlockedLayout([1, S], [32, 1], [WARPS, 1], [1, 0])
+    win: tl.constexpr = gl.BlockedLayout([1, S], [32, 1], [WIN_WARPS, WARPS // WIN_WARPS], [1, 0])  # see _lookback
 
     if tiles == 1:
         vid = gl.program_id(0).to(gl.int64)
     else:
         vid = gl.atomic_add(counter_ptr, 1, sem="relaxed") - tile_base
     start = vid * BLOCK
-    t_io = gl.arange(0, T, layout=gl.SliceLayout(1, gl.SliceLayout(2, io)))
-    g_io = gl.arange(0, G, layout=gl.SliceLayout(0, gl.SliceLayout(2, io)))
-    c_io = gl.arange(0, S, layout=gl.SliceLayout(0, gl.SliceLayout(1, io)))
-    offs = (gl.expand_dims(gl.expand_dims(t_io * R, 1), 2) + gl.expand_dims(gl.expand_dims(g_io * S, 0), 2)
-            + gl.expand_dims(gl.expand_dims(c_io, 0), 1))
+    offs = _tile_offsets(T, R, io)
     full = start + BLOCK <= length
+    # The tile goes through shared memory (coalesced in, a row per thread out) and is read
+    # from there again for the output, so that x holds no registers across the look-back.
+    buf = gl.allocate_shared_memory(x_ptr.dtype.element_ty, [T, R], _staged_layout(V, R))
     if full:
-        x = gl.load(x_ptr + start + offs)
+        buf.store(gl.load(x_ptr + start + offs))
     else:
-        x = gl.load(x_ptr + start + offs, mask=offs < length - start, other=0)
-    x = gl.convert_layout(x.to(ACC), rows)
+        buf.store(gl.load(x_ptr + start + offs, mask=offs < length - start, other=0))
+    gl.thread_barrier()
+    x = _staged_rows(buf, flat, rows, T, G, S, ACC)
 
     # Row sums of orders 1..Q (order r's sum is the sum of order r - 1's local scan).
     sums = ()
@@ -318,7 +361,7 @@ def orders_kernel(x_ptr, y_ptr, status_ptr, counter_ptr, length, tiles, tile_bas
     incl = ()
     for r in gl.static_range(Q):
         term = _shift_into(sums[r], excl, cg, r, r)
-        scanned = _thread_scan(term, flat, cols)
+        scanned = _thread_scan(term, flat_cols, cols)
         excl = excl + (scanned - term,)
         incl = incl + (scanned,)
 
@@ -344,10 +387,18 @@ def orders_kernel(x_ptr, y_ptr, status_ptr, counter_ptr, length, tiles, tile_bas
 
     # Seeds: each row's carry plus the tile's prefix shifted across the rows before it.
     cv = _cast(_coefficients(thread.to(gl.int64) * G, Q), ACC, 1)
-    y = x
+    y = _staged_rows(buf, flat, rows, T, G, S, ACC)
     for r in gl.static_range(Q):
         y = gl.associative_scan(y, 1, _add) + gl.expand_dims(_shift_into(excl[r], carried, cv, r, r + 1), 1)
-    out = gl.convert_layout(y, io).to(y_ptr.dtype.element_ty)
+    y = gl.convert_layout(gl.reshape(y, [T, R]), flat, assert_trivial=True).to(y_ptr.dtype.element_ty)
+    if y_ptr.dtype.element_ty == x_ptr.dtype.element_ty:
+        # Back to coalesced through the tile's buffer: each thread overwrites the row only
+        # it read.
+        buf.store(y)
+        gl.thread_barrier()
+        out = buf.load(io)
+    else:
+        out = gl.convert_layout(y, io)
     if full:
         gl.store(y_ptr + start + offs, out)
     else:

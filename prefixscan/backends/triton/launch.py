@@ -345,13 +345,13 @@ def blocked_applies(config, accs, B: int, K: int, has_init: bool) -> bool:
     """Whether :func:`_launch_blocked` takes the scan.  It can take an inclusive forward
     integer sum of order 1..8 with a power-of-two tuple size (K streams, up to 32), one
     lane, no init, strategy auto or decoupled look-back.  It does where it measured
-    faster than the general kernels (H100, 2^27, run h, calls 4-5): orders >= 2 with
-    tuple sizes >= 2 (int32 order 2 tuple 2: 0.90 of copy against 0.19), int64 orders
-    >= 2 (order 2: 0.85 against 0.76, 5: 0.54 / 0.41, 8: 0.31 / 0.28), int32 orders >= 3
-    (5: 0.73 / 0.66, 8: 0.61 / 0.49; order 2 stays: 0.91 / 0.98), int32 tuple sizes 4 and
-    8 (0.92 / 0.83 and 0.86 / 0.73; a (2^25, 4) int32 scan along axis 0: 0.92 / 0.83, call
-    6).  Elsewhere the general kernels won (int64 tuples: 0.36 / 0.83 at 8, int32 tuple
-    size 2: 0.93 / 0.95, 16: 0.56 / 0.59)."""
+    faster than the general kernels (H100, 2^27, ratio to copy, run j call 4): every
+    order >= 2 (int32 order 5: 0.92 against 0.65, int64 order 8: 0.47 / 0.28) but int32
+    order 2 of one stream (0.97 / 0.99) and int64 with tuple sizes >= 8 (order 5 tuple 8:
+    0.11 / 0.23); order 1 with int32 tuple sizes 2 to 16 (0.98 / 0.95 at 2, 0.94 / 0.74
+    at 8, 0.71 / 0.59 at 16) and int64 tuple sizes 2 and 4 (0.96 / 0.88, 0.90 / 0.85).
+    Elsewhere the general kernels (int64 tuple size 8: 0.56 against 0.83, int32 32: 0.53
+    / 0.57)."""
     monoid = config.monoid
     order = config.order
     possible = (BLOCKED_ORDERS != "never" and (order > 1 or K > 1) and order <= 8 and B == 1 and K <= 32
@@ -362,33 +362,48 @@ def blocked_applies(config, accs, B: int, K: int, has_init: bool) -> bool:
         return possible
     wide = accs[0].itemsize == 8
     if order > 1:
-        return K > 1 or wide or order >= 3
-    return not wide and K in (4, 8)
+        return (K > 1 or wide or order >= 3) and not (wide and K >= 8)
+    return K in ((2, 4) if wide else (2, 4, 8, 16))
 
 
 def blocked_tile(itemsize: int, tuple_size: int, interpreter: bool) -> tuple[int, int]:
     """(R elements per thread, warps) of :func:`.blocked.orders_kernel`'s tiles.  Tile-local
     (H100, run h, call 1), every R/warps tried ran at 1.00 of copy except int64 order 8
-    at 8 warps (0.91-0.93); with the look-back (call 5) larger rows and 4 warps won:
-    int32 rows of 64 against 32 took order 5 from 0.54 to 0.73 of copy and tuple size 8
-    from 0.65 to 0.86, int64 rows of 32 against 16 order 2 from 0.67 to 0.85; 8 warps
-    lost.  The interpreter: one warp and short rows, so small tests span many tiles."""
+    at 8 warps (0.91-0.93); with the look-back (run h call 5, run j call 2) rows of 64
+    int32 / 32 int64 elements at 4 warps won: int32 rows of 64 against 32 took order 5
+    from 0.66 to 0.81 of copy, int64 rows of 32 against 16 order 2 from 0.80 to 0.94; 8
+    warps lost.  The interpreter: one warp and short rows, so small tests span many tiles."""
     vector = 16 // itemsize
     if interpreter:
         return max(tuple_size, vector), 1
     return max(tuple_size, 64 if itemsize == 4 else 32), 4
 
 
-#: Entries a look-back step covers (their first words probed, then all words of
-#: those worth folding: blocked._lookback).
-BLOCKED_WINDOW = 32
+def blocked_register_cap(itemsize: int, order: int, tuple_size: int) -> int | None:
+    """``maxnreg`` of :func:`.blocked.orders_kernel` (H100, 2^27, run j call 3): 96
+    registers (5 tiles of 4 warps per SM) where the look-back entry is under 16 words
+    (int64 tuple size 4: 0.89 of copy against 0.80 uncapped, int32 order 8: 0.79 / 0.75,
+    elsewhere within 0.01); int64 order 8 at 168 (0.47 against 0.41); other entries of 16
+    words or more uncapped (int64 tuple size 8: 0.56 against 0.52 at 96)."""
+    words = order * tuple_size * (itemsize // 4)
+    if words < 16:
+        return 96
+    return 168 if order >= 8 and itemsize == 8 else None
+
+
+#: Look-back window: 32 entries per warp, spread over the tile's warps (run j, calls 1-2:
+#: 128 entries over 4 warps against 32 in one warp took int32 order 5 from 0.74 to 0.81 of
+#: copy, int64 order 2 from 0.87 to 0.93, int64 order 8 from 0.31 to 0.42).
+BLOCKED_WINDOW_PER_WARP = 32
 
 
 def _launch_blocked(x, y, acc, length: int, order: int, tuple_size: int, torch, stream: int, interpreter: bool,
-                    window: int | None = None, lookback: bool = True, tile: tuple | None = None):
+                    window: int | None = None, lookback: bool = True, tile: tuple | None = None,
+                    window_warps: int = 1, maxnreg: int | None = None):
     """One launch of :func:`.blocked.orders_kernel` over ``length`` elements (studies:
-    ``window`` entries, ``tile`` = (rows, warps), and ``lookback=False`` for wrong results
-    without the look-back)."""
+    ``window`` entries spread over ``window_warps`` warps and a register cap ``maxnreg``
+    instead of the defaults, ``tile`` = (rows, warps), and ``lookback=False`` for wrong
+    results without the look-back)."""
     from . import blocked
 
     itemsize = acc.itemsize
@@ -396,13 +411,18 @@ def _launch_blocked(x, y, acc, length: int, order: int, tuple_size: int, torch, 
     block = 32 * warps * rows
     tiles = -(-length // block)
     words = order * tuple_size * (itemsize // 4)  # status words per entry
-    window = 2 if interpreter else (window or BLOCKED_WINDOW)
+    if interpreter:
+        window, window_warps, maxnreg = 2, 1, None
+    elif window is None:
+        window, window_warps = BLOCKED_WINDOW_PER_WARP * warps, warps
+        maxnreg = blocked_register_cap(itemsize, order, tuple_size)
     state = _state_for(x.device, stream)
     status, _, _, _ = state.begin(tiles, torch, (acc,), words)
     args = (x, y, status, state.counter, length, tiles, state.tiles_issued, state.epoch, int(lookback))
     constexprs = dict(ACC=blocked.gl.int32 if itemsize == 4 else blocked.gl.int64, Q=order, S=tuple_size, R=rows,
-                      V=16 // itemsize, WARPS=warps, WINDOW=window, WPV=itemsize // 4, PREFIXES=BLOCKED_PREFIXES)
-    _run(blocked.orders_kernel, tiles, warps, stream, interpreter, args, constexprs, (length, tiles))
+                      V=16 // itemsize, WARPS=warps, WINDOW=window, WIN_WARPS=min(window_warps, warps),
+                      WPV=itemsize // 4, PREFIXES=BLOCKED_PREFIXES)
+    _run(blocked.orders_kernel, tiles, warps, stream, interpreter, args, constexprs, (length, tiles), maxnreg)
     if tiles > 1:  # a single tile takes no ticket from the counter
         state.tiles_issued += tiles
     return None, tiles, blocked.orders_kernel, args, constexprs, None

@@ -1,0 +1,129 @@
+"""The one-look-back kernel (``blocked.orders_kernel``) under study knobs, ratio to a copy of
+the same bytes at 2^27 (run j): look-back window sizes (entries per step), the window held
+by one warp (replicated in the others) or spread over the tile's warps, and register caps.
+
+Every variant's output is compared bitwise with the default launch's (same input), so a
+variant that folds wrongly shows as ``equal: false``.  Records are written after each
+case, so a run cut by a time limit keeps what it measured.
+
+    python bench/blocked_knobs_study.py --grid windows --json knobs.json   # call 1
+    python bench/blocked_knobs_study.py --grid tiles --json knobs.json     # call 2
+    python bench/blocked_knobs_study.py --grid stage --json knobs.json     # call 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+
+sys.path.insert(0, ".")
+
+# (dtype, order, tuple size) in the order they are measured.
+CASES = (("int32", 5, 1), ("int32", 8, 1), ("int64", 5, 1), ("int64", 8, 1), ("int64", 1, 8), ("int32", 2, 1),
+         ("int64", 2, 1), ("int32", 1, 8))
+
+
+def variants_windows(dtype: str, order: int, tuple_size: int) -> list:
+    """Call 1: window entries x warps holding them, then register caps that admit one more
+    tile per SM, at the default tile."""
+    out = [dict(window=w, window_warps=ww) for w, ww in ((32, 1), (64, 1), (128, 4), (256, 4))]
+    if dtype == "int64" and (order >= 5 or tuple_size >= 8):
+        caps = (168, 128)
+    else:
+        caps = (128,) if order >= 5 else ()
+    return out + [dict(window=w, window_warps=ww, maxnreg=cap) for cap in caps for w, ww in ((32, 1), (128, 4))]
+
+
+def variants_tiles(dtype: str, order: int, tuple_size: int) -> list:
+    """Call 2: with the window spread over the warps (call 1's winner), rows x warps x
+    register caps."""
+    wide = dtype == "int64"
+    rows = (32, 16) if wide else (64, 32)
+    caps = (None, 168, 128) if wide else (None, 128, 96)
+    out = [dict(window=64, window_warps=2, tile=(rows[0], 4))]
+    for r in rows:
+        if r < tuple_size:
+            continue
+        for warps in (4, 8):
+            for cap in caps:
+                out.append(dict(window=32 * warps, window_warps=warps, tile=(r, warps), maxnreg=cap))
+    return out
+
+
+def variants_stage(dtype: str, order: int, tuple_size: int) -> list:
+    """Call 3: the tile staged in shared memory and read from there again for the output
+    (x holds no registers across the look-back), under register caps, against call 2's best
+    unstaged knobs (window spread over 4 warps, cap 128 for int32, 168 for int64)."""
+    wide = dtype == "int64"
+    base = dict(window=128, window_warps=4, tile=(32 if wide else max(64, tuple_size), 4))
+    out = [dict(base, maxnreg=168 if wide else 128)]
+    for cap in ((None, 168, 128, 96) if wide else (None, 128, 96, 80)):
+        out.append(dict(base, maxnreg=cap, stage=True))
+    return out
+
+
+CASE_KEYS = ("dtype", "order", "tuple_size")
+GRIDS = {"windows": variants_windows, "tiles": variants_tiles, "stage": variants_stage}
+CASES_BY_GRID = {"stage": CASES + (("int64", 1, 2), ("int64", 1, 4), ("int32", 1, 4), ("int32", 1, 16),
+                                   ("int32", 3, 1), ("int64", 3, 1), ("int32", 2, 2), ("int64", 2, 2))}
+
+
+def main() -> int:
+    import torch
+
+    from prefixscan.backends.triton import launch
+    from prefixscan.bench import _time_cuda_events
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--json", required=True)
+    parser.add_argument("--n", type=int, default=1 << 27)
+    parser.add_argument("--grid", choices=sorted(GRIDS), default="tiles")
+    args = parser.parse_args()
+    n = args.n
+    stream = torch.cuda.current_stream().cuda_stream
+    records = []
+    inputs = {}
+
+    def save():
+        with open(args.json, "w") as f:
+            json.dump({"meta": {"gpu": torch.cuda.get_device_name(), "n": n, "grid": args.grid}, "records": records}, f,
+                      indent=1)
+
+    for name, order, tuple_size in CASES_BY_GRID.get(args.grid, CASES):
+        dtype = getattr(torch, name)
+        if name not in inputs:
+            x = torch.randint(-99, 99, (n,), device="cuda", dtype=dtype)
+            y = torch.empty_like(x)
+            copy = statistics.median(_time_cuda_events([lambda: y.copy_(x)], 20, 1e-5))
+            inputs[name] = x, y, copy
+        x, y, copy = inputs[name]
+        launch._launch_blocked(x, y, dtype, n, order, tuple_size, torch, stream, False)
+        reference = y.clone()
+        for knobs in GRIDS[args.grid](name, order, tuple_size):
+            fn = lambda: launch._launch_blocked(x, y, dtype, n, order, tuple_size, torch, stream, False,  # noqa: E731
+                                                **knobs)
+            y.fill_(-1)
+            try:
+                fn()
+                torch.cuda.synchronize()
+            except Exception as exc:  # a compile failure: record it, go on
+                records.append(dict(dtype=name, order=order, tuple_size=tuple_size, **knobs,
+                                    failed=str(exc).splitlines()[-1:]))
+                continue
+            equal = bool(torch.equal(y, reference))
+            compiled = list(launch._compiled.values())[-1]
+            sec = statistics.median(_time_cuda_events([fn], 10, 1e-5))
+            rec = dict(dtype=name, order=order, tuple_size=tuple_size, **knobs, equal=equal,
+                       regs=getattr(compiled, "n_regs", None), spills=getattr(compiled, "n_spills", None),
+                       ratio_to_copy=round(copy / sec, 4))
+            records.append(rec)
+            print(f"{name} q{order} s{tuple_size}", {k: v for k, v in rec.items() if k not in CASE_KEYS}, flush=True)
+            save()
+    save()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

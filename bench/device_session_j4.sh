@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Device call 4 of run j (H100): blocked.orders_kernel as it now ships (tile staged in
+# shared memory, look-back window of 32 entries per warp over the 4 warps, register caps,
+# routing to it from run j call 3): its GPU tests, the comparison with the general kernels
+# plus a bitwise race check, and issue 4's orders and tuple sizes with the peers; one tarball.
+TUNING_CACHE=bench/results/2026-11-22-h100-g/call3/tuning-cache . bench/device_env.sh
+timeout 200 python3 -m pytest tests/test_triton.py -n 16 -p no:cacheprovider -v --tb=short -rfE \
+  -k "blocked or order_tuple_grid or masked_columns_dispatch" > "$W/gpu-tests.log" 2>&1
+echo "tests: $((SECONDS - start)) s"; grep -E "FAILED|ERROR| passed| failed" "$W/gpu-tests.log" | tail -12
+grep -c PASSED "$W/gpu-tests.log"
+timeout 170 python3 bench/blocked_compare.py --json "$W/compare.json" 2>&1 | tail -40
+echo "compare: $((SECONDS - start)) s"
+for q in 2 5 8; do
+  timeout 40 python3 -m prefixscan bench --device cuda --sizes 27 --dtypes int32,int64 --order $q --no-progress \
+    --no-plot --out "$W/order$q" 2>&1 | tail -1
+done
+for s in 2 5 8; do
+  timeout 40 python3 -m prefixscan bench --device cuda --sizes 27 --dtypes int32,int64 --tuple-size $s --no-progress \
+    --no-plot --out "$W/tuple$s" 2>&1 | tail -1
+done
+grep -h "^| 2^\|^## " "$W"/order*/results.md "$W"/tuple*/results.md
+echo "total: $((SECONDS - start)) s"
+rm -rf "$W/tuning-cache"
+tar czf "$OUT/j4.tgz" -C "$W" .
