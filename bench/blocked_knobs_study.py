@@ -9,6 +9,7 @@ case, so a run cut by a time limit keeps what it measured.
     python bench/blocked_knobs_study.py --grid windows --json knobs.json   # call 1
     python bench/blocked_knobs_study.py --grid tiles --json knobs.json     # call 2
     python bench/blocked_knobs_study.py --grid stage --json knobs.json     # call 3
+    python bench/blocked_knobs_study.py --grid padded --json knobs.json    # call 5
 """
 
 from __future__ import annotations
@@ -55,19 +56,28 @@ def variants_tiles(dtype: str, order: int, tuple_size: int) -> list:
 def variants_stage(dtype: str, order: int, tuple_size: int) -> list:
     """Call 3: the tile staged in shared memory and read from there again for the output
     (x holds no registers across the look-back), under register caps, against call 2's best
-    unstaged knobs (window spread over 4 warps, cap 128 for int32, 168 for int64)."""
+    unstaged knobs (window spread over 4 warps, cap 128 for int32, 168 for int64).  Call 3
+    ran with a ``stage`` switch (commit 3ba1ea6's parent); the kernel is now always staged,
+    so this grid measures caps only."""
     wide = dtype == "int64"
     base = dict(window=128, window_warps=4, tile=(32 if wide else max(64, tuple_size), 4))
     out = [dict(base, maxnreg=168 if wide else 128)]
     for cap in ((None, 168, 128, 96) if wide else (None, 128, 96, 80)):
-        out.append(dict(base, maxnreg=cap, stage=True))
+        out.append(dict(base, maxnreg=cap))
     return out
 
 
+def variants_padded(dtype: str, order: int, tuple_size: int) -> list:
+    """Call 5: tuple sizes that are not powers of two (padded columns) under register caps."""
+    return [dict(window=128, window_warps=4, maxnreg=cap) for cap in (None, 168, 128, 96)]
+
+
 CASE_KEYS = ("dtype", "order", "tuple_size")
-GRIDS = {"windows": variants_windows, "tiles": variants_tiles, "stage": variants_stage}
+GRIDS = {"windows": variants_windows, "tiles": variants_tiles, "stage": variants_stage, "padded": variants_padded}
 CASES_BY_GRID = {"stage": CASES + (("int64", 1, 2), ("int64", 1, 4), ("int32", 1, 4), ("int32", 1, 16),
-                                   ("int32", 3, 1), ("int64", 3, 1), ("int32", 2, 2), ("int64", 2, 2))}
+                                   ("int32", 3, 1), ("int64", 3, 1), ("int32", 2, 2), ("int64", 2, 2)),
+                 "padded": (("int32", 1, 5), ("int64", 1, 5), ("int32", 1, 3), ("int64", 1, 3), ("int32", 1, 7),
+                            ("int32", 2, 5), ("int32", 1, 12))}
 
 
 def main() -> int:

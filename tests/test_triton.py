@@ -218,7 +218,7 @@ def test_masked_columns_dispatch(monkeypatch):
                                      ((3, 50, 2), "int32", dict(axis=1), kernels.scan_cols_kernel),
                                      ((100,), "int32", dict(tuple_size=2, order=2), blocked.orders_kernel),
                                      ((100,), "float32", dict(tuple_size=2, order=2), kernels.scan_2d_kernel),
-                                     ((99,), "int32", dict(tuple_size=3, order=2), kernels.scan_2d_kernel),
+                                     ((99,), "int32", dict(tuple_size=3, order=2), blocked.orders_kernel),
                                      ((50, 32), "int32", dict(axis=0), kernels.scan_2d_kernel),
                                      ((50, 8), "int64", dict(axis=0), kernels.scan_2d_kernel)):
         kernels_run.clear()
@@ -481,16 +481,17 @@ def test_order_tuple_variants(order, tuple_size):
 # multiple of the tile, outputs poisoned, the kernel that ran asserted.  With
 # prefixes=False tiles publish aggregates only, so every look-back folds windows of
 # them (binomial shifts of whole windows) down to tile 0.
-BLOCKED_CASES = ([(q, s) for q, s in itertools.product((1, 2, 3, 5, 8), (1, 2, 4, 8, 16, 32)) if q > 1 or s > 1]
+BLOCKED_CASES = ([(q, s) for q, s in itertools.product((1, 2, 3, 5, 8), (1, 2, 3, 4, 5, 7, 8, 16, 17, 32))
+                  if q > 1 or s > 1]
                  if CUDA else  # the interpreter's cost grows with q x s: each of the axes, and mixed
-                 [(2, 1), (3, 1), (5, 1), (8, 1), (1, 2), (1, 4), (1, 32), (2, 2), (3, 8), (8, 4)])
+                 [(2, 1), (3, 1), (5, 1), (8, 1), (1, 2), (1, 4), (1, 32), (2, 2), (3, 8), (8, 4), (1, 5), (3, 3),
+                  (2, 7)])
 
 
 def _blocked_tiles(itemsize: int, tuple_size: int) -> int:
     from prefixscan.backends.triton import launch
 
-    rows, warps = launch.blocked_tile(itemsize, tuple_size, not CUDA)
-    return 32 * warps * rows
+    return launch.blocked_block(itemsize, tuple_size, not CUDA)[0]
 
 
 @pytest.mark.parametrize("prefixes", [True, False], ids=["prefixes", "aggregates-only"])
@@ -510,7 +511,7 @@ def test_blocked_orders(order, tuple_size, dtype, prefixes, monkeypatch):
     # walks windows of two entries back to tile 0, quadratic in the tile count).
     tiles = (7, 2) if not CUDA else (1031, 2)
     for count in tiles:
-        n = count * tile - tuple_size * 3  # the last tile is partial
+        n = count * tile - tuple_size * 3  # the last tile is partial (the library asks for whole tuples)
         x = random_data(rng, dtype, n)
         out = to_device(np.full(n, -77, dtype))
         kernels_run.clear()
@@ -518,7 +519,8 @@ def test_blocked_orders(order, tuple_size, dtype, prefixes, monkeypatch):
         assert kernels_run == [blocked.orders_kernel]
         expected = x.copy()
         for _ in range(order):  # wraps like the kernel
-            expected = np.cumsum(expected.reshape(-1, tuple_size), axis=0, dtype=dtype).reshape(-1)
+            for column in range(tuple_size):
+                expected[column::tuple_size] = np.cumsum(expected[column::tuple_size], dtype=dtype)
         np.testing.assert_array_equal(out.cpu().numpy(), expected, err_msg=f"n={n}")
 
 
@@ -570,6 +572,7 @@ def test_blocked_register_cap():
     assert launch.blocked_register_cap(4, 8, 1) == 96 and launch.blocked_register_cap(8, 1, 4) == 96
     assert launch.blocked_register_cap(8, 8, 1) == 168
     assert launch.blocked_register_cap(8, 1, 8) is None and launch.blocked_register_cap(4, 1, 16) is None
+    assert launch.blocked_register_cap(4, 1, 5) == 168 and launch.blocked_register_cap(8, 2, 3) == 128
 
 
 def test_blocked_applies(monkeypatch):
@@ -587,7 +590,7 @@ def test_blocked_applies(monkeypatch):
     assert applies() and applies(dtype="int64", order=8) and applies(order=1, K=32) and applies(order=5, K=4)
     assert applies(deterministic=True)  # integer sums are exact in any order
     assert not applies(order=1)  # plain scans keep the tuned kernels
-    assert not applies(K=3) and not applies(K=64) and not applies(B=2)
+    assert applies(K=3) and not applies(K=64) and not applies(B=2)
     assert not applies(dtype="float32") and not applies(dtype="int16") and not applies(op="max")
     assert not applies(inclusive=False) and not applies(reverse=True) and not applies(has_init=True)
     assert not applies(strategy="chained") and applies(strategy="decoupled_lookback")
@@ -598,7 +601,8 @@ def test_blocked_applies(monkeypatch):
     assert applies(order=1, K=2) and applies(dtype="int64", order=5, K=4) and applies(order=5, K=8)
     assert not applies(order=2) and not applies(dtype="int64", order=5, K=8)
     assert not applies(dtype="int64", order=1, K=8) and not applies(order=1, K=32)
-    assert not applies(K=3, order=5)
+    assert applies(K=3, order=5) and applies(order=1, K=5) and applies(dtype="int64", order=1, K=5)
+    assert not applies(order=1, K=17) and not applies(dtype="int64", order=1, K=12)
     monkeypatch.setattr(launch, "BLOCKED_ORDERS", "never")
     assert not applies(order=5)
 

@@ -98,6 +98,22 @@ class _InterpretedShared:
     def store(self, value):
         self.value = value
 
+    def reshape(self, shape):
+        return _InterpretedView(self, shape)
+
+
+class _InterpretedView:
+    """A reshaped view of an interpreted buffer (stores go to the buffer)."""
+
+    def __init__(self, buffer, shape):
+        self.buffer, self.shape = buffer, shape
+
+    def load(self, layout):
+        return tl.reshape(self.buffer.value, self.shape)
+
+    def store(self, value):
+        self.buffer.value = tl.reshape(value, self.buffer.value.shape)
+
 
 if interpreter_mode():
     gl = _Interpreted()
@@ -114,6 +130,26 @@ def _staged_layout(V, R):
     hit 8 different bank groups (a row of 16 vectors would otherwise put them all in one)."""
     chunks = R // V
     return _gluon_language.SwizzledSharedLayout(V, max(1, 8 // chunks), min(8, chunks), [1, 0])
+
+
+@triton.constexpr_function
+def _padded_io(S, G, WARPS):
+    """Layout of a tile of padded tuples ([T, G, S], S a power of two above the tuple size):
+    one element per thread, a warp over consecutive tuples, so that the unmasked lanes of a
+    load read consecutive addresses."""
+    tuples = min(G, 32 // S)
+    return _gluon_language.BlockedLayout([1, 1, 1], [32 // (S * tuples), tuples, S], [WARPS, 1, 1], [2, 1, 0])
+
+
+@jit
+def _padded_offsets(T: tl.constexpr, G: tl.constexpr, S: tl.constexpr, TS: tl.constexpr, layout: tl.constexpr):
+    """(offsets, column < TS) in a tile of T rows of G tuples of TS elements, each tuple
+    padded to S columns ([T, G, S] in ``layout``)."""
+    t = gl.arange(0, T, layout=gl.SliceLayout(1, gl.SliceLayout(2, layout)))
+    g = gl.arange(0, G, layout=gl.SliceLayout(0, gl.SliceLayout(2, layout)))
+    c = gl.expand_dims(gl.expand_dims(gl.arange(0, S, layout=gl.SliceLayout(0, gl.SliceLayout(1, layout))), 0), 1)
+    offs = gl.expand_dims(gl.expand_dims(t * (G * TS), 1), 2) + gl.expand_dims(gl.expand_dims(g * TS, 0), 2) + c
+    return offs, c < TS
 
 
 @jit
@@ -308,8 +344,8 @@ def _lookback(status_ptr, vid, epoch, ACC: tl.constexpr, Q: tl.constexpr, S: tl.
 @jit(do_not_specialize=["tile_base", "epoch", "lookback"])
 def orders_kernel(x_ptr, y_ptr, status_ptr, counter_ptr, length, tiles, tile_base, epoch, lookback,
                   ACC: tl.constexpr, Q: tl.constexpr, S: tl.constexpr, R: tl.constexpr, V: tl.constexpr,
-                  WARPS: tl.constexpr, WINDOW: tl.constexpr, WIN_WARPS: tl.constexpr, WPV: tl.constexpr,
-                  PREFIXES: tl.constexpr):
+                  TS: tl.constexpr, WARPS: tl.constexpr, WINDOW: tl.constexpr, WIN_WARPS: tl.constexpr,
+                  WPV: tl.constexpr, PREFIXES: tl.constexpr):
     """Order Q, tuple size S (a power of two dividing R) inclusive sums of ``length``
     elements in tiles of 32 * WARPS * R; ``tiles`` of them, ids from ``counter_ptr``
     minus ``tile_base``; V elements per 16-byte vector.  ``PREFIXES=False`` (tests only)
@@ -319,8 +355,9 @@ def orders_kernel(x_ptr, y_ptr, status_ptr, counter_ptr, length, tiles, tile_bas
     only: wrong results) takes every tile's prefix as zero, to time the rest."""
     T: tl.constexpr = 32 * WARPS
     G: tl.constexpr = R // S
-    BLOCK: tl.constexpr = T * R
-    ROWS: tl.constexpr = BLOCK // S
+    BLOCK: tl.constexpr = T * G * TS
+    ROWS: tl.constexpr = T * G
+    PADDED: tl.constexpr = TS < S
     NW: tl.constexpr = Q * S * WPV
     io: tl.constexpr = gl.BlockedLayout([1, V], [32 * V // R, R // V], [WARPS, 1], [1, 0])  # coalesced
     flat: tl.constexpr = gl.BlockedLayout([1, R], [32, 1], [WARPS, 1], [1, 0])  # a row per thread
@@ -339,7 +376,13 @@ def orders_kernel(x_ptr, y_ptr, status_ptr, counter_ptr, length, tiles, tile_bas
     # The tile goes through shared memory (coalesced in, a row per thread out) and is read
     # from there again for the output, so that x holds no registers across the look-back.
     buf = gl.allocate_shared_memory(x_ptr.dtype.element_ty, [T, R], _staged_layout(V, R))
-    if full:
+    if PADDED:
+        # Tuples of TS elements land in rows of S columns; the padding columns stay zero.
+        io3: tl.constexpr = _padded_io(S, G, WARPS)
+        offs3, real = _padded_offsets(T, G, S, TS, io3)
+        real = real & (offs3 < length - start)
+        buf.reshape([T, G, S]).store(gl.load(x_ptr + start + offs3, mask=real, other=0))
+    elif full:
         buf.store(gl.load(x_ptr + start + offs))
     else:
         buf.store(gl.load(x_ptr + start + offs, mask=offs < length - start, other=0))
@@ -396,10 +439,17 @@ def orders_kernel(x_ptr, y_ptr, status_ptr, counter_ptr, length, tiles, tile_bas
         # it read.
         buf.store(y)
         gl.thread_barrier()
-        out = buf.load(io)
+        if PADDED:
+            out = buf.reshape([T, G, S]).load(io3)
+        else:
+            out = buf.load(io)
+    elif PADDED:
+        out = gl.convert_layout(gl.reshape(y, [T, G, S]), io3)
     else:
         out = gl.convert_layout(y, io)
-    if full:
+    if PADDED:
+        gl.store(y_ptr + start + offs3, out, mask=real)
+    elif full:
         gl.store(y_ptr + start + offs, out)
     else:
         gl.store(y_ptr + start + offs, out, mask=offs < length - start)

@@ -343,7 +343,7 @@ _BLOCKED_ACCS = ("torch.int32", "torch.int64")
 
 def blocked_applies(config, accs, B: int, K: int, has_init: bool) -> bool:
     """Whether :func:`_launch_blocked` takes the scan.  It can take an inclusive forward
-    integer sum of order 1..8 with a power-of-two tuple size (K streams, up to 32), one
+    integer sum of order 1..8 with a tuple size (K streams) up to 32, one
     lane, no init, strategy auto or decoupled look-back.  It does where it measured
     faster than the general kernels (H100, 2^27, ratio to copy, run j call 4): every
     order >= 2 (int32 order 5: 0.92 against 0.65, int64 order 8: 0.47 / 0.28) but int32
@@ -351,16 +351,20 @@ def blocked_applies(config, accs, B: int, K: int, has_init: bool) -> bool:
     0.11 / 0.23); order 1 with int32 tuple sizes 2 to 16 (0.98 / 0.95 at 2, 0.94 / 0.74
     at 8, 0.71 / 0.59 at 16) and int64 tuple sizes 2 and 4 (0.96 / 0.88, 0.90 / 0.85).
     Elsewhere the general kernels (int64 tuple size 8: 0.56 against 0.83, int32 32: 0.53
-    / 0.57)."""
+    / 0.57).  Tuple sizes that are not powers of two (padded to the next one in a thread's
+    row) up to 15 int32 and 7 int64 (call 5: int32 3 / 5 / 7 at 0.71 / 0.59 / 0.70 of copy,
+    int64 3 / 5 at 0.73 / 0.38; the general kernels 0.29 / 0.18 at tuple size 5, run h)."""
     monoid = config.monoid
     order = config.order
     possible = (BLOCKED_ORDERS != "never" and (order > 1 or K > 1) and order <= 8 and B == 1 and K <= 32
-                and K & (K - 1) == 0 and len(accs) == 1 and str(accs[0]) in _BLOCKED_ACCS
+                and len(accs) == 1 and str(accs[0]) in _BLOCKED_ACCS
                 and getattr(monoid, "builtin", False) and monoid.name == "add" and config.inclusive
                 and not config.reverse and not has_init and config.strategy in ("auto", "decoupled_lookback"))
     if not possible or BLOCKED_ORDERS == "always":
         return possible
     wide = accs[0].itemsize == 8
+    if K & (K - 1):  # padded tuples: int32 tuple size 5 0.59 against 0.29, int64 0.38 / 0.18 (call 5)
+        return K < (8 if wide else 16)
     if order > 1:
         return (K > 1 or wide or order >= 3) and not (wide and K >= 8)
     return K in ((2, 4) if wide else (2, 4, 8, 16))
@@ -379,12 +383,23 @@ def blocked_tile(itemsize: int, tuple_size: int, interpreter: bool) -> tuple[int
     return max(tuple_size, 64 if itemsize == 4 else 32), 4
 
 
+def blocked_block(itemsize: int, tuple_size: int, interpreter: bool) -> tuple[int, int, int, int]:
+    """(elements per tile, columns, R, warps) of :func:`.blocked.orders_kernel`: a tuple
+    size that is not a power of two is padded to ``columns`` (the next one), and a tile
+    holds whole tuples, 32 x warps x R / columns of them."""
+    columns = 1 << (tuple_size - 1).bit_length()
+    rows, warps = blocked_tile(itemsize, columns, interpreter)
+    return 32 * warps * rows // columns * tuple_size, columns, rows, warps
+
+
 def blocked_register_cap(itemsize: int, order: int, tuple_size: int) -> int | None:
     """``maxnreg`` of :func:`.blocked.orders_kernel` (H100, 2^27, run j call 3): 96
     registers (5 tiles of 4 warps per SM) where the look-back entry is under 16 words
     (int64 tuple size 4: 0.89 of copy against 0.80 uncapped, int32 order 8: 0.79 / 0.75,
     elsewhere within 0.01); int64 order 8 at 168 (0.47 against 0.41); other entries of 16
     words or more uncapped (int64 tuple size 8: 0.56 against 0.52 at 96)."""
+    if tuple_size & (tuple_size - 1):  # padded tuples (call 5: int32 tuple size 5 0.59 / 0.53, int64 0.38 / 0.35)
+        return 168 if itemsize == 4 else 128
     words = order * tuple_size * (itemsize // 4)
     if words < 16:
         return 96
@@ -407,10 +422,12 @@ def _launch_blocked(x, y, acc, length: int, order: int, tuple_size: int, torch, 
     from . import blocked
 
     itemsize = acc.itemsize
-    rows, warps = tile or blocked_tile(itemsize, tuple_size, interpreter)
-    block = 32 * warps * rows
+    block, columns, rows, warps = blocked_block(itemsize, tuple_size, interpreter)
+    if tile:
+        rows, warps = tile
+        block = 32 * warps * rows // columns * tuple_size
     tiles = -(-length // block)
-    words = order * tuple_size * (itemsize // 4)  # status words per entry
+    words = order * columns * (itemsize // 4)  # status words per entry
     if interpreter:
         window, window_warps, maxnreg = 2, 1, None
     elif window is None:
@@ -419,8 +436,8 @@ def _launch_blocked(x, y, acc, length: int, order: int, tuple_size: int, torch, 
     state = _state_for(x.device, stream)
     status, _, _, _ = state.begin(tiles, torch, (acc,), words)
     args = (x, y, status, state.counter, length, tiles, state.tiles_issued, state.epoch, int(lookback))
-    constexprs = dict(ACC=blocked.gl.int32 if itemsize == 4 else blocked.gl.int64, Q=order, S=tuple_size, R=rows,
-                      V=16 // itemsize, WARPS=warps, WINDOW=window, WIN_WARPS=min(window_warps, warps),
+    constexprs = dict(ACC=blocked.gl.int32 if itemsize == 4 else blocked.gl.int64, Q=order, S=columns, R=rows,
+                      V=16 // itemsize, TS=tuple_size, WARPS=warps, WINDOW=window, WIN_WARPS=min(window_warps, warps),
                       WPV=itemsize // 4, PREFIXES=BLOCKED_PREFIXES)
     _run(blocked.orders_kernel, tiles, warps, stream, interpreter, args, constexprs, (length, tiles), maxnreg)
     if tiles > 1:  # a single tile takes no ticket from the counter
