@@ -28,6 +28,10 @@ Orders are then serial scans along G in registers (no shuffles), and only the q 
 sums cross threads (q scans of one [S] vector per thread).  Tile-local, every order and
 power-of-two tuple size ran at 1.00 of copy for int32 and int64 (run h, call 1).  Registers
 per thread hold G x S = R elements whatever s is (SAM's point against tuple structs).
+The tile is staged in an explicit shared-memory buffer and read from it again for the
+output, so x holds no registers across the look-back (5 tiles per SM instead of 3; run j).
+A tuple size that is not a power of two is padded to the next one, S: a row holds G whole
+tuples in G x S slots, the padding columns zero through every order and the look-back.
 
 Per tile: q - 1 in-thread scans and q in-thread sums give the row sums; q thread scans
 give each row's carry inside the tile and the tile's vector; after the look-back each row's
