@@ -350,8 +350,9 @@ def orders_kernel(x_ptr, y_ptr, status_ptr, counter_ptr, length, tiles, tile_bas
                   ACC: tl.constexpr, Q: tl.constexpr, S: tl.constexpr, R: tl.constexpr, V: tl.constexpr,
                   TS: tl.constexpr, WARPS: tl.constexpr, WINDOW: tl.constexpr, WIN_WARPS: tl.constexpr,
                   WPV: tl.constexpr, PREFIXES: tl.constexpr):
-    """Order Q, tuple size S (a power of two dividing R) inclusive sums of ``length``
-    elements in tiles of 32 * WARPS * R; ``tiles`` of them, ids from ``counter_ptr``
+    """Order Q, tuple size TS inclusive sums of ``length`` elements; each tuple padded to S
+    columns (TS itself if a power of two; S divides R), a thread's row of R slots holds G =
+    R / S tuples, a tile 32 * WARPS * G tuples; ``tiles`` tiles, ids from ``counter_ptr``
     minus ``tile_base``; V elements per 16-byte vector.  ``PREFIXES=False`` (tests only)
     publishes no inclusive prefix but tile 0's, so every look-back folds aggregates
     through windows down to tile 0: the interpreter runs tiles in order and would

@@ -156,8 +156,8 @@ def run_scan(request, plan: bool = False):
     launch = _launcher(config, xs[0].device, accs, M, K, interpreter)
     order = config.order
     if blocked_applies(config, accs, B, K, inits is not None):
-        # Integer sums of order > 1 or power-of-two tuple sizes: one look-back over the
-        # carry vector, thread-contiguous tiles (blocked.orders_kernel).
+        # Integer sums of order > 1 or tuple sizes > 1: one look-back over the carry
+        # vector, thread-contiguous tiles (blocked.orders_kernel).
         records = [_launch_blocked(xs[0], ys_kernel[0], accs[0], M * K, config.order, K, torch, stream, interpreter)]
         launch, order = _launch_blocked, 0
     elif launch in (_launch, _launch_chained) and order > 1 and (config.inclusive or inits is None):
@@ -383,12 +383,14 @@ def blocked_tile(itemsize: int, tuple_size: int, interpreter: bool) -> tuple[int
     return max(tuple_size, 64 if itemsize == 4 else 32), 4
 
 
-def blocked_block(itemsize: int, tuple_size: int, interpreter: bool) -> tuple[int, int, int, int]:
-    """(elements per tile, columns, R, warps) of :func:`.blocked.orders_kernel`: a tuple
-    size that is not a power of two is padded to ``columns`` (the next one), and a tile
-    holds whole tuples, 32 x warps x R / columns of them."""
+def blocked_block(itemsize: int, tuple_size: int, interpreter: bool,
+                  tile: tuple | None = None) -> tuple[int, int, int, int]:
+    """(elements per tile, columns, R, warps) of :func:`.blocked.orders_kernel` (``tile`` =
+    (R, warps) instead of :func:`blocked_tile`'s): a tuple size that is not a power of two
+    is padded to ``columns`` (the next one), and a tile holds whole tuples, 32 x warps x R
+    / columns of them."""
     columns = 1 << (tuple_size - 1).bit_length()
-    rows, warps = blocked_tile(itemsize, columns, interpreter)
+    rows, warps = tile or blocked_tile(itemsize, columns, interpreter)
     return 32 * warps * rows // columns * tuple_size, columns, rows, warps
 
 
@@ -422,10 +424,7 @@ def _launch_blocked(x, y, acc, length: int, order: int, tuple_size: int, torch, 
     from . import blocked
 
     itemsize = acc.itemsize
-    block, columns, rows, warps = blocked_block(itemsize, tuple_size, interpreter)
-    if tile:
-        rows, warps = tile
-        block = 32 * warps * rows // columns * tuple_size
+    block, columns, rows, warps = blocked_block(itemsize, tuple_size, interpreter, tile)
     tiles = -(-length // block)
     words = order * columns * (itemsize // 4)  # status words per entry
     if interpreter:
