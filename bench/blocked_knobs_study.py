@@ -10,6 +10,9 @@ case, so a run cut by a time limit keeps what it measured.
     python bench/blocked_knobs_study.py --grid tiles --json knobs.json     # call 2
     python bench/blocked_knobs_study.py --grid stage --json knobs.json     # call 3
     python bench/blocked_knobs_study.py --grid padded --json knobs.json    # call 5
+    python bench/blocked_knobs_study.py --grid chunks --json knobs.json    # run k, call 1
+    python bench/blocked_knobs_study.py --grid rows --json knobs.json      # run k, call 2
+    python bench/blocked_knobs_study.py --grid wide --json knobs.json      # run k, call 3
 """
 
 from __future__ import annotations
@@ -72,12 +75,73 @@ def variants_padded(dtype: str, order: int, tuple_size: int) -> list:
     return [dict(window=128, window_warps=4, maxnreg=cap) for cap in (None, 168, 128, 96)]
 
 
+def variants_chunks(dtype: str, order: int, tuple_size: int) -> list:
+    """Run k, call 1: seeds entering a row's first element only, padded tuples' addresses
+    not held across the look-back, rows scanned in chunks: register caps, the tile-local
+    ceiling (``lookback=False``: wrong results, ``equal`` false), and rows twice as long
+    in 2 or 4 chunks."""
+    wide = dtype == "int64"
+    base = dict(window=128, window_warps=4)
+    out = [dict(base, maxnreg=cap) for cap in (None, 168, 128, 96)]
+    out.append(dict(base, maxnreg=168 if wide and order >= 8 else 128, lookback=False))
+    if tuple_size == 1:
+        rows = 64 if wide else 128
+        out += [dict(base, tile=(rows, 4), chunks=c, maxnreg=cap) for c in (2, 4) for cap in (None, 128)]
+    return out
+
+
+def variants_rows(dtype: str, order: int, tuple_size: int) -> list:
+    """Run k, call 2: the launch's defaults (``window=None``), then rows of the other
+    length, whole or in 2 chunks, and caps for tuples."""
+    wide = dtype == "int64"
+    base = dict(window=128, window_warps=4)
+    out = [dict(window=None)]
+    if tuple_size == 1 or order > 1:
+        rows = 32 if wide else 64
+        for r in (rows, 2 * rows):
+            out += [dict(base, tile=(max(r, tuple_size), 4), chunks=c) for c in (1, 2)]
+    else:
+        out += [dict(base, maxnreg=cap) for cap in (None, 128, 96)]
+    return out
+
+
+def variants_wide(dtype: str, order: int, tuple_size: int) -> list:
+    """Run k, call 3: entries of padded tuples without their padding columns (int32 tuple
+    size 5: 5 words instead of 8, int64 10 instead of 16); the defaults against look-back
+    windows of 64 entries over 2 warps and 32 in one, for the wide entries."""
+    out = [dict(window=None)]
+    cap = launch_cap(dtype, order, tuple_size)
+    return out + [dict(window=w, window_warps=ww, maxnreg=cap) for w, ww in ((64, 2), (32, 1))]
+
+
+def launch_cap(dtype: str, order: int, tuple_size: int):
+    from prefixscan.backends.triton import launch
+
+    return launch.blocked_register_cap(8 if dtype == "int64" else 4, order, tuple_size)
+
+
 CASE_KEYS = ("dtype", "order", "tuple_size")
-GRIDS = {"windows": variants_windows, "tiles": variants_tiles, "stage": variants_stage, "padded": variants_padded}
+GRIDS = {"windows": variants_windows, "tiles": variants_tiles, "stage": variants_stage, "padded": variants_padded,
+         "chunks": variants_chunks, "rows": variants_rows, "wide": variants_wide}
 CASES_BY_GRID = {"stage": CASES + (("int64", 1, 2), ("int64", 1, 4), ("int32", 1, 4), ("int32", 1, 16),
                                    ("int32", 3, 1), ("int64", 3, 1), ("int32", 2, 2), ("int64", 2, 2)),
                  "padded": (("int32", 1, 5), ("int64", 1, 5), ("int32", 1, 3), ("int64", 1, 3), ("int32", 1, 7),
-                            ("int32", 2, 5), ("int32", 1, 12))}
+                            ("int32", 2, 5), ("int32", 1, 12)),
+                 "chunks": (("int32", 8, 1), ("int64", 8, 1), ("int64", 5, 1), ("int32", 5, 1), ("int32", 1, 5),
+                            ("int64", 1, 5), ("int32", 1, 3), ("int32", 2, 5), ("int64", 1, 8), ("int32", 2, 1),
+                            ("int64", 2, 1)),
+                 "rows": (("int32", 3, 1), ("int32", 5, 1), ("int32", 8, 1), ("int64", 3, 1), ("int64", 5, 1),
+                          ("int64", 8, 1), ("int32", 1, 2), ("int32", 1, 4), ("int32", 1, 8), ("int32", 1, 16),
+                          ("int64", 1, 2), ("int64", 1, 4), ("int32", 2, 2), ("int64", 2, 2), ("int32", 5, 2),
+                          ("int32", 2, 1), ("int64", 2, 1)),
+                 "wide": (("int32", 1, 5), ("int64", 1, 5), ("int32", 1, 3), ("int32", 1, 7), ("int64", 1, 3),
+                          ("int64", 8, 1), ("int64", 1, 8), ("int32", 1, 16), ("int64", 5, 1), ("int32", 8, 1))}
+
+
+def launch_kernel():
+    from prefixscan.backends.triton import blocked
+
+    return blocked.orders_kernel
 
 
 def main() -> int:
@@ -116,14 +180,18 @@ def main() -> int:
                                                 **knobs)
             y.fill_(-1)
             try:
-                fn()
+                constexprs = fn()[4]
                 torch.cuda.synchronize()
             except Exception as exc:  # a compile failure: record it, go on
                 records.append(dict(dtype=name, order=order, tuple_size=tuple_size, **knobs,
                                     failed=str(exc).splitlines()[-1:]))
                 continue
             equal = bool(torch.equal(y, reference))
-            compiled = list(launch._compiled.values())[-1]
+            cap = (launch.blocked_register_cap(x.element_size(), order, tuple_size) if knobs.get("window") is None
+                   else knobs.get("maxnreg"))
+            # The variant's own compiled kernel (the last one compiled may be another's).
+            compiled = next(c for key, c in reversed(launch._compiled.items())
+                            if key[0] is launch_kernel() and key[3] == tuple(constexprs.items()) and key[2] == cap)
             sec = statistics.median(_time_cuda_events([fn], 10, 1e-5))
             rec = dict(dtype=name, order=order, tuple_size=tuple_size, **knobs, equal=equal,
                        regs=getattr(compiled, "n_regs", None), spills=getattr(compiled, "n_spills", None),

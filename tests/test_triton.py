@@ -488,10 +488,10 @@ BLOCKED_CASES = ([(q, s) for q, s in itertools.product((1, 2, 3, 5, 8), (1, 2, 3
                   (2, 7)])
 
 
-def _blocked_tiles(itemsize: int, tuple_size: int) -> int:
+def _blocked_tiles(itemsize: int, tuple_size: int, order: int = 1) -> int:
     from prefixscan.backends.triton import launch
 
-    return launch.blocked_block(itemsize, tuple_size, not CUDA)[0]
+    return launch.blocked_block(itemsize, tuple_size, not CUDA, order=order)[0]
 
 
 @pytest.mark.parametrize("prefixes", [True, False], ids=["prefixes", "aggregates-only"])
@@ -506,7 +506,7 @@ def test_blocked_orders(order, tuple_size, dtype, prefixes, monkeypatch):
     real = launch._run
     monkeypatch.setattr(launch, "_run", lambda *a, **kw: (kernels_run.append(a[0]), real(*a, **kw))[1])
     rng = np.random.default_rng(order * 64 + tuple_size)
-    tile = _blocked_tiles(np.dtype(dtype).itemsize, tuple_size)
+    tile = _blocked_tiles(np.dtype(dtype).itemsize, tuple_size, order)
     # Many tiles, and a few (the interpreter is slow: a look-back over aggregates only
     # walks windows of two entries back to tile 0, quadratic in the tile count).
     tiles = (7, 2) if not CUDA else (1031, 2)
@@ -522,6 +522,33 @@ def test_blocked_orders(order, tuple_size, dtype, prefixes, monkeypatch):
             for column in range(tuple_size):
                 expected[column::tuple_size] = np.cumsum(expected[column::tuple_size], dtype=dtype)
         np.testing.assert_array_equal(out.cpu().numpy(), expected, err_msg=f"n={n}")
+
+
+@pytest.mark.parametrize("chunks", [2, 4])
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+@pytest.mark.parametrize("order,tuple_size", [(3, 1), (8, 1), (2, 2), (1, 3)])
+def test_blocked_row_chunks(order, tuple_size, dtype, chunks, monkeypatch):
+    """A thread's row scanned in chunks (the order-r ends of one chunk seed the next) gives
+    the unchunked results; rows of 2 x chunks tuples (the interpreter's) or the default."""
+    from prefixscan.backends.triton import launch
+
+    itemsize = np.dtype(dtype).itemsize
+    columns = launch.blocked_block(itemsize, tuple_size, not CUDA)[1]
+    if not CUDA:
+        monkeypatch.setattr(launch, "blocked_tile", lambda *a: (2 * chunks * columns, 1))
+    assert launch.blocked_block(itemsize, tuple_size, not CUDA, order=order)[2] // columns % chunks == 0
+    monkeypatch.setattr(launch, "BLOCKED_ORDERS", "always")
+    monkeypatch.setattr(launch, "blocked_chunks", lambda *a: chunks)
+    rng = np.random.default_rng(order * 64 + tuple_size + chunks)
+    n = 5 * _blocked_tiles(itemsize, tuple_size, order) - tuple_size * 2
+    x = random_data(rng, dtype, n)
+    out = to_device(np.full(n, -77, dtype))
+    ps.scan(to_device(x), order=order, tuple_size=tuple_size, out=out, backend="triton")
+    expected = x.copy()
+    for _ in range(order):
+        for column in range(tuple_size):
+            expected[column::tuple_size] = np.cumsum(expected[column::tuple_size], dtype=dtype)
+    np.testing.assert_array_equal(out.cpu().numpy(), expected)
 
 
 def test_blocked_single_tile_then_many():
@@ -566,13 +593,26 @@ def test_blocked_coefficients():
 
 
 def test_blocked_register_cap():
-    """The register caps of the one-look-back kernel follow the look-back entry's words."""
+    """Register caps of the one-look-back kernel: padded int32 tuples only (run k, call 1)."""
     from prefixscan.backends.triton import launch
 
-    assert launch.blocked_register_cap(4, 8, 1) == 96 and launch.blocked_register_cap(8, 1, 4) == 96
-    assert launch.blocked_register_cap(8, 8, 1) == 168
-    assert launch.blocked_register_cap(8, 1, 8) is None and launch.blocked_register_cap(4, 1, 16) is None
-    assert launch.blocked_register_cap(4, 1, 5) == 168 and launch.blocked_register_cap(8, 2, 3) == 128
+    assert launch.blocked_register_cap(4, 1, 5) == 128 and launch.blocked_register_cap(4, 3, 7) == 128
+    assert launch.blocked_register_cap(8, 1, 5) is None
+    assert launch.blocked_register_cap(4, 8, 1) is None and launch.blocked_register_cap(8, 1, 8) is None
+    assert launch.blocked_register_cap(4, 1, 16) == 128 and launch.blocked_register_cap(8, 1, 16) is None
+
+
+def test_blocked_tile_rows():
+    """High orders take rows twice as long (tuple sizes 1 and 2), in two chunks; the
+    interpreter keeps short rows."""
+    from prefixscan.backends.triton import launch
+
+    assert launch.blocked_tile(4, 1, False, 8) == (128, 4) and launch.blocked_tile(4, 1, False, 2) == (64, 4)
+    assert launch.blocked_tile(8, 1, False, 5) == (64, 4) and launch.blocked_tile(8, 1, False, 2) == (32, 4)
+    assert launch.blocked_tile(4, 2, False, 8) == (128, 4) and launch.blocked_tile(4, 4, False, 8) == (64, 4)
+    assert launch.blocked_tile(4, 1, True, 8) == (4, 1)
+    assert launch.blocked_chunks(4, 128) == 2 and launch.blocked_chunks(8, 64) == 2
+    assert launch.blocked_chunks(4, 64) == 1 and launch.blocked_chunks(8, 32) == 1
 
 
 def test_blocked_applies(monkeypatch):

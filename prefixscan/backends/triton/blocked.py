@@ -28,17 +28,21 @@ Orders are then serial scans along G in registers (no shuffles), and only the q 
 sums cross threads (q scans of one [S] vector per thread).  Tile-local, every order and
 power-of-two tuple size ran at 1.00 of copy for int32 and int64 (run h, call 1).  Registers
 per thread hold G x S = R elements whatever s is (SAM's point against tuple structs).
-The tile is staged in an explicit shared-memory buffer and read from it again for the
-output, so x holds no registers across the look-back (5 tiles per SM instead of 3; run j).
+The tile goes to an explicit shared-memory buffer by asynchronous copies (``cp.async``:
+no registers hold it in flight) and is read from there again for the output, so x holds no
+registers across the look-back (5 tiles per SM instead of 3; runs j, k).  High orders take
+rows twice as long, read in two chunks: half the tiles, so half the look-backs (run k).
 A tuple size that is not a power of two is padded to the next one, S: a row holds G whole
-tuples in G x S slots, the padding columns zero through every order and the look-back.
+tuples in G x S slots, the padding columns zero through every order (and absent from the
+status entries: their carries are zero).
 
-Per tile: q - 1 in-thread scans and q in-thread sums give the row sums; q thread scans
-give each row's carry inside the tile and the tile's vector; after the look-back each row's
-carry gets the tile's prefix shifted by the rows before it, and q seeded in-thread scans
-write the output.
+Per tile: q - 1 in-thread scans (each order's row end is its last element) and one
+in-thread sum give the row sums; q thread scans give each row's carry inside the tile and
+the tile's vector; after the look-back each row's carry gets the tile's prefix shifted by
+the rows before it, and q in-thread scans write the output, order r's seed added to the
+row's first element only (one add per row, not per element; run k).
 
-Status: an entry is ``q * S * WPV`` 64-bit words, each a tag (``epoch * 4 + flag``) and
+Status: an entry is ``q * s * WPV`` 64-bit words, each a tag (``epoch * 4 + flag``) and
 32 bits of a value (WPV = 2 words for 64-bit values), written by relaxed exchanges and
 accepted only when all carry one tag (the protocol of :mod:`.kernels`).
 
@@ -52,6 +56,7 @@ import triton
 import triton.language as tl
 from triton.experimental import gluon
 from triton.experimental.gluon import language as _gluon_language
+from triton.experimental.gluon.language.nvidia.ampere import async_copy as _async_copy
 
 from ...dispatch import interpreter_mode
 
@@ -105,6 +110,9 @@ class _InterpretedShared:
     def reshape(self, shape):
         return _InterpretedView(self, shape)
 
+    def slice(self, start, length, dim):
+        return _InterpretedSlice(self, start, length)
+
 
 class _InterpretedView:
     """A reshaped view of an interpreted buffer (stores go to the buffer)."""
@@ -119,11 +127,51 @@ class _InterpretedView:
         self.buffer.value = tl.reshape(value, self.buffer.value.shape)
 
 
+class _InterpretedSlice:
+    """Columns [start, start + length) of an interpreted [T, R] buffer (``start`` a multiple
+    of ``length``), read and written through a [T, R / length, length] view."""
+
+    def __init__(self, buffer, start, length):
+        self.buffer, self.start, self.length = buffer, tl.constexpr(start), tl.constexpr(length)
+
+    def _view(self):
+        rows, width = self.buffer.value.shape
+        parts = width // self.length
+        chunk = tl.arange(0, parts)[None, :, None] == self.start // self.length
+        return tl.reshape(self.buffer.value, [rows, parts, self.length]), chunk
+
+    def load(self, layout):
+        whole, chunk = self._view()
+        return tl.sum(tl.where(chunk, whole, 0), 1).to(whole.dtype)
+
+    def store(self, value):
+        whole, chunk = self._view()
+        self.buffer.value = tl.reshape(tl.where(chunk, value[:, None, :], whole), self.buffer.value.shape)
+
+
+class _InterpretedAsyncCopy:
+    """Ampere's asynchronous copies as the interpreter can run them: a load and a store."""
+
+    @staticmethod
+    def async_copy_global_to_shared(smem, pointer, mask=None):
+        smem.store(tl.load(pointer) if mask is None else tl.load(pointer, mask=mask, other=0))
+
+    @staticmethod
+    def commit_group():
+        return None
+
+    @staticmethod
+    def wait_group(num_outstanding=0):
+        return None
+
+
 if interpreter_mode():
     gl = _Interpreted()
+    async_copy = _InterpretedAsyncCopy()
     jit = triton.jit
 else:
     gl = _gluon_language
+    async_copy = _async_copy
     jit = gluon.jit
 
 
@@ -164,10 +212,28 @@ def _tile_offsets(T: tl.constexpr, R: tl.constexpr, layout: tl.constexpr):
 
 
 @jit
-def _staged_rows(buf, flat: tl.constexpr, rows: tl.constexpr, T: tl.constexpr, G: tl.constexpr, S: tl.constexpr,
-                 ACC: tl.constexpr):
-    """The staged tile as one row of G x S elements per thread ([T, G, S] in ``rows``)."""
-    return gl.convert_layout(gl.reshape(buf.load(flat), [T, G, S]), rows, assert_trivial=True).to(ACC)
+def _row_chunk(buf, k: tl.constexpr, flat: tl.constexpr, rows: tl.constexpr, T: tl.constexpr, GC: tl.constexpr,
+               S: tl.constexpr, ACC: tl.constexpr):
+    """Chunk k of each thread's row in the staged tile: GC x S elements per thread
+    ([T, GC, S] in ``rows``; ``flat`` lays [T, GC x S] out as ``rows`` does)."""
+    return gl.convert_layout(gl.reshape(buf.slice(k * GC * S, GC * S, 1).load(flat), [T, GC, S]), rows,
+                             assert_trivial=True).to(ACC)
+
+
+@jit
+def _seeded_scans(y, seeds, first, last, UPTO: tl.constexpr, Q: tl.constexpr):
+    """Orders 1..UPTO of ``y``'s scan along a row (axis 1), order r seeded with ``seeds[r]``
+    (the order-r value before the row: it enters the row's first element only, one add
+    instead of one per element); returns the last order's scan and every order's value at
+    the row's end (picked, not summed: ``first``/``last`` are constants per register, so
+    the selects fold away)."""
+    ends = ()
+    for r in gl.static_range(UPTO):
+        y = gl.associative_scan(gl.where(first, y + gl.expand_dims(seeds[r], 1), y), 1, _add)
+        ends = ends + (gl.reduce(gl.where(last, y, 0), 1, _add),)
+    for r in gl.static_range(UPTO, Q):
+        ends = ends + (seeds[r],)
+    return y, ends
 
 
 @jit
@@ -236,14 +302,14 @@ def _thread_scan(values, flat: tl.constexpr, cols: tl.constexpr):
 
 
 @jit
-def _publish(entry_ptr, values, col, mask, tag, Q: tl.constexpr, S: tl.constexpr, WPV: tl.constexpr):
+def _publish(entry_ptr, values, col, mask, tag, Q: tl.constexpr, TS: tl.constexpr, WPV: tl.constexpr):
     """Write the q vectors ``values`` ([T, S] each; ``mask`` picks the thread holding them)
-    as tagged words at ``entry_ptr``."""
+    as tagged words at ``entry_ptr``: columns below TS only (padding columns are zero)."""
     for r in gl.static_range(Q):
         v = values[r].to(gl.int64)
         for h in gl.static_range(WPV):
             bits = (v >> (32 * h)) & 0xFFFFFFFF
-            gl.atomic_xchg(entry_ptr + (r * S + col) * WPV + h, tag | bits, mask=mask, sem="relaxed")
+            gl.atomic_xchg(entry_ptr + (r * TS + col) * WPV + h, tag | bits, mask=mask & (col < TS), sem="relaxed")
 
 
 @jit
@@ -282,7 +348,8 @@ def _fold_extent(state, j, WINDOW: tl.constexpr):
 
 
 @jit
-def _lookback(status_ptr, vid, epoch, ACC: tl.constexpr, Q: tl.constexpr, S: tl.constexpr, WPV: tl.constexpr,
+def _lookback(status_ptr, vid, epoch, ACC: tl.constexpr, Q: tl.constexpr, S: tl.constexpr, TS: tl.constexpr,
+              WPV: tl.constexpr,
               ROWS: tl.constexpr, WINDOW: tl.constexpr, win: tl.constexpr):
     """The carry vector before tile ``vid`` (q tensors of [S]).
 
@@ -295,10 +362,11 @@ def _lookback(status_ptr, vid, epoch, ACC: tl.constexpr, Q: tl.constexpr, S: tl.
     entry's words); the probe only limits what is read.  ``win`` keeps the window in one
     warp (replicated in the others) and an entry's S columns in one thread, so no
     reduction of the step crosses warps."""
-    NW: tl.constexpr = Q * S * WPV
+    NW: tl.constexpr = Q * TS * WPV
     j = gl.arange(0, WINDOW, layout=gl.SliceLayout(1, win))
     col = gl.arange(0, S, layout=gl.SliceLayout(0, win))
     words_at = gl.expand_dims(col * WPV, 0)
+    real = gl.expand_dims(col < TS, 0)  # padding columns have no words (their carries are zero)
     # Shifts of the window's entries (j tiles between entry j and the window's end).
     cj = _cast(_coefficients(j.to(gl.int64) * ROWS, Q), ACC, 1)
     acc = ()
@@ -314,17 +382,17 @@ def _lookback(status_ptr, vid, epoch, ACC: tl.constexpr, Q: tl.constexpr, S: tl.
         _, extent = _fold_extent(seen, j, WINDOW)
         wanted = j < extent
         ptrs = status_ptr + gl.expand_dims(tile * NW, 1) + words_at
-        mask = gl.expand_dims(wanted, 1) & (words_at >= 0)
+        mask = gl.expand_dims(wanted, 1) & real
         tag = probe
         same = wanted
         vals = ()
         for r in gl.static_range(Q):
             value = gl.full([WINDOW, S], 0, gl.int64, layout=win)
             for h in gl.static_range(WPV):
-                w = gl.load(ptrs + (r * S * WPV + h), mask=mask, other=0, volatile=True)
+                w = gl.load(ptrs + (r * TS * WPV + h), mask=mask, other=0, volatile=True)
                 wt = (w >> 32).to(gl.int32)
-                lo = gl.min(wt, 1)
-                hi = gl.max(wt, 1)
+                lo = gl.min(gl.where(real, wt, 2147483647), 1)
+                hi = gl.max(gl.where(real, wt, -2147483648), 1)
                 if r == 0 and h == 0:
                     tag = lo
                 same = same & (lo == tag) & (hi == tag)
@@ -349,7 +417,7 @@ def _lookback(status_ptr, vid, epoch, ACC: tl.constexpr, Q: tl.constexpr, S: tl.
 def orders_kernel(x_ptr, y_ptr, status_ptr, counter_ptr, length, tiles, tile_base, epoch, lookback,
                   ACC: tl.constexpr, Q: tl.constexpr, S: tl.constexpr, R: tl.constexpr, V: tl.constexpr,
                   TS: tl.constexpr, WARPS: tl.constexpr, WINDOW: tl.constexpr, WIN_WARPS: tl.constexpr,
-                  WPV: tl.constexpr, PREFIXES: tl.constexpr):
+                  WPV: tl.constexpr, CH: tl.constexpr, PREFIXES: tl.constexpr):
     """Order Q, tuple size TS inclusive sums of ``length`` elements; each tuple padded to S
     columns (TS itself if a power of two; S divides R), a thread's row of R slots holds G =
     R / S tuples, a tile 32 * WARPS * G tuples; ``tiles`` tiles, ids from ``counter_ptr``
@@ -363,10 +431,11 @@ def orders_kernel(x_ptr, y_ptr, status_ptr, counter_ptr, length, tiles, tile_bas
     BLOCK: tl.constexpr = T * G * TS
     ROWS: tl.constexpr = T * G
     PADDED: tl.constexpr = TS < S
-    NW: tl.constexpr = Q * S * WPV
+    NW: tl.constexpr = Q * TS * WPV  # status words per entry
     io: tl.constexpr = gl.BlockedLayout([1, V], [32 * V // R, R // V], [WARPS, 1], [1, 0])  # coalesced
-    flat: tl.constexpr = gl.BlockedLayout([1, R], [32, 1], [WARPS, 1], [1, 0])  # a row per thread
-    rows: tl.constexpr = gl.BlockedLayout([1, G, S], [32, 1, 1], [WARPS, 1, 1], [2, 1, 0])
+    GC: tl.constexpr = G // CH  # tuples of a row chunk
+    chunk: tl.constexpr = gl.BlockedLayout([1, GC * S], [32, 1], [WARPS, 1], [1, 0])  # a row chunk per thread
+    rows: tl.constexpr = gl.BlockedLayout([1, GC, S], [32, 1, 1], [WARPS, 1, 1], [2, 1, 0])
     cols: tl.constexpr = gl.SliceLayout(1, rows)  # [T, S]: a thread's columns
     flat_cols: tl.constexpr = gl.BlockedLayout([1, S], [32, 1], [WARPS, 1], [1, 0])
     win: tl.constexpr = gl.BlockedLayout([1, S], [32, 1], [WIN_WARPS, WARPS // WIN_WARPS], [1, 0])  # see _lookback
@@ -385,22 +454,32 @@ def orders_kernel(x_ptr, y_ptr, status_ptr, counter_ptr, length, tiles, tile_bas
         # Tuples of TS elements land in rows of S columns; the padding columns stay zero.
         io3: tl.constexpr = _padded_io(S, G, WARPS)
         offs3, real = _padded_offsets(T, G, S, TS, io3)
-        real = real & (offs3 < length - start)
-        buf.reshape([T, G, S]).store(gl.load(x_ptr + start + offs3, mask=real, other=0))
+        if full:
+            buf.reshape([T, G, S]).store(gl.load(x_ptr + start + offs3, mask=real, other=0))
+        else:
+            buf.reshape([T, G, S]).store(gl.load(x_ptr + start + offs3, mask=real & (offs3 < length - start), other=0))
     elif full:
-        buf.store(gl.load(x_ptr + start + offs))
+        async_copy.async_copy_global_to_shared(buf, x_ptr + start + offs)
     else:
-        buf.store(gl.load(x_ptr + start + offs, mask=offs < length - start, other=0))
+        async_copy.async_copy_global_to_shared(buf, x_ptr + start + offs, mask=offs < length - start)
+    async_copy.commit_group()
+    async_copy.wait_group(0)
     gl.thread_barrier()
-    x = _staged_rows(buf, flat, rows, T, G, S, ACC)
 
-    # Row sums of orders 1..Q (order r's sum is the sum of order r - 1's local scan).
+    # Row sums of orders 1..Q, chunk by chunk (a chunk's registers only): orders 1..Q-1 are
+    # the ends of the row's scans, order Q the sum of order Q - 1's.
+    g = gl.expand_dims(gl.expand_dims(gl.arange(0, GC, layout=gl.SliceLayout(0, gl.SliceLayout(2, rows))), 0), 2)
+    first = g == 0
+    last = g == GC - 1
     sums = ()
-    y = x
     for r in gl.static_range(Q):
-        sums = sums + (gl.reduce(y, 1, _add),)
-        if r < Q - 1:
-            y = gl.associative_scan(y, 1, _add)
+        sums = sums + (gl.full([T, S], 0, ACC, layout=cols),)
+    for k in gl.static_range(CH):
+        y, ends = _seeded_scans(_row_chunk(buf, k, chunk, rows, T, GC, S, ACC), sums, first, last, Q - 1, Q)
+        sums = ()
+        for r in gl.static_range(Q - 1):
+            sums = sums + (ends[r],)
+        sums = sums + (ends[Q - 1] + gl.reduce(y, 1, _add),)
 
     # Each row's carry inside the tile (exclusive over threads), order by order: a row's
     # order-r vector, shifted across its G rows, enters the next row's.
@@ -419,9 +498,9 @@ def orders_kernel(x_ptr, y_ptr, status_ptr, counter_ptr, length, tiles, tile_bas
     publishes = last_thread & (vid < tiles - 1)
     # Tile 0's aggregate is its inclusive prefix.
     flag = gl.where(vid == 0, FLAG_PREFIX, FLAG_AGGREGATE)
-    _publish(status_ptr + vid * NW, incl, col, publishes, (epoch * 4 + flag).to(gl.int64) << 32, Q, S, WPV)
+    _publish(status_ptr + vid * NW, incl, col, publishes, (epoch * 4 + flag).to(gl.int64) << 32, Q, TS, WPV)
 
-    prefix = _lookback(status_ptr, vid * lookback, epoch, ACC, Q, S, WPV, ROWS, WINDOW, win)
+    prefix = _lookback(status_ptr, vid * lookback, epoch, ACC, Q, S, TS, WPV, ROWS, WINDOW, win)
     carried = ()
     for r in gl.static_range(Q):
         carried = carried + (gl.expand_dims(gl.convert_layout(prefix[r], gl.SliceLayout(0, cols)), 0),)
@@ -431,29 +510,34 @@ def orders_kernel(x_ptr, y_ptr, status_ptr, counter_ptr, length, tiles, tile_bas
         for r in gl.static_range(Q):
             inclusive = inclusive + (_shift_into(incl[r], carried, ct, r, r + 1),)
         _publish(status_ptr + vid * NW, inclusive, col, publishes, (epoch * 4 + FLAG_PREFIX).to(gl.int64) << 32,
-                 Q, S, WPV)
+                 Q, TS, WPV)
 
     # Seeds: each row's carry plus the tile's prefix shifted across the rows before it.
     cv = _cast(_coefficients(thread.to(gl.int64) * G, Q), ACC, 1)
-    y = _staged_rows(buf, flat, rows, T, G, S, ACC)
+    seeds = ()
     for r in gl.static_range(Q):
-        y = gl.associative_scan(y, 1, _add) + gl.expand_dims(_shift_into(excl[r], carried, cv, r, r + 1), 1)
-    y = gl.convert_layout(gl.reshape(y, [T, R]), flat, assert_trivial=True).to(y_ptr.dtype.element_ty)
+        seeds = seeds + (_shift_into(excl[r], carried, cv, r, r + 1),)
+    # The output goes back to coalesced through the tile's buffer, chunk by chunk (each
+    # thread overwrites only the row it read), or through a buffer of its own dtype.
     if y_ptr.dtype.element_ty == x_ptr.dtype.element_ty:
-        # Back to coalesced through the tile's buffer: each thread overwrites the row only
-        # it read.
-        buf.store(y)
-        gl.thread_barrier()
-        if PADDED:
-            out = buf.reshape([T, G, S]).load(io3)
-        else:
-            out = buf.load(io)
-    elif PADDED:
-        out = gl.convert_layout(gl.reshape(y, [T, G, S]), io3)
+        out_buf = buf
     else:
-        out = gl.convert_layout(y, io)
+        out_buf = gl.allocate_shared_memory(y_ptr.dtype.element_ty, [T, R], _staged_layout(V, R))
+    for k in gl.static_range(CH):
+        y, seeds = _seeded_scans(_row_chunk(buf, k, chunk, rows, T, GC, S, ACC), seeds, first, last, Q, Q)
+        y = gl.convert_layout(gl.reshape(y, [T, GC * S]), chunk, assert_trivial=True)
+        out_buf.slice(k * GC * S, GC * S, 1).store(y.to(y_ptr.dtype.element_ty))
+    gl.thread_barrier()
     if PADDED:
-        gl.store(y_ptr + start + offs3, out, mask=real)
+        out = out_buf.reshape([T, G, S]).load(io3)
+    else:
+        out = out_buf.load(io)
+    if PADDED:
+        offs3, real = _padded_offsets(T, G, S, TS, io3)
+        if full:
+            gl.store(y_ptr + start + offs3, out, mask=real)
+        else:
+            gl.store(y_ptr + start + offs3, out, mask=real & (offs3 < length - start))
     elif full:
         gl.store(y_ptr + start + offs, out)
     else:

@@ -370,42 +370,59 @@ def blocked_applies(config, accs, B: int, K: int, has_init: bool) -> bool:
     return K in ((2, 4) if wide else (2, 4, 8, 16))
 
 
-def blocked_tile(itemsize: int, tuple_size: int, interpreter: bool) -> tuple[int, int]:
+def blocked_tile(itemsize: int, tuple_size: int, interpreter: bool, order: int = 1) -> tuple[int, int]:
     """(R elements per thread, warps) of :func:`.blocked.orders_kernel`'s tiles.  Tile-local
     (H100, run h, call 1), every R/warps tried ran at 1.00 of copy except int64 order 8
     at 8 warps (0.91-0.93); with the look-back (run h call 5, run j call 2) rows of 64
     int32 / 32 int64 elements at 4 warps won: int32 rows of 64 against 32 took order 5
     from 0.66 to 0.81 of copy, int64 rows of 32 against 16 order 2 from 0.80 to 0.94; 8
-    warps lost.  The interpreter: one warp and short rows, so small tests span many tiles."""
+    warps lost.  High orders take rows twice as long (half the tiles, so half the
+    look-backs; run k, call 1): int32 order 8 0.80 -> 0.87, int64 order 5 0.77 -> 0.85,
+    order 8 0.46 -> 0.61.  The interpreter: one warp and short rows, so small tests span
+    many tiles."""
     vector = 16 // itemsize
     if interpreter:
         return max(tuple_size, vector), 1
-    return max(tuple_size, 64 if itemsize == 4 else 32), 4
+    rows = BLOCKED_ROW_BYTES // itemsize
+    if tuple_size <= 2 and order >= BLOCKED_LONG_ROWS_ORDER[itemsize]:
+        rows *= 2
+    return max(tuple_size, rows), 4
 
 
-def blocked_block(itemsize: int, tuple_size: int, interpreter: bool,
-                  tile: tuple | None = None) -> tuple[int, int, int, int]:
+#: A thread's row in bytes, and the lowest order at which blocked_tile doubles it, by item
+#: size (run k, call 2: int32 order 3 0.97 at 64 elements against 0.95 at 128, order 5 0.93
+#: either way, order 5 tuple size 2 0.91 against 0.83; int64 order 3 0.93 either way, order
+#: 2 0.97 against 0.96).
+BLOCKED_ROW_BYTES = 256
+BLOCKED_LONG_ROWS_ORDER = {4: 5, 8: 3}
+
+
+def blocked_block(itemsize: int, tuple_size: int, interpreter: bool, tile: tuple | None = None,
+                  order: int = 1) -> tuple[int, int, int, int]:
     """(elements per tile, columns, R, warps) of :func:`.blocked.orders_kernel` (``tile`` =
     (R, warps) instead of :func:`blocked_tile`'s): a tuple size that is not a power of two
     is padded to ``columns`` (the next one), and a tile holds whole tuples, 32 x warps x R
     / columns of them."""
     columns = 1 << (tuple_size - 1).bit_length()
-    rows, warps = tile or blocked_tile(itemsize, columns, interpreter)
+    rows, warps = tile or blocked_tile(itemsize, columns, interpreter, order)
     return 32 * warps * rows // columns * tuple_size, columns, rows, warps
 
 
 def blocked_register_cap(itemsize: int, order: int, tuple_size: int) -> int | None:
-    """``maxnreg`` of :func:`.blocked.orders_kernel` (H100, 2^27, run j call 3): 96
-    registers (5 tiles of 4 warps per SM) where the look-back entry is under 16 words
-    (int64 tuple size 4: 0.89 of copy against 0.80 uncapped, int32 order 8: 0.79 / 0.75,
-    elsewhere within 0.01); int64 order 8 at 168 (0.47 against 0.41); other entries of 16
-    words or more uncapped (int64 tuple size 8: 0.56 against 0.52 at 96)."""
-    if tuple_size & (tuple_size - 1):  # padded tuples (call 5: int32 tuple size 5 0.59 / 0.53, int64 0.38 / 0.35)
-        return 168 if itemsize == 4 else 128
-    words = order * tuple_size * (itemsize // 4)
-    if words < 16:
-        return 96
-    return 168 if order >= 8 and itemsize == 8 else None
+    """``maxnreg`` of :func:`.blocked.orders_kernel`.  Since the tile goes to shared memory
+    by asynchronous copies (no registers), caps change little (run k, call 1: int32 order 8
+    0.80 uncapped, 0.82 at 128; order 5 0.92 either way) but for padded int32 tuples
+    (tuple size 5: 0.70 at 128 against 0.66, 3: 0.79 / 0.76)."""
+    if itemsize == 4 and (tuple_size & (tuple_size - 1) or tuple_size == 16):  # 16: 0.74 against 0.71
+        return 128
+    return None
+
+
+def blocked_chunks(itemsize: int, rows: int) -> int:
+    """Chunks :func:`.blocked.orders_kernel` scans a thread's row of ``rows`` elements in:
+    two for the long rows (run k, call 2: int64 order 2 tuple size 2 0.92 against 0.88 in
+    one, order 8 0.61 either way, int32 order 8 0.87 either way)."""
+    return 2 if rows * itemsize > BLOCKED_ROW_BYTES else 1
 
 
 #: Look-back window: 32 entries per warp, spread over the tile's warps (run j, calls 1-2:
@@ -416,7 +433,7 @@ BLOCKED_WINDOW_PER_WARP = 32
 
 def _launch_blocked(x, y, acc, length: int, order: int, tuple_size: int, torch, stream: int, interpreter: bool,
                     window: int | None = None, lookback: bool = True, tile: tuple | None = None,
-                    window_warps: int = 1, maxnreg: int | None = None):
+                    window_warps: int = 1, maxnreg: int | None = None, chunks: int | None = None):
     """One launch of :func:`.blocked.orders_kernel` over ``length`` elements (studies:
     ``window`` entries spread over ``window_warps`` warps and a register cap ``maxnreg``
     instead of the defaults, ``tile`` = (rows, warps), and ``lookback=False`` for wrong
@@ -424,9 +441,9 @@ def _launch_blocked(x, y, acc, length: int, order: int, tuple_size: int, torch, 
     from . import blocked
 
     itemsize = acc.itemsize
-    block, columns, rows, warps = blocked_block(itemsize, tuple_size, interpreter, tile)
+    block, columns, rows, warps = blocked_block(itemsize, tuple_size, interpreter, tile, order)
     tiles = -(-length // block)
-    words = order * columns * (itemsize // 4)  # status words per entry
+    words = order * tuple_size * (itemsize // 4)  # status words per entry (no padding columns)
     if interpreter:
         window, window_warps, maxnreg = 2, 1, None
     elif window is None:
@@ -437,7 +454,8 @@ def _launch_blocked(x, y, acc, length: int, order: int, tuple_size: int, torch, 
     args = (x, y, status, state.counter, length, tiles, state.tiles_issued, state.epoch, int(lookback))
     constexprs = dict(ACC=blocked.gl.int32 if itemsize == 4 else blocked.gl.int64, Q=order, S=columns, R=rows,
                       V=16 // itemsize, TS=tuple_size, WARPS=warps, WINDOW=window, WIN_WARPS=min(window_warps, warps),
-                      WPV=itemsize // 4, PREFIXES=BLOCKED_PREFIXES)
+                      WPV=itemsize // 4, CH=blocked_chunks(itemsize, rows) if chunks is None else chunks,
+                      PREFIXES=BLOCKED_PREFIXES)
     _run(blocked.orders_kernel, tiles, warps, stream, interpreter, args, constexprs, (length, tiles), maxnreg)
     if tiles > 1:  # a single tile takes no ticket from the counter
         state.tiles_issued += tiles
