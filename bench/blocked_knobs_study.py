@@ -13,6 +13,7 @@ case, so a run cut by a time limit keeps what it measured.
     python bench/blocked_knobs_study.py --grid chunks --json knobs.json    # run k, call 1
     python bench/blocked_knobs_study.py --grid rows --json knobs.json      # run k, call 2
     python bench/blocked_knobs_study.py --grid wide --json knobs.json      # run k, call 3
+    python bench/blocked_knobs_study.py --grid defaults --json knobs.json  # run k, call 6
 """
 
 from __future__ import annotations
@@ -114,6 +115,11 @@ def variants_wide(dtype: str, order: int, tuple_size: int) -> list:
     return out + [dict(window=w, window_warps=ww, maxnreg=cap) for w, ww in ((64, 2), (32, 1))]
 
 
+def variants_defaults(dtype: str, order: int, tuple_size: int) -> list:
+    """Run k, call 6: the launch's defaults only (entries published one word per lane)."""
+    return [dict(window=None)]
+
+
 def launch_cap(dtype: str, order: int, tuple_size: int):
     from prefixscan.backends.triton import launch
 
@@ -122,7 +128,8 @@ def launch_cap(dtype: str, order: int, tuple_size: int):
 
 CASE_KEYS = ("dtype", "order", "tuple_size")
 GRIDS = {"windows": variants_windows, "tiles": variants_tiles, "stage": variants_stage, "padded": variants_padded,
-         "chunks": variants_chunks, "rows": variants_rows, "wide": variants_wide}
+         "chunks": variants_chunks, "rows": variants_rows, "wide": variants_wide,
+         "defaults": variants_defaults}
 CASES_BY_GRID = {"stage": CASES + (("int64", 1, 2), ("int64", 1, 4), ("int32", 1, 4), ("int32", 1, 16),
                                    ("int32", 3, 1), ("int64", 3, 1), ("int32", 2, 2), ("int64", 2, 2)),
                  "padded": (("int32", 1, 5), ("int64", 1, 5), ("int32", 1, 3), ("int64", 1, 3), ("int32", 1, 7),
@@ -135,7 +142,10 @@ CASES_BY_GRID = {"stage": CASES + (("int64", 1, 2), ("int64", 1, 4), ("int32", 1
                           ("int64", 1, 2), ("int64", 1, 4), ("int32", 2, 2), ("int64", 2, 2), ("int32", 5, 2),
                           ("int32", 2, 1), ("int64", 2, 1)),
                  "wide": (("int32", 1, 5), ("int64", 1, 5), ("int32", 1, 3), ("int32", 1, 7), ("int64", 1, 3),
-                          ("int64", 8, 1), ("int64", 1, 8), ("int32", 1, 16), ("int64", 5, 1), ("int32", 8, 1))}
+                          ("int64", 8, 1), ("int64", 1, 8), ("int32", 1, 16), ("int64", 5, 1), ("int32", 8, 1)),
+                 "defaults": (("int64", 8, 1), ("int64", 1, 5), ("int64", 1, 8), ("int32", 1, 5), ("int32", 1, 16),
+                              ("int64", 5, 1), ("int32", 8, 1), ("int32", 5, 1), ("int64", 2, 1), ("int32", 2, 1),
+                              ("int64", 1, 2), ("int32", 1, 8), ("int64", 3, 1), ("int64", 1, 3))}
 
 
 def launch_kernel():
