@@ -197,8 +197,7 @@ def main() -> int:
                                     failed=str(exc).splitlines()[-1:]))
                 continue
             equal = bool(torch.equal(y, reference))
-            cap = (launch.blocked_register_cap(x.element_size(), order, tuple_size) if knobs.get("window") is None
-                   else knobs.get("maxnreg"))
+            cap = launch_cap(name, order, tuple_size) if knobs.get("window") is None else knobs.get("maxnreg")
             # The variant's own compiled kernel (the last one compiled may be another's).
             compiled = next(c for key, c in reversed(launch._compiled.items())
                             if key[0] is launch_kernel() and key[3] == tuple(constexprs.items()) and key[2] == cap)

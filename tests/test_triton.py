@@ -488,6 +488,16 @@ BLOCKED_CASES = ([(q, s) for q, s in itertools.product((1, 2, 3, 5, 8), (1, 2, 3
                   (2, 7)])
 
 
+def _orders_expected(x: np.ndarray, order: int, tuple_size: int) -> np.ndarray:
+    """Order ``order`` sums of each of ``tuple_size`` interleaved columns, wrapping in x's
+    dtype like the kernel (NumPy's cumsum: the plain-loop oracle is too slow for GPU sizes)."""
+    expected = x.copy()
+    for _ in range(order):
+        for column in range(tuple_size):
+            expected[column::tuple_size] = np.cumsum(expected[column::tuple_size], dtype=x.dtype)
+    return expected
+
+
 def _blocked_tiles(itemsize: int, tuple_size: int, order: int = 1) -> int:
     from prefixscan.backends.triton import launch
 
@@ -517,11 +527,7 @@ def test_blocked_orders(order, tuple_size, dtype, prefixes, monkeypatch):
         kernels_run.clear()
         ps.scan(to_device(x), order=order, tuple_size=tuple_size, out=out, backend="triton")
         assert kernels_run == [blocked.orders_kernel]
-        expected = x.copy()
-        for _ in range(order):  # wraps like the kernel
-            for column in range(tuple_size):
-                expected[column::tuple_size] = np.cumsum(expected[column::tuple_size], dtype=dtype)
-        np.testing.assert_array_equal(out.cpu().numpy(), expected, err_msg=f"n={n}")
+        np.testing.assert_array_equal(out.cpu().numpy(), _orders_expected(x, order, tuple_size), err_msg=f"n={n}")
 
 
 @pytest.mark.parametrize("chunks", [2, 4])
@@ -544,11 +550,7 @@ def test_blocked_row_chunks(order, tuple_size, dtype, chunks, monkeypatch):
     x = random_data(rng, dtype, n)
     out = to_device(np.full(n, -77, dtype))
     ps.scan(to_device(x), order=order, tuple_size=tuple_size, out=out, backend="triton")
-    expected = x.copy()
-    for _ in range(order):
-        for column in range(tuple_size):
-            expected[column::tuple_size] = np.cumsum(expected[column::tuple_size], dtype=dtype)
-    np.testing.assert_array_equal(out.cpu().numpy(), expected)
+    np.testing.assert_array_equal(out.cpu().numpy(), _orders_expected(x, order, tuple_size))
 
 
 def test_blocked_single_tile_then_many():

@@ -406,19 +406,18 @@ def _fold_extent(state, j, WINDOW: tl.constexpr):
 
 @jit
 def _lookback(status_ptr, vid, epoch, ACC: tl.constexpr, Q: tl.constexpr, S: tl.constexpr, TS: tl.constexpr,
-              WPV: tl.constexpr,
-              ROWS: tl.constexpr, WINDOW: tl.constexpr, win: tl.constexpr):
+              WPV: tl.constexpr, ROWS: tl.constexpr, WINDOW: tl.constexpr, win: tl.constexpr):
     """The carry vector before tile ``vid`` (q tensors of [S]).
 
     Each step reads a window of WINDOW entries, nearest first, in two round trips: a
     probe of each entry's first word (its state: how far the fold can go: up to the
     nearest inclusive prefix, or up to the first entry not ready) and then every word of
-    the entries worth folding.  An entry of q x S x WPV words would otherwise shrink the
+    the entries worth folding.  An entry of q x TS x WPV words would otherwise shrink the
     window to a few entries per step (H100, run h, call 4: int64 tuple size 8 at 0.33 of
     copy, 0.91 without the look-back).  The fetched words decide (one tag in all of an
-    entry's words); the probe only limits what is read.  ``win`` keeps the window in one
-    warp (replicated in the others) and an entry's S columns in one thread, so no
-    reduction of the step crosses warps."""
+    entry's words); the probe only limits what is read.  ``win`` holds an entry's S
+    columns in one thread and spreads the window's entries over WIN_WARPS warps (one
+    entry per lane; run j: wider windows beat one warp's despite reductions across warps)."""
     NW: tl.constexpr = Q * TS * WPV
     j = gl.arange(0, WINDOW, layout=gl.SliceLayout(1, win))
     col = gl.arange(0, S, layout=gl.SliceLayout(0, win))
@@ -592,15 +591,14 @@ def orders_kernel(x_ptr, y_ptr, status_ptr, counter_ptr, length, tiles, tile_bas
     gl.thread_barrier()
     if PADDED:
         out = out_buf.reshape([T, G, S]).load(io3)
-    else:
-        out = out_buf.load(io)
-    if PADDED:
-        offs3, real = _padded_offsets(T, G, S, TS, io3)
+        offs3, real = _padded_offsets(T, G, S, TS, io3)  # again: not held across the look-back
         if full:
             gl.store(y_ptr + start + offs3, out, mask=real)
         else:
             gl.store(y_ptr + start + offs3, out, mask=real & (offs3 < length - start))
-    elif full:
-        gl.store(y_ptr + start + offs, out)
     else:
-        gl.store(y_ptr + start + offs, out, mask=offs < length - start)
+        out = out_buf.load(io)
+        if full:
+            gl.store(y_ptr + start + offs, out)
+        else:
+            gl.store(y_ptr + start + offs, out, mask=offs < length - start)
