@@ -14,6 +14,10 @@ case, so a run cut by a time limit keeps what it measured.
     python bench/blocked_knobs_study.py --grid rows --json knobs.json      # run k, call 2
     python bench/blocked_knobs_study.py --grid wide --json knobs.json      # run k, call 3
     python bench/blocked_knobs_study.py --grid defaults --json knobs.json  # run k, call 6
+    python bench/blocked_knobs_study.py --grid reader --json knobs.json    # run l, call 1
+    python bench/blocked_knobs_study.py --grid long --json knobs.json      # run l, call 2
+    python bench/blocked_knobs_study.py --grid caps --json knobs.json      # run l, call 4
+    python bench/blocked_knobs_study.py --grid async --json knobs.json     # run m, call 1
 """
 
 from __future__ import annotations
@@ -120,6 +124,52 @@ def variants_defaults(dtype: str, order: int, tuple_size: int) -> list:
     return [dict(window=None)]
 
 
+def variants_reader(dtype: str, order: int, tuple_size: int) -> list:
+    """Run l, call 1: look-back entries read as 16-byte vectors and one reduction per fold
+    decision and per window fold (the defaults); then register caps that admit one tile
+    more per SM, and rows twice as long (half the tiles) for tuples."""
+    wide = dtype == "int64"
+    out = [dict(window=None)]
+    base = dict(window=128, window_warps=4)
+    if wide and order >= 5:
+        out += [dict(base, maxnreg=168)]
+    if order == 1:
+        rows = 64 if wide else 128
+        out += [dict(base, tile=(rows, 4), chunks=2, maxnreg=launch_cap(dtype, order, tuple_size))]
+    return out
+
+
+def variants_long(dtype: str, order: int, tuple_size: int) -> list:
+    """Run l, call 2: int64 tuples in rows of 64 (two chunks) against the defaults; int32
+    orders 2 and 8 defaults again (call 1 read them 0.01-0.03 below run k's bench)."""
+    out = [dict(window=None)]
+    if dtype == "int64" and order == 1:
+        out.append(dict(window=128, window_warps=4, tile=(64, 4), chunks=2))
+    return out
+
+
+def variants_caps(dtype: str, order: int, tuple_size: int) -> list:
+    """Run l, call 4: the new defaults (int64 tuples of 8 columns in rows of 64) against
+    register caps that admit a third tile per SM (long padded rows hold 228-232)."""
+    return [dict(window=None)] + [dict(window=128, window_warps=4, maxnreg=cap) for cap in (168, 128)]
+
+
+def variants_async(dtype: str, order: int, tuple_size: int) -> list:
+    """Run m, call 1 (the vector reader and long int64 tuple rows of the lost run l, measured
+    again): the defaults; padded tuples loaded by cp.async (capped as the launch caps, and
+    uncapped); a cap that admits a third tile per SM for wide int64 entries; a window of
+    256 entries; the tile-local ceiling (``lookback=False``)."""
+    cap = launch_cap(dtype, order, tuple_size)
+    base = dict(window=128, window_warps=4)
+    out = [dict(window=None)]
+    if tuple_size & (tuple_size - 1):
+        out += [dict(window=None, pad_async=True), dict(base, maxnreg=None, pad_async=True)]
+    if dtype == "int64" and (order >= 5 or tuple_size >= 5):
+        out += [dict(base, maxnreg=168)]
+    out += [dict(window=256, window_warps=4, maxnreg=cap), dict(base, maxnreg=cap, lookback=False)]
+    return out
+
+
 def launch_cap(dtype: str, order: int, tuple_size: int):
     from prefixscan.backends.triton import launch
 
@@ -129,7 +179,8 @@ def launch_cap(dtype: str, order: int, tuple_size: int):
 CASE_KEYS = ("dtype", "order", "tuple_size")
 GRIDS = {"windows": variants_windows, "tiles": variants_tiles, "stage": variants_stage, "padded": variants_padded,
          "chunks": variants_chunks, "rows": variants_rows, "wide": variants_wide,
-         "defaults": variants_defaults}
+         "defaults": variants_defaults, "reader": variants_reader,
+         "long": variants_long, "caps": variants_caps, "async": variants_async}
 CASES_BY_GRID = {"stage": CASES + (("int64", 1, 2), ("int64", 1, 4), ("int32", 1, 4), ("int32", 1, 16),
                                    ("int32", 3, 1), ("int64", 3, 1), ("int32", 2, 2), ("int64", 2, 2)),
                  "padded": (("int32", 1, 5), ("int64", 1, 5), ("int32", 1, 3), ("int64", 1, 3), ("int32", 1, 7),
@@ -145,7 +196,15 @@ CASES_BY_GRID = {"stage": CASES + (("int64", 1, 2), ("int64", 1, 4), ("int32", 1
                           ("int64", 8, 1), ("int64", 1, 8), ("int32", 1, 16), ("int64", 5, 1), ("int32", 8, 1)),
                  "defaults": (("int64", 8, 1), ("int64", 1, 5), ("int64", 1, 8), ("int32", 1, 5), ("int32", 1, 16),
                               ("int64", 5, 1), ("int32", 8, 1), ("int32", 5, 1), ("int64", 2, 1), ("int32", 2, 1),
-                              ("int64", 1, 2), ("int32", 1, 8), ("int64", 3, 1), ("int64", 1, 3))}
+                              ("int64", 1, 2), ("int32", 1, 8), ("int64", 3, 1), ("int64", 1, 3)),
+                 "reader": (("int64", 8, 1), ("int64", 1, 8), ("int64", 1, 5), ("int32", 1, 5), ("int32", 8, 1),
+                            ("int64", 5, 1), ("int32", 1, 16), ("int32", 5, 1), ("int64", 2, 1), ("int32", 2, 1),
+                            ("int64", 1, 4), ("int32", 1, 8), ("int64", 1, 2)),
+                 "long": (("int64", 1, 8), ("int64", 1, 5), ("int64", 1, 3), ("int64", 1, 7), ("int64", 1, 4),
+                          ("int32", 8, 1), ("int32", 2, 1), ("int64", 8, 1)),
+                 "caps": (("int64", 1, 5), ("int64", 1, 7), ("int64", 1, 8)),
+                 "async": (("int64", 8, 1), ("int64", 1, 5), ("int32", 1, 5), ("int64", 1, 8), ("int32", 8, 1),
+                           ("int64", 5, 1), ("int32", 1, 3), ("int32", 1, 7), ("int64", 1, 3), ("int64", 1, 7))}
 
 
 def launch_kernel():

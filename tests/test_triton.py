@@ -220,7 +220,8 @@ def test_masked_columns_dispatch(monkeypatch):
                                      ((100,), "float32", dict(tuple_size=2, order=2), kernels.scan_2d_kernel),
                                      ((99,), "int32", dict(tuple_size=3, order=2), blocked.orders_kernel),
                                      ((50, 32), "int32", dict(axis=0), kernels.scan_2d_kernel),
-                                     ((50, 8), "int64", dict(axis=0), kernels.scan_2d_kernel)):
+                                     ((50, 8), "int64", dict(axis=0), blocked.orders_kernel),
+                                     ((50, 16), "int64", dict(axis=0), kernels.scan_2d_kernel)):
         kernels_run.clear()
         x = random_data(rng, dtype, shape)
         op = kw.pop("op", "add")
@@ -564,6 +565,41 @@ def test_blocked_single_tile_then_many():
         np.testing.assert_array_equal(got, expected, err_msg=f"n={n}")
 
 
+@pytest.mark.parametrize("order,tuple_size,dtype", [(8, 17, "int32"), (1, 5, "int64"), (3, 5, "int32"), (2, 1, "int64")])
+def test_blocked_status_stays_in_its_buffer(order, tuple_size, dtype, monkeypatch):
+    """The status words a launch reserves hold every word the kernel writes: the buffer
+    is handed over exactly as large as reserved, with a poisoned guard behind it that
+    must stay poisoned (run l: entries spaced wider than reserved wrote tags into the
+    output that happened to lie behind the buffer)."""
+    import torch
+
+    from prefixscan.backends.triton import launch
+
+    guard = 4096
+    poison = -0x0123456789ABCDE
+    guards = []
+
+    def begin(self, entries, torch_module, accs, words):
+        self.epoch += 1
+        whole = torch.full((entries * words + guard,), 0, dtype=torch.int64, device=self.device)
+        whole[entries * words:] = poison
+        guards.append(whole[entries * words:])
+        if self.counter is None:
+            self.counter = torch.zeros(1, dtype=torch.int64, device=self.device)
+        status = whole[:entries * words]
+        return status, status, (status,), (status,)
+
+    monkeypatch.setattr(launch._DeviceState, "begin", begin)
+    monkeypatch.setattr(launch, "BLOCKED_ORDERS", "always")
+    rng = np.random.default_rng(order * 64 + tuple_size)
+    n = 5 * _blocked_tiles(np.dtype(dtype).itemsize, tuple_size, order) - 2 * tuple_size
+    x = random_data(rng, dtype, n)
+    out = ps.scan(to_device(x), order=order, tuple_size=tuple_size, backend="triton")
+    np.testing.assert_array_equal(out.cpu().numpy(), _orders_expected(x, order, tuple_size))
+    assert len(guards) == 1
+    assert bool((guards[0] == poison).all()), "the kernel wrote past the status words it reserved"
+
+
 gl = blocked.gl  # Gluon's language, or its stand-in under the interpreter
 
 
@@ -605,13 +641,15 @@ def test_blocked_register_cap():
 
 
 def test_blocked_tile_rows():
-    """High orders take rows twice as long (tuple sizes 1 and 2), in two chunks; the
-    interpreter keeps short rows."""
+    """High orders take rows twice as long (tuple sizes 1 and 2), in two chunks, and so do
+    int64 rows of 8 columns or more; the interpreter keeps short rows."""
     from prefixscan.backends.triton import launch
 
     assert launch.blocked_tile(4, 1, False, 8) == (128, 4) and launch.blocked_tile(4, 1, False, 2) == (64, 4)
     assert launch.blocked_tile(8, 1, False, 5) == (64, 4) and launch.blocked_tile(8, 1, False, 2) == (32, 4)
     assert launch.blocked_tile(4, 2, False, 8) == (128, 4) and launch.blocked_tile(4, 4, False, 8) == (64, 4)
+    assert launch.blocked_tile(8, 8, False, 1) == (64, 4) and launch.blocked_tile(8, 4, False, 1) == (32, 4)
+    assert launch.blocked_tile(4, 8, False, 1) == (64, 4) and launch.blocked_tile(8, 8, True, 1) == (8, 1)
     assert launch.blocked_tile(4, 1, True, 8) == (4, 1)
     assert launch.blocked_chunks(4, 128) == 2 and launch.blocked_chunks(8, 64) == 2
     assert launch.blocked_chunks(4, 64) == 1 and launch.blocked_chunks(8, 32) == 1
@@ -642,7 +680,8 @@ def test_blocked_applies(monkeypatch):
     assert applies(dtype="int64", order=1, K=2) and applies(dtype="int64", order=1, K=4)
     assert applies(order=1, K=2) and applies(dtype="int64", order=5, K=4) and applies(order=5, K=8)
     assert not applies(order=2) and not applies(dtype="int64", order=5, K=8)
-    assert not applies(dtype="int64", order=1, K=8) and not applies(order=1, K=32)
+    assert applies(dtype="int64", order=1, K=8) and not applies(dtype="int64", order=1, K=16)
+    assert not applies(order=1, K=32)
     assert applies(K=3, order=5) and applies(order=1, K=5) and applies(dtype="int64", order=1, K=5)
     assert not applies(order=1, K=17) and not applies(dtype="int64", order=1, K=12)
     monkeypatch.setattr(launch, "BLOCKED_ORDERS", "never")

@@ -228,6 +228,17 @@ def _padded_offsets(T: tl.constexpr, G: tl.constexpr, S: tl.constexpr, TS: tl.co
 
 
 @jit
+def _load_padded(smem, ptrs, mask, ASYNC: tl.constexpr):
+    """A tile of padded tuples into ``smem``, masked lanes (padding columns, past the end)
+    zero: by cp.async element by element (``ASYNC``: no registers hold the tile in
+    flight), or through registers."""
+    if ASYNC:
+        async_copy.async_copy_global_to_shared(smem, ptrs, mask=mask)
+    else:
+        smem.store(gl.load(ptrs, mask=mask, other=0))
+
+
+@jit
 def _tile_offsets(T: tl.constexpr, R: tl.constexpr, layout: tl.constexpr):
     """Offsets in a tile of T rows of R elements ([T, R] in ``layout``)."""
     return (gl.expand_dims(gl.arange(0, T, layout=gl.SliceLayout(1, layout)) * R, 1)
@@ -397,16 +408,19 @@ def _cast(coefs, ACC: tl.constexpr, AXIS: tl.constexpr):
 def _fold_extent(state, j, WINDOW: tl.constexpr):
     """(whether the window holds the prefix to stop at, how many entries fold): entries
     up to the nearest inclusive prefix if no entry before it is not ready, else the
-    entries before the first one not ready."""
-    nearest_prefix = gl.min(gl.where(state == FLAG_PREFIX, j, WINDOW), 0)
-    not_ready = gl.min(gl.where(state == 0, j, WINDOW), 0)
-    found = nearest_prefix < not_ready
-    return found, gl.where(found, nearest_prefix + 1, not_ready)
+    entries before the first one not ready.  One reduction (a cross-warp one costs two
+    barriers): the first entry that is not an aggregate, coded 2j for a prefix and 2j + 1
+    for an entry not ready (2 x WINDOW + 1 if every entry is an aggregate: fold them all)."""
+    code = gl.where(state == FLAG_PREFIX, 2 * j, gl.where(state == FLAG_AGGREGATE, 2 * WINDOW + 1, 2 * j + 1))
+    first = gl.min(code, 0)
+    found = (first & 1) == 0
+    return found, first // 2 + found.to(first.dtype)
 
 
 @jit
 def _lookback(status_ptr, vid, epoch, ACC: tl.constexpr, Q: tl.constexpr, S: tl.constexpr, TS: tl.constexpr,
-              WPV: tl.constexpr, ROWS: tl.constexpr, WINDOW: tl.constexpr, win: tl.constexpr):
+              WPV: tl.constexpr, ES: tl.constexpr, ROWS: tl.constexpr, WINDOW: tl.constexpr, win3: tl.constexpr,
+              reads: tl.constexpr):
     """The carry vector before tile ``vid`` (q tensors of [S]).
 
     Each step reads a window of WINDOW entries, nearest first, in two round trips: a
@@ -415,14 +429,21 @@ def _lookback(status_ptr, vid, epoch, ACC: tl.constexpr, Q: tl.constexpr, S: tl.
     the entries worth folding.  An entry of q x TS x WPV words would otherwise shrink the
     window to a few entries per step (H100, run h, call 4: int64 tuple size 8 at 0.33 of
     copy, 0.91 without the look-back).  The fetched words decide (one tag in all of an
-    entry's words); the probe only limits what is read.  ``win`` holds an entry's S
-    columns in one thread and spreads the window's entries over WIN_WARPS warps (one
-    entry per lane; run j: wider windows beat one warp's despite reductions across warps)."""
-    NW: tl.constexpr = Q * TS * WPV
+    entry's words); the probe only limits what is read.  ``win3`` ([WINDOW, QP, S], QP
+    the orders rounded up to a power of two) holds an entry's S columns of every order in
+    one thread and spreads the window's entries over WIN_WARPS warps (one entry per lane;
+    run j: wider windows beat one warp's despite reductions across warps).  A thread reads
+    order r's TS x WPV words of an entry as vectors of 16 bytes (entries ES words apart,
+    ES a power of two, so that they stay aligned; words past TS x WPV are read and
+    ignored; ``reads`` lays out [WINDOW, S x WPV] words as ``win3`` lays out entries), and
+    the window's orders are summed in one reduction across warps."""
+    QP: tl.constexpr = _words_padded(Q)
+    win: tl.constexpr = gl.SliceLayout(1, win3)  # [WINDOW, S]
     j = gl.arange(0, WINDOW, layout=gl.SliceLayout(1, win))
     col = gl.arange(0, S, layout=gl.SliceLayout(0, win))
-    words_at = gl.expand_dims(col * WPV, 0)
     real = gl.expand_dims(col < TS, 0)  # padding columns have no words (their carries are zero)
+    words_at = gl.expand_dims(gl.arange(0, S * WPV, layout=gl.SliceLayout(0, reads)), 0)
+    order_at = gl.expand_dims(gl.expand_dims(gl.arange(0, QP, layout=gl.SliceLayout(0, gl.SliceLayout(2, win3))), 0), 2)
     # Shifts of the window's entries (j tiles between entry j and the window's end).
     cj = _cast(_coefficients(j.to(gl.int64) * ROWS, Q), ACC, 1)
     acc = ()
@@ -433,33 +454,46 @@ def _lookback(status_ptr, vid, epoch, ACC: tl.constexpr, Q: tl.constexpr, S: tl.
     while not done:
         tile = vid - 1 - folded - j
         valid = tile >= 0
-        probe = (gl.load(status_ptr + tile * NW, mask=valid, other=0, volatile=True) >> 32).to(gl.int32)
+        probe = (gl.load(status_ptr + tile * ES, mask=valid, other=0, volatile=True) >> 32).to(gl.int32)
         seen = gl.where(valid & ((probe >> 2) == epoch), probe & 3, 0)
         _, extent = _fold_extent(seen, j, WINDOW)
         wanted = j < extent
-        ptrs = status_ptr + gl.expand_dims(tile * NW, 1) + words_at
-        mask = gl.expand_dims(wanted, 1) & real
+        ptrs = status_ptr + gl.expand_dims(gl.convert_layout(tile, gl.SliceLayout(1, reads)) * ES, 1) + words_at
+        fetch = gl.expand_dims(gl.convert_layout(wanted, gl.SliceLayout(1, reads)), 1)
         tag = probe
         same = wanted
         vals = ()
         for r in gl.static_range(Q):
+            w = gl.load(ptrs + r * TS * WPV, mask=fetch, other=0, volatile=True)
+            if WPV == 2:
+                halves = gl.split(gl.reshape(w, [WINDOW, S, 2]))
+            else:
+                halves = (w,)
             value = gl.full([WINDOW, S], 0, gl.int64, layout=win)
             for h in gl.static_range(WPV):
-                w = gl.load(ptrs + (r * TS * WPV + h), mask=mask, other=0, volatile=True)
-                wt = (w >> 32).to(gl.int32)
+                wh = gl.convert_layout(halves[h], win)
+                wt = (wh >> 32).to(gl.int32)
                 lo = gl.min(gl.where(real, wt, 2147483647), 1)
                 hi = gl.max(gl.where(real, wt, -2147483648), 1)
                 if r == 0 and h == 0:
                     tag = lo
                 same = same & (lo == tag) & (hi == tag)
-                value = value | ((w & 0xFFFFFFFF) << (32 * h))
+                value = value | gl.where(real, (wh & 0xFFFFFFFF) << (32 * h), 0)
             vals = vals + (value.to(ACC),)
         state = gl.where(same & ((tag >> 2) == epoch), tag & 3, 0)
         done, limit = _fold_extent(state, j, WINDOW)
         take = gl.expand_dims(j < limit, 1)
+        # The window's orders, shifted to its end, stacked on axis 1 and summed at once.
+        stacked = gl.full([WINDOW, QP, S], 0, ACC, layout=win3)
+        for r in gl.static_range(Q):
+            shifted = gl.where(take, _shift_into(vals[r], vals, cj, r, r), 0)
+            stacked = gl.where(order_at == r, gl.expand_dims(shifted, 1), stacked)
+        summed = gl.reduce(stacked, 0, _add)  # [QP, S]
         part = ()
         for r in gl.static_range(Q):
-            part = part + (gl.reduce(gl.where(take, _shift_into(vals[r], vals, cj, r, r), 0), 0, _add),)
+            picked = gl.reduce(gl.where(gl.expand_dims(gl.arange(0, QP, layout=gl.SliceLayout(1, gl.SliceLayout(0, win3))), 1) == r,
+                                        summed, 0), 0, _add)
+            part = part + (gl.convert_layout(picked, gl.SliceLayout(0, win)),)
         cm = _cast(_coefficients(folded * ROWS, Q), ACC, -1)  # this window lies before the folded tiles
         total = ()
         for r in gl.static_range(Q):
@@ -473,7 +507,7 @@ def _lookback(status_ptr, vid, epoch, ACC: tl.constexpr, Q: tl.constexpr, S: tl.
 def orders_kernel(x_ptr, y_ptr, status_ptr, counter_ptr, length, tiles, tile_base, epoch, lookback,
                   ACC: tl.constexpr, Q: tl.constexpr, S: tl.constexpr, R: tl.constexpr, V: tl.constexpr,
                   TS: tl.constexpr, WARPS: tl.constexpr, WINDOW: tl.constexpr, WIN_WARPS: tl.constexpr,
-                  WPV: tl.constexpr, CH: tl.constexpr, PREFIXES: tl.constexpr):
+                  WPV: tl.constexpr, CH: tl.constexpr, PREFIXES: tl.constexpr, PAD_ASYNC: tl.constexpr):
     """Order Q, tuple size TS inclusive sums of ``length`` elements; each tuple padded to S
     columns (TS itself if a power of two; S divides R), a thread's row of R slots holds G =
     R / S tuples, a tile 32 * WARPS * G tuples; ``tiles`` tiles, ids from ``counter_ptr``
@@ -488,13 +522,17 @@ def orders_kernel(x_ptr, y_ptr, status_ptr, counter_ptr, length, tiles, tile_bas
     ROWS: tl.constexpr = T * G
     PADDED: tl.constexpr = TS < S
     NW: tl.constexpr = Q * TS * WPV  # status words per entry
+    ES: tl.constexpr = _words_padded(NW)  # entries' spacing (aligned for vector reads)
     io: tl.constexpr = gl.BlockedLayout([1, V], [32 * V // R, R // V], [WARPS, 1], [1, 0])  # coalesced
     GC: tl.constexpr = G // CH  # tuples of a row chunk
     chunk: tl.constexpr = gl.BlockedLayout([1, GC * S], [32, 1], [WARPS, 1], [1, 0])  # a row chunk per thread
     rows: tl.constexpr = gl.BlockedLayout([1, GC, S], [32, 1, 1], [WARPS, 1, 1], [2, 1, 0])
     cols: tl.constexpr = gl.SliceLayout(1, rows)  # [T, S]: a thread's columns
     flat_cols: tl.constexpr = gl.BlockedLayout([1, S], [32, 1], [WARPS, 1], [1, 0])
-    win: tl.constexpr = gl.BlockedLayout([1, S], [32, 1], [WIN_WARPS, WARPS // WIN_WARPS], [1, 0])  # see _lookback
+    # See _lookback: the window's entries, orders and columns, and the words read.
+    win3: tl.constexpr = gl.BlockedLayout([1, _words_padded(Q), S], [32, 1, 1], [WIN_WARPS, 1, WARPS // WIN_WARPS],
+                                          [2, 1, 0])
+    reads: tl.constexpr = gl.BlockedLayout([1, S * WPV], [32, 1], [WIN_WARPS, WARPS // WIN_WARPS], [1, 0])
 
     if tiles == 1:
         vid = gl.program_id(0).to(gl.int64)
@@ -511,9 +549,9 @@ def orders_kernel(x_ptr, y_ptr, status_ptr, counter_ptr, length, tiles, tile_bas
         io3: tl.constexpr = _padded_io(S, G, WARPS)
         offs3, real = _padded_offsets(T, G, S, TS, io3)
         if full:
-            buf.reshape([T, G, S]).store(gl.load(x_ptr + start + offs3, mask=real, other=0))
+            _load_padded(buf.reshape([T, G, S]), x_ptr + start + offs3, real, PAD_ASYNC)
         else:
-            buf.reshape([T, G, S]).store(gl.load(x_ptr + start + offs3, mask=real & (offs3 < length - start), other=0))
+            _load_padded(buf.reshape([T, G, S]), x_ptr + start + offs3, real & (offs3 < length - start), PAD_ASYNC)
     elif full:
         async_copy.async_copy_global_to_shared(buf, x_ptr + start + offs)
     else:
@@ -558,10 +596,10 @@ def orders_kernel(x_ptr, y_ptr, status_ptr, counter_ptr, length, tiles, tile_bas
         stash = None
     # Tile 0's aggregate is its inclusive prefix.
     flag = gl.where(vid == 0, FLAG_PREFIX, FLAG_AGGREGATE)
-    _publish(status_ptr + vid * NW, incl, col, last_thread, stash, (epoch * 4 + flag).to(gl.int64) << 32, publishes,
+    _publish(status_ptr + vid * ES, incl, col, last_thread, stash, (epoch * 4 + flag).to(gl.int64) << 32, publishes,
              Q, TS, WPV, T, WARPS)
 
-    prefix = _lookback(status_ptr, vid * lookback, epoch, ACC, Q, S, TS, WPV, ROWS, WINDOW, win)
+    prefix = _lookback(status_ptr, vid * lookback, epoch, ACC, Q, S, TS, WPV, ES, ROWS, WINDOW, win3, reads)
     carried = ()
     for r in gl.static_range(Q):
         carried = carried + (gl.expand_dims(gl.convert_layout(prefix[r], gl.SliceLayout(0, cols)), 0),)
@@ -570,7 +608,7 @@ def orders_kernel(x_ptr, y_ptr, status_ptr, counter_ptr, length, tiles, tile_bas
         inclusive = ()
         for r in gl.static_range(Q):
             inclusive = inclusive + (_shift_into(incl[r], carried, ct, r, r + 1),)
-        _publish(status_ptr + vid * NW, inclusive, col, last_thread, stash,
+        _publish(status_ptr + vid * ES, inclusive, col, last_thread, stash,
                  (epoch * 4 + FLAG_PREFIX).to(gl.int64) << 32, publishes, Q, TS, WPV, T, WARPS)
 
     # Seeds: each row's carry plus the tile's prefix shifted across the rows before it.

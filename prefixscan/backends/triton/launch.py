@@ -338,6 +338,9 @@ BLOCKED_ORDERS = "measured"
 #: Test switch: tiles publish aggregates only (tile 0 its prefix), so that look-backs
 #: in the interpreter, which runs tiles in order, fold windows of aggregates.
 BLOCKED_PREFIXES = True
+#: Padded tuples' tiles go to shared memory by cp.async element by element (False: loads
+#: into registers, then a store to shared memory).
+BLOCKED_PAD_ASYNC = False
 _BLOCKED_ACCS = ("torch.int32", "torch.int64")
 
 
@@ -367,7 +370,7 @@ def blocked_applies(config, accs, B: int, K: int, has_init: bool) -> bool:
         return K < (8 if wide else 16)
     if order > 1:
         return (K > 1 or wide or order >= 3) and not (wide and K >= 8)
-    return K in ((2, 4) if wide else (2, 4, 8, 16))
+    return K in ((2, 4, 8) if wide else (2, 4, 8, 16))  # int64 8: run l
 
 
 def blocked_tile(itemsize: int, tuple_size: int, interpreter: bool, order: int = 1) -> tuple[int, int]:
@@ -378,13 +381,14 @@ def blocked_tile(itemsize: int, tuple_size: int, interpreter: bool, order: int =
     from 0.66 to 0.81 of copy, int64 rows of 32 against 16 order 2 from 0.80 to 0.94; 8
     warps lost.  High orders take rows twice as long (half the tiles, so half the
     look-backs; run k, call 1): int32 order 8 0.80 -> 0.87, int64 order 5 0.77 -> 0.85,
-    order 8 0.46 -> 0.61.  The interpreter: one warp and short rows, so small tests span
+    order 8 0.46 -> 0.61; so do int64 rows of 8 columns or more (run l).  The interpreter: one warp and short rows, so small tests span
     many tiles."""
     vector = 16 // itemsize
     if interpreter:
         return max(tuple_size, vector), 1
     rows = BLOCKED_ROW_BYTES // itemsize
-    if tuple_size <= 2 and order >= BLOCKED_LONG_ROWS_ORDER[itemsize]:
+    if ((tuple_size <= 2 and order >= BLOCKED_LONG_ROWS_ORDER[itemsize])
+            or tuple_size >= BLOCKED_LONG_ROWS_COLUMNS.get(itemsize, 64)):
         rows *= 2
     return max(tuple_size, rows), 4
 
@@ -395,6 +399,11 @@ def blocked_tile(itemsize: int, tuple_size: int, interpreter: bool, order: int =
 #: 2 0.97 against 0.96).
 BLOCKED_ROW_BYTES = 256
 BLOCKED_LONG_ROWS_ORDER = {4: 5, 8: 3}
+#: The fewest (padded) columns from which blocked_tile doubles a row, by item size (run l,
+#: calls 1-2, int64 order 1 rows of 64 against 32: tuple size 8 0.85 / 0.75, 5 0.62 / 0.55,
+#: 7 0.71 / 0.67, 4 0.96 / 0.95 (not taken: 3, padded to 4 columns too, 0.78 / 0.87);
+#: int32 tuple sizes 8 and 16 gained nothing).
+BLOCKED_LONG_ROWS_COLUMNS = {8: 8}
 
 
 def blocked_block(itemsize: int, tuple_size: int, interpreter: bool, tile: tuple | None = None,
@@ -433,7 +442,8 @@ BLOCKED_WINDOW_PER_WARP = 32
 
 def _launch_blocked(x, y, acc, length: int, order: int, tuple_size: int, torch, stream: int, interpreter: bool,
                     window: int | None = None, lookback: bool = True, tile: tuple | None = None,
-                    window_warps: int = 1, maxnreg: int | None = None, chunks: int | None = None):
+                    window_warps: int = 1, maxnreg: int | None = None, chunks: int | None = None,
+                    pad_async: bool | None = None):
     """One launch of :func:`.blocked.orders_kernel` over ``length`` elements (studies:
     ``window`` entries spread over ``window_warps`` warps and a register cap ``maxnreg``
     instead of the defaults, ``tile`` = (rows, warps), and ``lookback=False`` for wrong
@@ -444,18 +454,20 @@ def _launch_blocked(x, y, acc, length: int, order: int, tuple_size: int, torch, 
     block, columns, rows, warps = blocked_block(itemsize, tuple_size, interpreter, tile, order)
     tiles = -(-length // block)
     words = order * tuple_size * (itemsize // 4)  # status words per entry (no padding columns)
+    spacing = 1 << (words - 1).bit_length()  # entries lie a power of two apart (aligned vector reads)
     if interpreter:
         window, window_warps, maxnreg = 2, 1, None
     elif window is None:
         window, window_warps = BLOCKED_WINDOW_PER_WARP * warps, warps
         maxnreg = blocked_register_cap(itemsize, order, tuple_size)
     state = _state_for(x.device, stream)
-    status, _, _, _ = state.begin(tiles, torch, (acc,), words)
+    # One entry more: a read of an entry's last order runs up to S x WPV words past its start.
+    status, _, _, _ = state.begin(tiles + 1, torch, (acc,), spacing)
     args = (x, y, status, state.counter, length, tiles, state.tiles_issued, state.epoch, int(lookback))
     constexprs = dict(ACC=blocked.gl.int32 if itemsize == 4 else blocked.gl.int64, Q=order, S=columns, R=rows,
                       V=16 // itemsize, TS=tuple_size, WARPS=warps, WINDOW=window, WIN_WARPS=min(window_warps, warps),
                       WPV=itemsize // 4, CH=blocked_chunks(itemsize, rows) if chunks is None else chunks,
-                      PREFIXES=BLOCKED_PREFIXES)
+                      PREFIXES=BLOCKED_PREFIXES, PAD_ASYNC=BLOCKED_PAD_ASYNC if pad_async is None else pad_async)
     _run(blocked.orders_kernel, tiles, warps, stream, interpreter, args, constexprs, (length, tiles), maxnreg)
     if tiles > 1:  # a single tile takes no ticket from the counter
         state.tiles_issued += tiles
