@@ -18,6 +18,8 @@ case, so a run cut by a time limit keeps what it measured.
     python bench/blocked_knobs_study.py --grid long --json knobs.json      # run l, call 2
     python bench/blocked_knobs_study.py --grid caps --json knobs.json      # run l, call 4
     python bench/blocked_knobs_study.py --grid async --json knobs.json     # run m, call 1
+    python bench/blocked_knobs_study.py --grid strided --json knobs.json   # run n, call 2
+    python bench/blocked_knobs_study.py --grid readers --json knobs.json   # run n, call 2
 """
 
 from __future__ import annotations
@@ -170,6 +172,30 @@ def variants_async(dtype: str, order: int, tuple_size: int) -> list:
     return out
 
 
+def variants_strided(dtype: str, order: int, tuple_size: int) -> list:
+    """Run n, call 2: order-1 tuple sizes that are not powers of two in flat tiles (the
+    defaults) against rows half and twice as long, no register cap, the padded tiles of
+    runs j-m (``strided=False``, their rows, caps and reader), and the tile-local ceiling."""
+    wide = dtype == "int64"
+    base = dict(window=128, window_warps=4)
+    rows = 32 if wide else 64
+    out = [dict(window=None)]
+    out += [dict(base, tile=(r, 4), maxnreg=168) for r in (rows // 2, rows * 2)]
+    out += [dict(base, maxnreg=None)]
+    out += [dict(base, strided=False, tile=(2 * rows if wide else rows, 4), maxnreg=None if wide else 128,
+                 vectors=wide)]
+    out += [dict(base, maxnreg=168, lookback=False)]
+    return out
+
+
+def variants_readers(dtype: str, order: int, tuple_size: int) -> list:
+    """Run n, call 2: the look-back's readers: entries' words as vectors or one at a time,
+    orders summed in one reduction or one each (defaults: vectors, one reduction)."""
+    base = dict(window=128, window_warps=4, maxnreg=launch_cap(dtype, order, tuple_size))
+    return [dict(window=None)] + [dict(base, vectors=v, stacked=st) for v, st in ((False, True), (True, False),
+                                                                                   (False, False))]
+
+
 def launch_cap(dtype: str, order: int, tuple_size: int):
     from prefixscan.backends.triton import launch
 
@@ -180,7 +206,8 @@ CASE_KEYS = ("dtype", "order", "tuple_size")
 GRIDS = {"windows": variants_windows, "tiles": variants_tiles, "stage": variants_stage, "padded": variants_padded,
          "chunks": variants_chunks, "rows": variants_rows, "wide": variants_wide,
          "defaults": variants_defaults, "reader": variants_reader,
-         "long": variants_long, "caps": variants_caps, "async": variants_async}
+         "long": variants_long, "caps": variants_caps, "async": variants_async,
+         "strided": variants_strided, "readers": variants_readers}
 CASES_BY_GRID = {"stage": CASES + (("int64", 1, 2), ("int64", 1, 4), ("int32", 1, 4), ("int32", 1, 16),
                                    ("int32", 3, 1), ("int64", 3, 1), ("int32", 2, 2), ("int64", 2, 2)),
                  "padded": (("int32", 1, 5), ("int64", 1, 5), ("int32", 1, 3), ("int64", 1, 3), ("int32", 1, 7),
@@ -203,6 +230,10 @@ CASES_BY_GRID = {"stage": CASES + (("int64", 1, 2), ("int64", 1, 4), ("int32", 1
                  "long": (("int64", 1, 8), ("int64", 1, 5), ("int64", 1, 3), ("int64", 1, 7), ("int64", 1, 4),
                           ("int32", 8, 1), ("int32", 2, 1), ("int64", 8, 1)),
                  "caps": (("int64", 1, 5), ("int64", 1, 7), ("int64", 1, 8)),
+                 "strided": (("int32", 1, 5), ("int64", 1, 5), ("int32", 1, 3), ("int64", 1, 3), ("int32", 1, 7),
+                             ("int64", 1, 7)),
+                 "readers": (("int64", 8, 1), ("int32", 8, 1), ("int64", 5, 1), ("int64", 1, 8), ("int32", 1, 16),
+                             ("int32", 5, 1)),
                  "async": (("int64", 8, 1), ("int64", 1, 5), ("int32", 1, 5), ("int64", 1, 8), ("int32", 8, 1),
                            ("int64", 5, 1), ("int32", 1, 3), ("int32", 1, 7), ("int64", 1, 3), ("int64", 1, 7))}
 
@@ -244,6 +275,15 @@ def main() -> int:
         x, y, copy = inputs[name]
         launch._launch_blocked(x, y, dtype, n, order, tuple_size, torch, stream, False)
         reference = y.clone()
+        if order == 1:  # the defaults against torch: column sums of the (n / s, s) view
+            pad = -n % tuple_size
+            padded = torch.cat([x, x.new_zeros(pad)]).view(-1, tuple_size).t().contiguous()
+            expected = padded.cumsum(1, dtype=dtype).t().reshape(-1)[:n]
+            print(f"{name} q{order} s{tuple_size} defaults equal to torch: {bool(torch.equal(reference, expected))}",
+                  flush=True)
+            records.append(dict(dtype=name, order=order, tuple_size=tuple_size,
+                                defaults_equal_torch=bool(torch.equal(reference, expected))))
+            del padded, expected
         for knobs in GRIDS[args.grid](name, order, tuple_size):
             fn = lambda: launch._launch_blocked(x, y, dtype, n, order, tuple_size, torch, stream, False,  # noqa: E731
                                                 **knobs)

@@ -24,7 +24,7 @@ sys.path.insert(0, ".")
 
 def compile_case(dtype: str, order: int, tuple_size: int, window: int | None = None, window_warps: int | None = None,
                  tile: tuple | None = None, maxnreg: int | None = "default", chunks: int | None = None,
-                 pad_async: bool = False):
+                 pad_async: bool = False, vectors: bool | None = None, stacked: bool | None = None):
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.experimental.gluon._runtime import GluonASTSource
@@ -43,8 +43,11 @@ def compile_case(dtype: str, order: int, tuple_size: int, window: int | None = N
                      tile_base="i64", epoch="i64", lookback="i64")
     constexprs = dict(ACC=blocked.gl.int64 if itemsize == 8 else blocked.gl.int32, Q=order, S=columns, R=rows,
                       V=16 // itemsize, TS=tuple_size, WARPS=warps, WINDOW=window, WIN_WARPS=min(window_warps, warps),
-                      WPV=itemsize // 4, CH=launch.blocked_chunks(itemsize, rows) if chunks is None else chunks,
-                      PREFIXES=True, PAD_ASYNC=pad_async)
+                      WPV=itemsize // 4, STRIDED=launch.blocked_strided(order, tuple_size),
+                      CH=1 if launch.blocked_strided(order, tuple_size) else launch.blocked_chunks(itemsize, rows)
+                      if chunks is None else chunks,
+                      PREFIXES=True, PAD_ASYNC=pad_async,
+                      **launch.blocked_reader(itemsize, order, tuple_size, vectors, stacked))
     for name in constexprs:
         signature[name] = "constexpr"
     attrs = {(i,): [["tt.divisibility", 16]] for i in range(4)}
@@ -94,12 +97,16 @@ def main() -> int:
     parser.add_argument("tuple_size", type=int)
     parser.add_argument("--maxnreg", type=int)
     parser.add_argument("--pad-async", action="store_true", help="padded tuples' tiles loaded by cp.async")
+    parser.add_argument("--vectors", type=int, choices=(0, 1), help="look-back words as vectors (launch's choice without it)")
+    parser.add_argument("--stacked", type=int, choices=(0, 1), help="one reduction for all orders (launch's choice without it)")
     parser.add_argument("--rows", type=int, help="elements per thread's row (the launch's default without it)")
     parser.add_argument("--sass", help="write the SASS here")
     parser.add_argument("--grep", help="print the SASS lines holding this")
     args = parser.parse_args()
     compiled = compile_case(args.dtype, args.order, args.tuple_size,
                             maxnreg=args.maxnreg if args.maxnreg else "default", pad_async=args.pad_async,
+                            vectors=None if args.vectors is None else bool(args.vectors),
+                            stacked=None if args.stacked is None else bool(args.stacked),
                             tile=(args.rows, 4) if args.rows else None)
     text = sass(compiled)
     print(f"{args.dtype} order {args.order} tuple size {args.tuple_size}: {resources(compiled)}, "

@@ -228,14 +228,67 @@ def _padded_offsets(T: tl.constexpr, G: tl.constexpr, S: tl.constexpr, TS: tl.co
 
 
 @jit
-def _load_padded(smem, ptrs, mask, ASYNC: tl.constexpr):
-    """A tile of padded tuples into ``smem``, masked lanes (padding columns, past the end)
-    zero: by cp.async element by element (``ASYNC``: no registers hold the tile in
-    flight), or through registers."""
-    if ASYNC:
-        async_copy.async_copy_global_to_shared(smem, ptrs, mask=mask)
-    else:
-        smem.store(gl.load(ptrs, mask=mask, other=0))
+def _strided_phase(start, T: tl.constexpr, R: tl.constexpr, TS: tl.constexpr, layout: tl.constexpr):
+    """Column (mod TS) of each thread's first element in a flat tile of T rows of R
+    elements starting at element ``start`` ([T] int32 in ``layout``)."""
+    t = gl.arange(0, T, layout=layout)
+    phase = (start % TS).to(gl.int32) + (t * R) % TS
+    return gl.where(phase >= TS, phase - TS, phase)
+
+
+@jit
+def _strided_scan(x, seeds, TS: tl.constexpr, R: tl.constexpr, layout: tl.constexpr):
+    """Stride-TS inclusive sums along each thread's row of ``x`` ([T, R] in ``layout``):
+    element i adds the elements i - TS, i - 2 TS, .. of its row, and relative column k =
+    i mod TS starts from ``seeds[k]`` ([T]).  A column's mask is a constant per
+    register (i is), so the selects and the adds of zeros fold away: the TS masked scans
+    cost one add per element in all."""
+    i = gl.expand_dims(gl.arange(0, R, layout=gl.SliceLayout(0, layout)), 0)
+    k_of = i % TS
+    y = x
+    for k in gl.static_range(TS):
+        xk = gl.where(k_of == k, x, 0)
+        xk = gl.where(i == k, xk + gl.expand_dims(seeds[k], 1), xk)
+        y = gl.where(k_of == k, gl.associative_scan(xk, 1, _add), y)
+    return y
+
+
+@jit
+def _strided_sums(x, TS: tl.constexpr, R: tl.constexpr, layout: tl.constexpr):
+    """Sums of each relative column k (elements i = k mod TS) of each thread's row of
+    ``x`` ([T, R] in ``layout``): TS tensors of [T]."""
+    k_of = gl.expand_dims(gl.arange(0, R, layout=gl.SliceLayout(0, layout)), 0) % TS
+    sums = ()
+    for k in gl.static_range(TS):
+        sums = sums + (gl.reduce(gl.where(k_of == k, x, 0), 1, _add),)
+    return sums
+
+
+@jit
+def _to_absolute(relative, phase, ACC: tl.constexpr, T: tl.constexpr, S: tl.constexpr, TS: tl.constexpr,
+                 cols: tl.constexpr):
+    """A row's TS relative columns (tensors of [T]) as its absolute columns ([T, S] in
+    ``cols``): relative column k is absolute column (phase + k) mod TS; padding columns
+    zero.  TS x S selects per row."""
+    c = gl.expand_dims(gl.arange(0, S, layout=gl.SliceLayout(0, cols)), 0)
+    p = gl.convert_layout(phase, gl.SliceLayout(1, cols))
+    out = gl.full([T, S], 0, ACC, layout=cols)
+    for k in gl.static_range(TS):
+        a = gl.where(p + k >= TS, p + k - TS, p + k)
+        out = gl.where(c == gl.expand_dims(a, 1), gl.expand_dims(gl.convert_layout(relative[k], gl.SliceLayout(1, cols)), 1), out)
+    return out
+
+
+@jit
+def _to_relative(absolute, phase, S: tl.constexpr, TS: tl.constexpr, cols: tl.constexpr, layout: tl.constexpr):
+    """:func:`_to_absolute` backwards: TS tensors of [T] in ``layout``."""
+    c = gl.expand_dims(gl.arange(0, S, layout=gl.SliceLayout(0, cols)), 0)
+    p = gl.convert_layout(phase, gl.SliceLayout(1, cols))
+    out = ()
+    for k in gl.static_range(TS):
+        a = gl.where(p + k >= TS, p + k - TS, p + k)
+        out = out + (gl.convert_layout(gl.reduce(gl.where(c == gl.expand_dims(a, 1), absolute, 0), 1, _add), layout),)
+    return out
 
 
 @jit
@@ -418,9 +471,64 @@ def _fold_extent(state, j, WINDOW: tl.constexpr):
 
 
 @jit
+def _fetch_vectors(status_ptr, tile, wanted, ES: tl.constexpr, Q: tl.constexpr, S: tl.constexpr, TS: tl.constexpr,
+                   WPV: tl.constexpr, WINDOW: tl.constexpr, win: tl.constexpr, reads: tl.constexpr):
+    """An entry's words of each order, read as 16-byte vectors (entries ES words apart, ES a
+    power of two, so that they stay aligned; S x WPV words per order, those past TS x WPV
+    read and ignored; ``reads`` lays out [WINDOW, S x WPV] words as ``win`` lays out
+    entries): (q values of [WINDOW, S] as int64, lowest tag, highest tag of each entry)."""
+    col = gl.arange(0, S, layout=gl.SliceLayout(0, win))
+    real = gl.expand_dims(col < TS, 0)
+    words_at = gl.expand_dims(gl.arange(0, S * WPV, layout=gl.SliceLayout(0, reads)), 0)
+    ptrs = status_ptr + gl.expand_dims(gl.convert_layout(tile, gl.SliceLayout(1, reads)) * ES, 1) + words_at
+    fetch = gl.expand_dims(gl.convert_layout(wanted, gl.SliceLayout(1, reads)), 1)
+    lo = gl.full([WINDOW], 2147483647, gl.int32, layout=gl.SliceLayout(1, win))
+    hi = gl.full([WINDOW], -2147483648, gl.int32, layout=gl.SliceLayout(1, win))
+    vals = ()
+    for r in gl.static_range(Q):
+        w = gl.load(ptrs + r * TS * WPV, mask=fetch, other=0, volatile=True)
+        if WPV == 2:
+            halves = gl.split(gl.reshape(w, [WINDOW, S, 2]))
+        else:
+            halves = (w,)
+        value = gl.full([WINDOW, S], 0, gl.int64, layout=win)
+        for h in gl.static_range(WPV):
+            wh = gl.convert_layout(halves[h], win)
+            wt = (wh >> 32).to(gl.int32)
+            lo = gl.minimum(lo, gl.min(gl.where(real, wt, 2147483647), 1))
+            hi = gl.maximum(hi, gl.max(gl.where(real, wt, -2147483648), 1))
+            value = value | gl.where(real, (wh & 0xFFFFFFFF) << (32 * h), 0)
+        vals = vals + (value,)
+    return vals, lo, hi
+
+
+@jit
+def _fetch_words(status_ptr, tile, wanted, ES: tl.constexpr, Q: tl.constexpr, S: tl.constexpr, TS: tl.constexpr,
+                 WPV: tl.constexpr, WINDOW: tl.constexpr, win: tl.constexpr):
+    """:func:`_fetch_vectors` one 8-byte word at a time (only the TS x WPV real words)."""
+    col = gl.arange(0, S, layout=gl.SliceLayout(0, win))
+    real = gl.expand_dims(col < TS, 0)
+    ptrs = status_ptr + gl.expand_dims(tile * ES, 1) + gl.expand_dims(col * WPV, 0)
+    mask = gl.expand_dims(wanted, 1) & real
+    lo = gl.full([WINDOW], 2147483647, gl.int32, layout=gl.SliceLayout(1, win))
+    hi = gl.full([WINDOW], -2147483648, gl.int32, layout=gl.SliceLayout(1, win))
+    vals = ()
+    for r in gl.static_range(Q):
+        value = gl.full([WINDOW, S], 0, gl.int64, layout=win)
+        for h in gl.static_range(WPV):
+            w = gl.load(ptrs + (r * TS * WPV + h), mask=mask, other=0, volatile=True)
+            wt = (w >> 32).to(gl.int32)
+            lo = gl.minimum(lo, gl.min(gl.where(real, wt, 2147483647), 1))
+            hi = gl.maximum(hi, gl.max(gl.where(real, wt, -2147483648), 1))
+            value = value | ((w & 0xFFFFFFFF) << (32 * h))
+        vals = vals + (value,)
+    return vals, lo, hi
+
+
+@jit
 def _lookback(status_ptr, vid, epoch, ACC: tl.constexpr, Q: tl.constexpr, S: tl.constexpr, TS: tl.constexpr,
               WPV: tl.constexpr, ES: tl.constexpr, ROWS: tl.constexpr, WINDOW: tl.constexpr, win3: tl.constexpr,
-              reads: tl.constexpr):
+              reads: tl.constexpr, VECTORS: tl.constexpr, STACKED: tl.constexpr):
     """The carry vector before tile ``vid`` (q tensors of [S]).
 
     Each step reads a window of WINDOW entries, nearest first, in two round trips: a
@@ -432,18 +540,16 @@ def _lookback(status_ptr, vid, epoch, ACC: tl.constexpr, Q: tl.constexpr, S: tl.
     entry's words); the probe only limits what is read.  ``win3`` ([WINDOW, QP, S], QP
     the orders rounded up to a power of two) holds an entry's S columns of every order in
     one thread and spreads the window's entries over WIN_WARPS warps (one entry per lane;
-    run j: wider windows beat one warp's despite reductions across warps).  A thread reads
-    order r's TS x WPV words of an entry as vectors of 16 bytes (entries ES words apart,
-    ES a power of two, so that they stay aligned; words past TS x WPV are read and
-    ignored; ``reads`` lays out [WINDOW, S x WPV] words as ``win3`` lays out entries), and
-    the window's orders are summed in one reduction across warps."""
+    run j: wider windows beat one warp's despite reductions across warps).  Entries' words
+    are read as 16-byte vectors (``VECTORS``, :func:`_fetch_vectors`) or one word at a
+    time, and the window's orders are summed in one reduction across warps (``STACKED``:
+    one pair of barriers per step instead of one per order) or order by order; which of
+    these pays depends on the entry (launch.blocked_reader, from run n's measurements)."""
     QP: tl.constexpr = _words_padded(Q)
     win: tl.constexpr = gl.SliceLayout(1, win3)  # [WINDOW, S]
     j = gl.arange(0, WINDOW, layout=gl.SliceLayout(1, win))
-    col = gl.arange(0, S, layout=gl.SliceLayout(0, win))
-    real = gl.expand_dims(col < TS, 0)  # padding columns have no words (their carries are zero)
-    words_at = gl.expand_dims(gl.arange(0, S * WPV, layout=gl.SliceLayout(0, reads)), 0)
     order_at = gl.expand_dims(gl.expand_dims(gl.arange(0, QP, layout=gl.SliceLayout(0, gl.SliceLayout(2, win3))), 0), 2)
+    picks = gl.expand_dims(gl.arange(0, QP, layout=gl.SliceLayout(1, gl.SliceLayout(0, win3))), 1)
     # Shifts of the window's entries (j tiles between entry j and the window's end).
     cj = _cast(_coefficients(j.to(gl.int64) * ROWS, Q), ACC, 1)
     acc = ()
@@ -458,42 +564,30 @@ def _lookback(status_ptr, vid, epoch, ACC: tl.constexpr, Q: tl.constexpr, S: tl.
         seen = gl.where(valid & ((probe >> 2) == epoch), probe & 3, 0)
         _, extent = _fold_extent(seen, j, WINDOW)
         wanted = j < extent
-        ptrs = status_ptr + gl.expand_dims(gl.convert_layout(tile, gl.SliceLayout(1, reads)) * ES, 1) + words_at
-        fetch = gl.expand_dims(gl.convert_layout(wanted, gl.SliceLayout(1, reads)), 1)
-        tag = probe
-        same = wanted
+        if VECTORS:
+            words, lo, hi = _fetch_vectors(status_ptr, tile, wanted, ES, Q, S, TS, WPV, WINDOW, win, reads)
+        else:
+            words, lo, hi = _fetch_words(status_ptr, tile, wanted, ES, Q, S, TS, WPV, WINDOW, win)
         vals = ()
         for r in gl.static_range(Q):
-            w = gl.load(ptrs + r * TS * WPV, mask=fetch, other=0, volatile=True)
-            if WPV == 2:
-                halves = gl.split(gl.reshape(w, [WINDOW, S, 2]))
-            else:
-                halves = (w,)
-            value = gl.full([WINDOW, S], 0, gl.int64, layout=win)
-            for h in gl.static_range(WPV):
-                wh = gl.convert_layout(halves[h], win)
-                wt = (wh >> 32).to(gl.int32)
-                lo = gl.min(gl.where(real, wt, 2147483647), 1)
-                hi = gl.max(gl.where(real, wt, -2147483648), 1)
-                if r == 0 and h == 0:
-                    tag = lo
-                same = same & (lo == tag) & (hi == tag)
-                value = value | gl.where(real, (wh & 0xFFFFFFFF) << (32 * h), 0)
-            vals = vals + (value.to(ACC),)
-        state = gl.where(same & ((tag >> 2) == epoch), tag & 3, 0)
+            vals = vals + (words[r].to(ACC),)
+        state = gl.where(wanted & (lo == hi) & ((lo >> 2) == epoch), lo & 3, 0)
         done, limit = _fold_extent(state, j, WINDOW)
         take = gl.expand_dims(j < limit, 1)
-        # The window's orders, shifted to its end, stacked on axis 1 and summed at once.
-        stacked = gl.full([WINDOW, QP, S], 0, ACC, layout=win3)
-        for r in gl.static_range(Q):
-            shifted = gl.where(take, _shift_into(vals[r], vals, cj, r, r), 0)
-            stacked = gl.where(order_at == r, gl.expand_dims(shifted, 1), stacked)
-        summed = gl.reduce(stacked, 0, _add)  # [QP, S]
         part = ()
-        for r in gl.static_range(Q):
-            picked = gl.reduce(gl.where(gl.expand_dims(gl.arange(0, QP, layout=gl.SliceLayout(1, gl.SliceLayout(0, win3))), 1) == r,
-                                        summed, 0), 0, _add)
-            part = part + (gl.convert_layout(picked, gl.SliceLayout(0, win)),)
+        if STACKED:
+            # The window's orders, shifted to its end, stacked on axis 1 and summed at once.
+            stacked = gl.full([WINDOW, QP, S], 0, ACC, layout=win3)
+            for r in gl.static_range(Q):
+                shifted = gl.where(take, _shift_into(vals[r], vals, cj, r, r), 0)
+                stacked = gl.where(order_at == r, gl.expand_dims(shifted, 1), stacked)
+            summed = gl.reduce(stacked, 0, _add)  # [QP, S], each thread all of them
+            for r in gl.static_range(Q):
+                picked = gl.reduce(gl.where(picks == r, summed, 0), 0, _add)
+                part = part + (gl.convert_layout(picked, gl.SliceLayout(0, win)),)
+        else:
+            for r in gl.static_range(Q):
+                part = part + (gl.reduce(gl.where(take, _shift_into(vals[r], vals, cj, r, r), 0), 0, _add),)
         cm = _cast(_coefficients(folded * ROWS, Q), ACC, -1)  # this window lies before the folded tiles
         total = ()
         for r in gl.static_range(Q):
@@ -507,7 +601,8 @@ def _lookback(status_ptr, vid, epoch, ACC: tl.constexpr, Q: tl.constexpr, S: tl.
 def orders_kernel(x_ptr, y_ptr, status_ptr, counter_ptr, length, tiles, tile_base, epoch, lookback,
                   ACC: tl.constexpr, Q: tl.constexpr, S: tl.constexpr, R: tl.constexpr, V: tl.constexpr,
                   TS: tl.constexpr, WARPS: tl.constexpr, WINDOW: tl.constexpr, WIN_WARPS: tl.constexpr,
-                  WPV: tl.constexpr, CH: tl.constexpr, PREFIXES: tl.constexpr, PAD_ASYNC: tl.constexpr):
+                  WPV: tl.constexpr, CH: tl.constexpr, PREFIXES: tl.constexpr, PAD_ASYNC: tl.constexpr,
+                  VECTORS: tl.constexpr, STACKED: tl.constexpr, STRIDED: tl.constexpr):
     """Order Q, tuple size TS inclusive sums of ``length`` elements; each tuple padded to S
     columns (TS itself if a power of two; S divides R), a thread's row of R slots holds G =
     R / S tuples, a tile 32 * WARPS * G tuples; ``tiles`` tiles, ids from ``counter_ptr``
@@ -518,9 +613,9 @@ def orders_kernel(x_ptr, y_ptr, status_ptr, counter_ptr, length, tiles, tile_bas
     only: wrong results) takes every tile's prefix as zero, to time the rest."""
     T: tl.constexpr = 32 * WARPS
     G: tl.constexpr = R // S
-    BLOCK: tl.constexpr = T * G * TS
+    BLOCK: tl.constexpr = T * R if STRIDED else T * G * TS
     ROWS: tl.constexpr = T * G
-    PADDED: tl.constexpr = TS < S
+    PADDED: tl.constexpr = TS < S and not STRIDED
     NW: tl.constexpr = Q * TS * WPV  # status words per entry
     ES: tl.constexpr = _words_padded(NW)  # entries' spacing (aligned for vector reads)
     io: tl.constexpr = gl.BlockedLayout([1, V], [32 * V // R, R // V], [WARPS, 1], [1, 0])  # coalesced
@@ -548,10 +643,18 @@ def orders_kernel(x_ptr, y_ptr, status_ptr, counter_ptr, length, tiles, tile_bas
         # Tuples of TS elements land in rows of S columns; the padding columns stay zero.
         io3: tl.constexpr = _padded_io(S, G, WARPS)
         offs3, real = _padded_offsets(T, G, S, TS, io3)
-        if full:
-            _load_padded(buf.reshape([T, G, S]), x_ptr + start + offs3, real, PAD_ASYNC)
+        # (Written out here: through a helper's mask argument ptxas kept 28 registers more,
+        # int32 tuple size 5 166 -> 194, the column masks no longer folding per register.)
+        if PAD_ASYNC:  # element by element by cp.async: no registers hold the tile in flight
+            if full:
+                async_copy.async_copy_global_to_shared(buf.reshape([T, G, S]), x_ptr + start + offs3, mask=real)
+            else:
+                async_copy.async_copy_global_to_shared(buf.reshape([T, G, S]), x_ptr + start + offs3,
+                                                       mask=real & (offs3 < length - start))
+        elif full:
+            buf.reshape([T, G, S]).store(gl.load(x_ptr + start + offs3, mask=real, other=0))
         else:
-            _load_padded(buf.reshape([T, G, S]), x_ptr + start + offs3, real & (offs3 < length - start), PAD_ASYNC)
+            buf.reshape([T, G, S]).store(gl.load(x_ptr + start + offs3, mask=real & (offs3 < length - start), other=0))
     elif full:
         async_copy.async_copy_global_to_shared(buf, x_ptr + start + offs)
     else:
@@ -560,20 +663,26 @@ def orders_kernel(x_ptr, y_ptr, status_ptr, counter_ptr, length, tiles, tile_bas
     async_copy.wait_group(0)
     gl.thread_barrier()
 
-    # Row sums of orders 1..Q, chunk by chunk (a chunk's registers only): orders 1..Q-1 are
-    # the ends of the row's scans, order Q the sum of order Q - 1's.
-    g = gl.expand_dims(gl.expand_dims(gl.arange(0, GC, layout=gl.SliceLayout(0, gl.SliceLayout(2, rows))), 0), 2)
-    first = g == 0
-    last = g == GC - 1
-    sums = ()
-    for r in gl.static_range(Q):
-        sums = sums + (gl.full([T, S], 0, ACC, layout=cols),)
-    for k in gl.static_range(CH):
-        y, ends = _seeded_scans(_row_chunk(buf, k, chunk, rows, T, GC, S, ACC), sums, first, last, Q - 1, Q)
+    if STRIDED:
+        # A flat row of R elements (order 1): its relative columns' sums, then absolute ones.
+        gl.static_assert(Q == 1 and CH == 1, "strided tiles take order 1 in one chunk")
+        phase = _strided_phase(start, T, R, TS, gl.SliceLayout(1, chunk))
+        sums = (_to_absolute(_strided_sums(buf.load(chunk).to(ACC), TS, R, chunk), phase, ACC, T, S, TS, cols),)
+    else:
+        # Row sums of orders 1..Q, chunk by chunk (a chunk's registers only): orders 1..Q-1 are
+        # the ends of the row's scans, order Q the sum of order Q - 1's.
+        g = gl.expand_dims(gl.expand_dims(gl.arange(0, GC, layout=gl.SliceLayout(0, gl.SliceLayout(2, rows))), 0), 2)
+        first = g == 0
+        last = g == GC - 1
         sums = ()
-        for r in gl.static_range(Q - 1):
-            sums = sums + (ends[r],)
-        sums = sums + (ends[Q - 1] + gl.reduce(y, 1, _add),)
+        for r in gl.static_range(Q):
+            sums = sums + (gl.full([T, S], 0, ACC, layout=cols),)
+        for k in gl.static_range(CH):
+            y, ends = _seeded_scans(_row_chunk(buf, k, chunk, rows, T, GC, S, ACC), sums, first, last, Q - 1, Q)
+            sums = ()
+            for r in gl.static_range(Q - 1):
+                sums = sums + (ends[r],)
+            sums = sums + (ends[Q - 1] + gl.reduce(y, 1, _add),)
 
     # Each row's carry inside the tile (exclusive over threads), order by order: a row's
     # order-r vector, shifted across its G rows, enters the next row's.
@@ -599,7 +708,8 @@ def orders_kernel(x_ptr, y_ptr, status_ptr, counter_ptr, length, tiles, tile_bas
     _publish(status_ptr + vid * ES, incl, col, last_thread, stash, (epoch * 4 + flag).to(gl.int64) << 32, publishes,
              Q, TS, WPV, T, WARPS)
 
-    prefix = _lookback(status_ptr, vid * lookback, epoch, ACC, Q, S, TS, WPV, ES, ROWS, WINDOW, win3, reads)
+    prefix = _lookback(status_ptr, vid * lookback, epoch, ACC, Q, S, TS, WPV, ES, ROWS, WINDOW, win3, reads, VECTORS,
+                       STACKED)
     carried = ()
     for r in gl.static_range(Q):
         carried = carried + (gl.expand_dims(gl.convert_layout(prefix[r], gl.SliceLayout(0, cols)), 0),)
@@ -622,10 +732,15 @@ def orders_kernel(x_ptr, y_ptr, status_ptr, counter_ptr, length, tiles, tile_bas
         out_buf = buf
     else:
         out_buf = gl.allocate_shared_memory(y_ptr.dtype.element_ty, [T, R], _staged_layout(V, R))
-    for k in gl.static_range(CH):
-        y, seeds = _seeded_scans(_row_chunk(buf, k, chunk, rows, T, GC, S, ACC), seeds, first, last, Q, Q)
-        y = gl.convert_layout(gl.reshape(y, [T, GC * S]), chunk, assert_trivial=True)
-        out_buf.slice(k * GC * S, GC * S, 1).store(y.to(y_ptr.dtype.element_ty))
+    if STRIDED:
+        y = _strided_scan(buf.load(chunk).to(ACC), _to_relative(seeds[0], phase, S, TS, cols, gl.SliceLayout(1, chunk)),
+                          TS, R, chunk)
+        out_buf.store(y.to(y_ptr.dtype.element_ty))
+    else:
+        for k in gl.static_range(CH):
+            y, seeds = _seeded_scans(_row_chunk(buf, k, chunk, rows, T, GC, S, ACC), seeds, first, last, Q, Q)
+            y = gl.convert_layout(gl.reshape(y, [T, GC * S]), chunk, assert_trivial=True)
+            out_buf.slice(k * GC * S, GC * S, 1).store(y.to(y_ptr.dtype.element_ty))
     gl.thread_barrier()
     if PADDED:
         out = out_buf.reshape([T, G, S]).load(io3)

@@ -373,7 +373,8 @@ def blocked_applies(config, accs, B: int, K: int, has_init: bool) -> bool:
     return K in ((2, 4, 8) if wide else (2, 4, 8, 16))  # int64 8: run l
 
 
-def blocked_tile(itemsize: int, tuple_size: int, interpreter: bool, order: int = 1) -> tuple[int, int]:
+def blocked_tile(itemsize: int, tuple_size: int, interpreter: bool, order: int = 1,
+                 strided: bool = False) -> tuple[int, int]:
     """(R elements per thread, warps) of :func:`.blocked.orders_kernel`'s tiles.  Tile-local
     (H100, run h, call 1), every R/warps tried ran at 1.00 of copy except int64 order 8
     at 8 warps (0.91-0.93); with the look-back (run h call 5, run j call 2) rows of 64
@@ -381,14 +382,15 @@ def blocked_tile(itemsize: int, tuple_size: int, interpreter: bool, order: int =
     from 0.66 to 0.81 of copy, int64 rows of 32 against 16 order 2 from 0.80 to 0.94; 8
     warps lost.  High orders take rows twice as long (half the tiles, so half the
     look-backs; run k, call 1): int32 order 8 0.80 -> 0.87, int64 order 5 0.77 -> 0.85,
-    order 8 0.46 -> 0.61; so do int64 rows of 8 columns or more (run l).  The interpreter: one warp and short rows, so small tests span
-    many tiles."""
+    order 8 0.46 -> 0.61; so do int64 rows of 8 columns or more (run l), but not flat
+    (``strided``) tiles, whose rows hold no padding.  The interpreter: one warp and short
+    rows, so small tests span many tiles."""
     vector = 16 // itemsize
     if interpreter:
         return max(tuple_size, vector), 1
     rows = BLOCKED_ROW_BYTES // itemsize
     if ((tuple_size <= 2 and order >= BLOCKED_LONG_ROWS_ORDER[itemsize])
-            or tuple_size >= BLOCKED_LONG_ROWS_COLUMNS.get(itemsize, 64)):
+            or (tuple_size >= BLOCKED_LONG_ROWS_COLUMNS.get(itemsize, 64) and not strided)):
         rows *= 2
     return max(tuple_size, rows), 4
 
@@ -407,14 +409,30 @@ BLOCKED_LONG_ROWS_COLUMNS = {8: 8}
 
 
 def blocked_block(itemsize: int, tuple_size: int, interpreter: bool, tile: tuple | None = None,
-                  order: int = 1) -> tuple[int, int, int, int]:
+                  order: int = 1, strided: bool | None = None) -> tuple[int, int, int, int]:
     """(elements per tile, columns, R, warps) of :func:`.blocked.orders_kernel` (``tile`` =
     (R, warps) instead of :func:`blocked_tile`'s): a tuple size that is not a power of two
     is padded to ``columns`` (the next one), and a tile holds whole tuples, 32 x warps x R
-    / columns of them."""
+    / columns of them; a flat tile (``strided``, :func:`blocked_strided`'s choice if None)
+    32 x warps x R elements."""
     columns = 1 << (tuple_size - 1).bit_length()
-    rows, warps = tile or blocked_tile(itemsize, columns, interpreter, order)
+    strided = blocked_strided(order, tuple_size) if strided is None else strided
+    rows, warps = tile or blocked_tile(itemsize, columns, interpreter, order, strided)
+    if strided:
+        return 32 * warps * rows, columns, rows, warps
     return 32 * warps * rows // columns * tuple_size, columns, rows, warps
+
+
+#: Order-1 tuple sizes that are not powers of two take flat tiles (see blocked_strided);
+#: False: padded tiles (studies).
+BLOCKED_STRIDED = True
+
+
+def blocked_strided(order: int, tuple_size: int) -> bool:
+    """Whether :func:`.blocked.orders_kernel` takes a flat tile of rows of R consecutive
+    elements, each element's column told by its position (``STRIDED``), instead of padding
+    each tuple to a power of two: order 1 with a tuple size that is not a power of two."""
+    return BLOCKED_STRIDED and order == 1 and bool(tuple_size & (tuple_size - 1))
 
 
 def blocked_register_cap(itemsize: int, order: int, tuple_size: int) -> int | None:
@@ -422,6 +440,8 @@ def blocked_register_cap(itemsize: int, order: int, tuple_size: int) -> int | No
     by asynchronous copies (no registers), caps change little (run k, call 1: int32 order 8
     0.80 uncapped, 0.82 at 128; order 5 0.92 either way) but for padded int32 tuples
     (tuple size 5: 0.70 at 128 against 0.66, 3: 0.79 / 0.76)."""
+    if blocked_strided(order, tuple_size):  # flat tiles: 3 per SM without spills (141-168 registers)
+        return 168
     if itemsize == 4 and (tuple_size & (tuple_size - 1) or tuple_size == 16):  # 16: 0.74 against 0.71
         return 128
     return None
@@ -440,18 +460,32 @@ def blocked_chunks(itemsize: int, rows: int) -> int:
 BLOCKED_WINDOW_PER_WARP = 32
 
 
+def blocked_reader(itemsize: int, order: int, tuple_size: int, vectors: bool | None = None,
+                   stacked: bool | None = None) -> dict:
+    """How :func:`.blocked._lookback` reads a window (constexprs VECTORS and STACKED; the
+    arguments, where given, override the choice): entries' words as 16-byte vectors and
+    all orders summed in one reduction across warps, but for int32 padded tuples, whose
+    vector reads (of the padding columns' words too) spill under their register cap."""
+    if vectors is None:
+        vectors = not (itemsize == 4 and tuple_size & (tuple_size - 1) and not blocked_strided(order, tuple_size))
+    return dict(VECTORS=vectors, STACKED=True if stacked is None else stacked)
+
+
 def _launch_blocked(x, y, acc, length: int, order: int, tuple_size: int, torch, stream: int, interpreter: bool,
                     window: int | None = None, lookback: bool = True, tile: tuple | None = None,
                     window_warps: int = 1, maxnreg: int | None = None, chunks: int | None = None,
-                    pad_async: bool | None = None):
+                    pad_async: bool | None = None, vectors: bool | None = None, stacked: bool | None = None,
+                    strided: bool | None = None):
     """One launch of :func:`.blocked.orders_kernel` over ``length`` elements (studies:
     ``window`` entries spread over ``window_warps`` warps and a register cap ``maxnreg``
     instead of the defaults, ``tile`` = (rows, warps), and ``lookback=False`` for wrong
-    results without the look-back)."""
+    results without the look-back; ``vectors``/``stacked``: see :func:`blocked_reader`;
+    ``strided``: see :func:`blocked_strided`)."""
     from . import blocked
 
     itemsize = acc.itemsize
-    block, columns, rows, warps = blocked_block(itemsize, tuple_size, interpreter, tile, order)
+    strided = blocked_strided(order, tuple_size) if strided is None else strided
+    block, columns, rows, warps = blocked_block(itemsize, tuple_size, interpreter, tile, order, strided)
     tiles = -(-length // block)
     words = order * tuple_size * (itemsize // 4)  # status words per entry (no padding columns)
     spacing = 1 << (words - 1).bit_length()  # entries lie a power of two apart (aligned vector reads)
@@ -466,8 +500,10 @@ def _launch_blocked(x, y, acc, length: int, order: int, tuple_size: int, torch, 
     args = (x, y, status, state.counter, length, tiles, state.tiles_issued, state.epoch, int(lookback))
     constexprs = dict(ACC=blocked.gl.int32 if itemsize == 4 else blocked.gl.int64, Q=order, S=columns, R=rows,
                       V=16 // itemsize, TS=tuple_size, WARPS=warps, WINDOW=window, WIN_WARPS=min(window_warps, warps),
-                      WPV=itemsize // 4, CH=blocked_chunks(itemsize, rows) if chunks is None else chunks,
-                      PREFIXES=BLOCKED_PREFIXES, PAD_ASYNC=BLOCKED_PAD_ASYNC if pad_async is None else pad_async)
+                      WPV=itemsize // 4, CH=1 if strided else blocked_chunks(itemsize, rows) if chunks is None else chunks,
+                      STRIDED=strided,
+                      PREFIXES=BLOCKED_PREFIXES, PAD_ASYNC=BLOCKED_PAD_ASYNC if pad_async is None else pad_async,
+                      **blocked_reader(itemsize, order, tuple_size, vectors, stacked))
     _run(blocked.orders_kernel, tiles, warps, stream, interpreter, args, constexprs, (length, tiles), maxnreg)
     if tiles > 1:  # a single tile takes no ticket from the counter
         state.tiles_issued += tiles
