@@ -24,7 +24,8 @@ sys.path.insert(0, ".")
 
 def compile_case(dtype: str, order: int, tuple_size: int, window: int | None = None, window_warps: int | None = None,
                  tile: tuple | None = None, maxnreg: int | None = "default", chunks: int | None = None,
-                 pad_async: bool = False, vectors: bool | None = None, stacked: bool | None = None):
+                 pad_async: bool = False, vectors: bool | None = None, stacked: bool | None = None,
+                 odd_length: bool = False):
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.experimental.gluon._runtime import GluonASTSource
@@ -50,7 +51,9 @@ def compile_case(dtype: str, order: int, tuple_size: int, window: int | None = N
                       **launch.blocked_reader(itemsize, order, tuple_size, vectors, stacked))
     for name in constexprs:
         signature[name] = "constexpr"
-    attrs = {(i,): [["tt.divisibility", 16]] for i in range(4)}
+    # Pointers are 16-byte aligned; a length that is a multiple of 16 is specialized as such
+    # (``odd_length``: one that is not, e.g. 2^27 - 3 for tuple size 5: another compile).
+    attrs = {(i,): [["tt.divisibility", 16]] for i in range(4 if odd_length else 5)}
     source = GluonASTSource(kernel, signature, constexprs, attrs)
     options = dict(num_warps=warps)
     if maxnreg is not None:
@@ -99,6 +102,7 @@ def main() -> int:
     parser.add_argument("--pad-async", action="store_true", help="padded tuples' tiles loaded by cp.async")
     parser.add_argument("--vectors", type=int, choices=(0, 1), help="look-back words as vectors (launch's choice without it)")
     parser.add_argument("--stacked", type=int, choices=(0, 1), help="one reduction for all orders (launch's choice without it)")
+    parser.add_argument("--odd-length", action="store_true", help="a length that is not a multiple of 16")
     parser.add_argument("--rows", type=int, help="elements per thread's row (the launch's default without it)")
     parser.add_argument("--sass", help="write the SASS here")
     parser.add_argument("--grep", help="print the SASS lines holding this")
@@ -107,7 +111,7 @@ def main() -> int:
                             maxnreg=args.maxnreg if args.maxnreg else "default", pad_async=args.pad_async,
                             vectors=None if args.vectors is None else bool(args.vectors),
                             stacked=None if args.stacked is None else bool(args.stacked),
-                            tile=(args.rows, 4) if args.rows else None)
+                            tile=(args.rows, 4) if args.rows else None, odd_length=args.odd_length)
     text = sass(compiled)
     print(f"{args.dtype} order {args.order} tuple size {args.tuple_size}: {resources(compiled)}, "
           f"{compiled.metadata.shared} bytes of shared memory (Triton)")

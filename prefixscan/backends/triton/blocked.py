@@ -292,6 +292,20 @@ def _to_relative(absolute, phase, S: tl.constexpr, TS: tl.constexpr, cols: tl.co
 
 
 @jit
+def _row_pointers(base, start, length, T: tl.constexpr, R: tl.constexpr, layout: tl.constexpr):
+    """(pointers, mask) of a partial tile's elements from ``base`` + ``start``, each thread
+    its own row of R ([T, R] in ``layout``, a row per thread): the mask compares each
+    element's place in its row, a constant per register, with the row's remaining length,
+    one register per thread.  Masks of the coalesced layout compare every element's offset
+    and, for a length not a multiple of 16 (no vector-wide masks), kept 100-odd offsets live
+    from the tile's start to its store (int32 tuple size 5: 408 bytes of spills; run n)."""
+    t = gl.arange(0, T, layout=gl.SliceLayout(1, layout))
+    i = gl.expand_dims(gl.arange(0, R, layout=gl.SliceLayout(0, layout)), 0)
+    rows = gl.expand_dims(t * R, 1)
+    return base + start + rows + i, i < gl.expand_dims((length - start - t * R).to(gl.int32), 1)
+
+
+@jit
 def _tile_offsets(T: tl.constexpr, R: tl.constexpr, layout: tl.constexpr):
     """Offsets in a tile of T rows of R elements ([T, R] in ``layout``)."""
     return (gl.expand_dims(gl.arange(0, T, layout=gl.SliceLayout(1, layout)) * R, 1)
@@ -624,6 +638,7 @@ def orders_kernel(x_ptr, y_ptr, status_ptr, counter_ptr, length, tiles, tile_bas
     rows: tl.constexpr = gl.BlockedLayout([1, GC, S], [32, 1, 1], [WARPS, 1, 1], [2, 1, 0])
     cols: tl.constexpr = gl.SliceLayout(1, rows)  # [T, S]: a thread's columns
     flat_cols: tl.constexpr = gl.BlockedLayout([1, S], [32, 1], [WARPS, 1], [1, 0])
+    flat_rows: tl.constexpr = gl.BlockedLayout([1, R], [32, 1], [WARPS, 1], [1, 0])  # a partial tile's rows
     # See _lookback: the window's entries, orders and columns, and the words read.
     win3: tl.constexpr = gl.BlockedLayout([1, _words_padded(Q), S], [32, 1, 1], [WIN_WARPS, 1, WARPS // WIN_WARPS],
                                           [2, 1, 0])
@@ -658,7 +673,8 @@ def orders_kernel(x_ptr, y_ptr, status_ptr, counter_ptr, length, tiles, tile_bas
     elif full:
         async_copy.async_copy_global_to_shared(buf, x_ptr + start + offs)
     else:
-        async_copy.async_copy_global_to_shared(buf, x_ptr + start + offs, mask=offs < length - start)
+        ptrs, inside = _row_pointers(x_ptr, start, length, T, R, flat_rows)
+        buf.store(gl.load(ptrs, mask=inside, other=0))
     async_copy.commit_group()
     async_copy.wait_group(0)
     gl.thread_barrier()
@@ -749,9 +765,8 @@ def orders_kernel(x_ptr, y_ptr, status_ptr, counter_ptr, length, tiles, tile_bas
             gl.store(y_ptr + start + offs3, out, mask=real)
         else:
             gl.store(y_ptr + start + offs3, out, mask=real & (offs3 < length - start))
+    elif full:
+        gl.store(y_ptr + start + offs, out_buf.load(io))
     else:
-        out = out_buf.load(io)
-        if full:
-            gl.store(y_ptr + start + offs, out)
-        else:
-            gl.store(y_ptr + start + offs, out, mask=offs < length - start)
+        ptrs, inside = _row_pointers(y_ptr, start, length, T, R, flat_rows)
+        gl.store(ptrs, out_buf.load(flat_rows), mask=inside)

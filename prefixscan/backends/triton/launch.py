@@ -382,13 +382,15 @@ def blocked_tile(itemsize: int, tuple_size: int, interpreter: bool, order: int =
     from 0.66 to 0.81 of copy, int64 rows of 32 against 16 order 2 from 0.80 to 0.94; 8
     warps lost.  High orders take rows twice as long (half the tiles, so half the
     look-backs; run k, call 1): int32 order 8 0.80 -> 0.87, int64 order 5 0.77 -> 0.85,
-    order 8 0.46 -> 0.61; so do int64 rows of 8 columns or more (run l), but not flat
-    (``strided``) tiles, whose rows hold no padding.  The interpreter: one warp and short
-    rows, so small tests span many tiles."""
+    order 8 0.46 -> 0.61; so do int64 rows of 8 columns or more (run l), and flat
+    (``strided``) tiles' rows (run n, call 2).  The interpreter: one warp and short rows, so
+    small tests span many tiles."""
     vector = 16 // itemsize
     if interpreter:
         return max(tuple_size, vector), 1
     rows = BLOCKED_ROW_BYTES // itemsize
+    if strided:  # run n, call 2: int32 tuple size 5 0.94 at 128 against 0.89 at 64, int64 0.87 at 64 / 0.69 at 32
+        return rows * 2, 4
     if ((tuple_size <= 2 and order >= BLOCKED_LONG_ROWS_ORDER[itemsize])
             or (tuple_size >= BLOCKED_LONG_ROWS_COLUMNS.get(itemsize, 64) and not strided)):
         rows *= 2
