@@ -20,6 +20,7 @@ case, so a run cut by a time limit keeps what it measured.
     python bench/blocked_knobs_study.py --grid async --json knobs.json     # run m, call 1
     python bench/blocked_knobs_study.py --grid strided --json knobs.json   # run n, call 2
     python bench/blocked_knobs_study.py --grid readers --json knobs.json   # run n, call 2
+    python bench/blocked_knobs_study.py --grid wide_n --json knobs.json    # run n, call 4
 """
 
 from __future__ import annotations
@@ -196,6 +197,15 @@ def variants_readers(dtype: str, order: int, tuple_size: int) -> list:
                                                                                    (False, False))]
 
 
+def variants_wide_n(dtype: str, order: int, tuple_size: int) -> list:
+    """Run n, call 4: 16-word entries after the partial-tile fix (int64 order 8 168 registers,
+    was 236): the defaults against short rows (more tiles per SM), windows of 64 and 256
+    entries, and the tile-local ceiling."""
+    base = dict(window=128, window_warps=4, maxnreg=launch_cap(dtype, order, tuple_size))
+    return [dict(window=None), dict(base, tile=(32, 4), chunks=1), dict(base, window=64),
+            dict(base, window=256), dict(base, lookback=False)]
+
+
 def launch_cap(dtype: str, order: int, tuple_size: int):
     from prefixscan.backends.triton import launch
 
@@ -207,7 +217,7 @@ GRIDS = {"windows": variants_windows, "tiles": variants_tiles, "stage": variants
          "chunks": variants_chunks, "rows": variants_rows, "wide": variants_wide,
          "defaults": variants_defaults, "reader": variants_reader,
          "long": variants_long, "caps": variants_caps, "async": variants_async,
-         "strided": variants_strided, "readers": variants_readers}
+         "strided": variants_strided, "readers": variants_readers, "wide_n": variants_wide_n}
 CASES_BY_GRID = {"stage": CASES + (("int64", 1, 2), ("int64", 1, 4), ("int32", 1, 4), ("int32", 1, 16),
                                    ("int32", 3, 1), ("int64", 3, 1), ("int32", 2, 2), ("int64", 2, 2)),
                  "padded": (("int32", 1, 5), ("int64", 1, 5), ("int32", 1, 3), ("int64", 1, 3), ("int32", 1, 7),
@@ -232,6 +242,7 @@ CASES_BY_GRID = {"stage": CASES + (("int64", 1, 2), ("int64", 1, 4), ("int32", 1
                  "caps": (("int64", 1, 5), ("int64", 1, 7), ("int64", 1, 8)),
                  "strided": (("int32", 1, 5), ("int64", 1, 5), ("int32", 1, 3), ("int64", 1, 3), ("int32", 1, 7),
                              ("int64", 1, 7)),
+                 "wide_n": (("int64", 8, 1), ("int64", 1, 8), ("int64", 5, 1)),
                  "readers": (("int64", 8, 1), ("int32", 8, 1), ("int64", 5, 1), ("int64", 1, 8), ("int32", 1, 16),
                              ("int32", 5, 1)),
                  "async": (("int64", 8, 1), ("int64", 1, 5), ("int32", 1, 5), ("int64", 1, 8), ("int32", 8, 1),

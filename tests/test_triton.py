@@ -299,6 +299,23 @@ def test_beyond_int32_indexing():
     assert int(tail[0]) == int(torch.tensor(np.bitwise_xor.reduce(x.cpu().numpy())))
 
 
+@pytest.mark.gpu
+@pytest.mark.slow
+@pytest.mark.skipif(not CUDA, reason="needs a CUDA device")
+@pytest.mark.parametrize("order,tuple_size", [(2, 1), (1, 5)])
+def test_blocked_beyond_int32_indexing(order, tuple_size):
+    """More than 2^31 elements through blocked.orders_kernel (a flat tile for tuple size 5):
+    64-bit tile starts and status offsets; a torch reference, wrapping like int32."""
+    n = ((1 << 31) // tuple_size + 1001) * tuple_size
+    x = torch.randint(-50, 50, (n,), dtype=torch.int32, device="cuda")
+    got = ps.scan(x, order=order, tuple_size=tuple_size)
+    expected = x.view(-1, tuple_size).t()
+    for _ in range(order):
+        expected = expected.cumsum(1, dtype=torch.int64)
+    expected = expected.t().reshape(-1).to(torch.int32)
+    assert torch.equal(got, expected)
+
+
 @triton.jit
 def _publish_then_read(status_ptr, a_ptr, b_ptr, state_ptr, a_out, b_out, epoch, N: tl.constexpr,
                        PUBLISH: tl.constexpr, WORDS: tl.constexpr):
@@ -632,12 +649,27 @@ def test_blocked_coefficients():
         np.testing.assert_array_equal(got[k], np.array(want, dtype=np.uint64), err_msg=f"k={k}")
 
 
-def test_blocked_register_cap():
-    """Register caps of the one-look-back kernel: padded int32 tuples only (run k, call 1)."""
+def test_blocked_strided(monkeypatch):
+    """Flat tiles for order 1 with tuple sizes that are not powers of two, elsewhere rows
+    of whole (padded) tuples; a flat tile holds 32 x warps x R elements, tuples crossing
+    its ends."""
     from prefixscan.backends.triton import launch
 
-    assert launch.blocked_register_cap(4, 1, 5) == 128 and launch.blocked_register_cap(4, 3, 7) == 128
-    assert launch.blocked_register_cap(8, 1, 5) is None
+    assert launch.blocked_strided(1, 5) and launch.blocked_strided(1, 3) and launch.blocked_strided(1, 17)
+    assert not launch.blocked_strided(2, 5) and not launch.blocked_strided(1, 8) and not launch.blocked_strided(1, 2)
+    assert launch.blocked_block(4, 5, False, order=1) == (128 * 128, 8, 128, 4)
+    assert launch.blocked_block(4, 5, False, order=2) == (128 * 8 * 5, 8, 64, 4)
+    monkeypatch.setattr(launch, "BLOCKED_STRIDED", False)
+    assert not launch.blocked_strided(1, 5) and launch.blocked_block(4, 5, False, order=1) == (128 * 8 * 5, 8, 64, 4)
+
+
+def test_blocked_register_cap():
+    """Register caps of the one-look-back kernel: padded int32 tuples (run k, call 1) and
+    flat tiles (run n)."""
+    from prefixscan.backends.triton import launch
+
+    assert launch.blocked_register_cap(4, 3, 7) == 128 and launch.blocked_register_cap(8, 3, 7) is None
+    assert launch.blocked_register_cap(4, 1, 5) == 168 and launch.blocked_register_cap(8, 1, 5) == 168
     assert launch.blocked_register_cap(4, 8, 1) is None and launch.blocked_register_cap(8, 1, 8) is None
     assert launch.blocked_register_cap(4, 1, 16) == 128 and launch.blocked_register_cap(8, 1, 16) is None
 
@@ -653,6 +685,8 @@ def test_blocked_tile_rows():
     assert launch.blocked_tile(8, 8, False, 1) == (64, 4) and launch.blocked_tile(8, 4, False, 1) == (32, 4)
     assert launch.blocked_tile(4, 8, False, 1) == (64, 4) and launch.blocked_tile(8, 8, True, 1) == (8, 1)
     assert launch.blocked_tile(4, 1, True, 8) == (4, 1)
+    assert launch.blocked_tile(4, 8, False, 1, True) == (128, 4) and launch.blocked_tile(8, 8, False, 1, True) == (64, 4)
+    assert launch.blocked_tile(8, 8, True, 1, True) == (8, 1)
     assert launch.blocked_chunks(4, 128) == 2 and launch.blocked_chunks(8, 64) == 2
     assert launch.blocked_chunks(4, 64) == 1 and launch.blocked_chunks(8, 32) == 1
 
