@@ -21,7 +21,6 @@ case, so a run cut by a time limit keeps what it measured.
     python bench/blocked_knobs_study.py --grid strided --json knobs.json   # run n, call 2
     python bench/blocked_knobs_study.py --grid readers --json knobs.json   # run n, call 2
     python bench/blocked_knobs_study.py --grid wide_n --json knobs.json    # run n, call 4
-    python bench/blocked_knobs_study.py --grid sleep --json knobs.json     # run n, call 5
 """
 
 from __future__ import annotations
@@ -207,13 +206,6 @@ def variants_wide_n(dtype: str, order: int, tuple_size: int) -> list:
             dict(base, window=256), dict(base, lookback=False)]
 
 
-def variants_sleep(dtype: str, order: int, tuple_size: int) -> list:
-    """Run n, call 5: a look-back step that found the nearest entry not ready sleeps 100 or
-    400 ns before probing again (fewer reads of lines being published) against none."""
-    base = dict(window=128, window_warps=4, maxnreg=launch_cap(dtype, order, tuple_size))
-    return [dict(window=None)] + [dict(base, sleep=ns) for ns in (100, 400)]
-
-
 def launch_cap(dtype: str, order: int, tuple_size: int):
     from prefixscan.backends.triton import launch
 
@@ -225,8 +217,7 @@ GRIDS = {"windows": variants_windows, "tiles": variants_tiles, "stage": variants
          "chunks": variants_chunks, "rows": variants_rows, "wide": variants_wide,
          "defaults": variants_defaults, "reader": variants_reader,
          "long": variants_long, "caps": variants_caps, "async": variants_async,
-         "strided": variants_strided, "readers": variants_readers, "wide_n": variants_wide_n,
-         "sleep": variants_sleep}
+         "strided": variants_strided, "readers": variants_readers, "wide_n": variants_wide_n}
 CASES_BY_GRID = {"stage": CASES + (("int64", 1, 2), ("int64", 1, 4), ("int32", 1, 4), ("int32", 1, 16),
                                    ("int32", 3, 1), ("int64", 3, 1), ("int32", 2, 2), ("int64", 2, 2)),
                  "padded": (("int32", 1, 5), ("int64", 1, 5), ("int32", 1, 3), ("int64", 1, 3), ("int32", 1, 7),
@@ -251,8 +242,6 @@ CASES_BY_GRID = {"stage": CASES + (("int64", 1, 2), ("int64", 1, 4), ("int32", 1
                  "caps": (("int64", 1, 5), ("int64", 1, 7), ("int64", 1, 8)),
                  "strided": (("int32", 1, 5), ("int64", 1, 5), ("int32", 1, 3), ("int64", 1, 3), ("int32", 1, 7),
                              ("int64", 1, 7)),
-                 "sleep": (("int64", 8, 1), ("int64", 1, 8), ("int64", 5, 1), ("int32", 8, 1), ("int32", 1, 5),
-                           ("int64", 2, 1)),
                  "wide_n": (("int64", 8, 1), ("int64", 1, 8), ("int64", 5, 1)),
                  "readers": (("int64", 8, 1), ("int32", 8, 1), ("int64", 5, 1), ("int64", 1, 8), ("int32", 1, 16),
                              ("int32", 5, 1)),

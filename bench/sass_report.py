@@ -25,7 +25,7 @@ sys.path.insert(0, ".")
 def compile_case(dtype: str, order: int, tuple_size: int, window: int | None = None, window_warps: int | None = None,
                  tile: tuple | None = None, maxnreg: int | None = "default", chunks: int | None = None,
                  pad_async: bool = False, vectors: bool | None = None, stacked: bool | None = None,
-                 odd_length: bool = False, sleep: int = 0):
+                 odd_length: bool = False):
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.experimental.gluon._runtime import GluonASTSource
@@ -44,7 +44,7 @@ def compile_case(dtype: str, order: int, tuple_size: int, window: int | None = N
                      tile_base="i64", epoch="i64", lookback="i64")
     constexprs = dict(ACC=blocked.gl.int64 if itemsize == 8 else blocked.gl.int32, Q=order, S=columns, R=rows,
                       V=16 // itemsize, TS=tuple_size, WARPS=warps, WINDOW=window, WIN_WARPS=min(window_warps, warps),
-                      WPV=itemsize // 4, STRIDED=launch.blocked_strided(order, tuple_size), SLEEP=sleep,
+                      WPV=itemsize // 4, STRIDED=launch.blocked_strided(order, tuple_size),
                       CH=1 if launch.blocked_strided(order, tuple_size) else launch.blocked_chunks(itemsize, rows)
                       if chunks is None else chunks,
                       PREFIXES=True, PAD_ASYNC=pad_async,

@@ -542,7 +542,7 @@ def _fetch_words(status_ptr, tile, wanted, ES: tl.constexpr, Q: tl.constexpr, S:
 @jit
 def _lookback(status_ptr, vid, epoch, ACC: tl.constexpr, Q: tl.constexpr, S: tl.constexpr, TS: tl.constexpr,
               WPV: tl.constexpr, ES: tl.constexpr, ROWS: tl.constexpr, WINDOW: tl.constexpr, win3: tl.constexpr,
-              reads: tl.constexpr, VECTORS: tl.constexpr, STACKED: tl.constexpr, SLEEP: tl.constexpr):
+              reads: tl.constexpr, VECTORS: tl.constexpr, STACKED: tl.constexpr):
     """The carry vector before tile ``vid`` (q tensors of [S]).
 
     Each step reads a window of WINDOW entries, nearest first, in two round trips: a
@@ -587,10 +587,6 @@ def _lookback(status_ptr, vid, epoch, ACC: tl.constexpr, Q: tl.constexpr, S: tl.
             vals = vals + (words[r].to(ACC),)
         state = gl.where(wanted & (lo == hi) & ((lo >> 2) == epoch), lo & 3, 0)
         done, limit = _fold_extent(state, j, WINDOW)
-        if SLEEP > 0:
-            if limit == 0:  # the nearest entry is not ready: back off before the next probe
-                gl.inline_asm_elementwise(f"nanosleep.u32 {SLEEP}; mov.b32 $0, $1;", "=r,r", [j], dtype=gl.int32,
-                                          is_pure=False, pack=1)
         take = gl.expand_dims(j < limit, 1)
         part = ()
         if STACKED:
@@ -620,7 +616,7 @@ def orders_kernel(x_ptr, y_ptr, status_ptr, counter_ptr, length, tiles, tile_bas
                   ACC: tl.constexpr, Q: tl.constexpr, S: tl.constexpr, R: tl.constexpr, V: tl.constexpr,
                   TS: tl.constexpr, WARPS: tl.constexpr, WINDOW: tl.constexpr, WIN_WARPS: tl.constexpr,
                   WPV: tl.constexpr, CH: tl.constexpr, PREFIXES: tl.constexpr, PAD_ASYNC: tl.constexpr,
-                  VECTORS: tl.constexpr, STACKED: tl.constexpr, STRIDED: tl.constexpr, SLEEP: tl.constexpr):
+                  VECTORS: tl.constexpr, STACKED: tl.constexpr, STRIDED: tl.constexpr):
     """Order Q, tuple size TS inclusive sums of ``length`` elements; each tuple padded to S
     columns (TS itself if a power of two; S divides R), a thread's row of R slots holds G =
     R / S tuples, a tile 32 * WARPS * G tuples; ``tiles`` tiles, ids from ``counter_ptr``
@@ -729,7 +725,7 @@ def orders_kernel(x_ptr, y_ptr, status_ptr, counter_ptr, length, tiles, tile_bas
              Q, TS, WPV, T, WARPS)
 
     prefix = _lookback(status_ptr, vid * lookback, epoch, ACC, Q, S, TS, WPV, ES, ROWS, WINDOW, win3, reads, VECTORS,
-                       STACKED, SLEEP)
+                       STACKED)
     carried = ()
     for r in gl.static_range(Q):
         carried = carried + (gl.expand_dims(gl.convert_layout(prefix[r], gl.SliceLayout(0, cols)), 0),)

@@ -456,8 +456,6 @@ def blocked_chunks(itemsize: int, rows: int) -> int:
     return 2 if rows * itemsize > BLOCKED_ROW_BYTES else 1
 
 
-#: Nanoseconds a look-back step waits when the nearest entry is not ready (0: none).
-BLOCKED_SLEEP_NS = 0
 #: Look-back window: 32 entries per warp, spread over the tile's warps (run j, calls 1-2:
 #: 128 entries over 4 warps against 32 in one warp took int32 order 5 from 0.74 to 0.81 of
 #: copy, int64 order 2 from 0.87 to 0.93, int64 order 8 from 0.31 to 0.42).
@@ -479,7 +477,7 @@ def _launch_blocked(x, y, acc, length: int, order: int, tuple_size: int, torch, 
                     window: int | None = None, lookback: bool = True, tile: tuple | None = None,
                     window_warps: int = 1, maxnreg: int | None = None, chunks: int | None = None,
                     pad_async: bool | None = None, vectors: bool | None = None, stacked: bool | None = None,
-                    strided: bool | None = None, sleep: int | None = None):
+                    strided: bool | None = None):
     """One launch of :func:`.blocked.orders_kernel` over ``length`` elements (studies:
     ``window`` entries spread over ``window_warps`` warps and a register cap ``maxnreg``
     instead of the defaults, ``tile`` = (rows, warps), and ``lookback=False`` for wrong
@@ -505,7 +503,7 @@ def _launch_blocked(x, y, acc, length: int, order: int, tuple_size: int, torch, 
     constexprs = dict(ACC=blocked.gl.int32 if itemsize == 4 else blocked.gl.int64, Q=order, S=columns, R=rows,
                       V=16 // itemsize, TS=tuple_size, WARPS=warps, WINDOW=window, WIN_WARPS=min(window_warps, warps),
                       WPV=itemsize // 4, CH=1 if strided else blocked_chunks(itemsize, rows) if chunks is None else chunks,
-                      STRIDED=strided, SLEEP=0 if interpreter else BLOCKED_SLEEP_NS if sleep is None else sleep,
+                      STRIDED=strided,
                       PREFIXES=BLOCKED_PREFIXES, PAD_ASYNC=BLOCKED_PAD_ASYNC if pad_async is None else pad_async,
                       **blocked_reader(itemsize, order, tuple_size, vectors, stacked))
     _run(blocked.orders_kernel, tiles, warps, stream, interpreter, args, constexprs, (length, tiles), maxnreg)
