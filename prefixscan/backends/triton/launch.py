@@ -353,10 +353,12 @@ def blocked_applies(config, accs, B: int, K: int, has_init: bool) -> bool:
     order 2 of one stream (0.97 / 0.99) and int64 with tuple sizes >= 8 (order 5 tuple 8:
     0.11 / 0.23); order 1 with int32 tuple sizes 2 to 16 (0.98 / 0.95 at 2, 0.94 / 0.74
     at 8, 0.71 / 0.59 at 16) and int64 tuple sizes 2 and 4 (0.96 / 0.88, 0.90 / 0.85).
-    Elsewhere the general kernels (int64 tuple size 8: 0.56 against 0.83, int32 32: 0.53
-    / 0.57).  Tuple sizes that are not powers of two (padded to the next one in a thread's
-    row) up to 15 int32 and 7 int64 (call 5: int32 3 / 5 / 7 at 0.71 / 0.59 / 0.70 of copy,
-    int64 3 / 5 at 0.73 / 0.38; the general kernels 0.29 / 0.18 at tuple size 5, run h)."""
+    Since run n also int64 tuple size 8 (vector reads of its 16-word entries: 0.85 against
+    0.83); elsewhere the general kernels (int64 tuple size 16: 0.68 against 0.79, int32 32:
+    0.54 / 0.57).  Tuple sizes that are not powers of two up to 15 int32 and 7 int64 (order
+    1 in flat tiles, run n call 4: int32 3 / 5 / 7 at 0.90 / 0.89 / 0.90 of copy, int64 0.94 /
+    0.87 / 0.85, the general kernels 0.51 / 0.29 / 0.38 and 0.20 / 0.18 / 0.23; higher
+    orders padded to the next power of two in a thread's row)."""
     monoid = config.monoid
     order = config.order
     possible = (BLOCKED_ORDERS != "never" and (order > 1 or K > 1) and order <= 8 and B == 1 and K <= 32
@@ -366,11 +368,11 @@ def blocked_applies(config, accs, B: int, K: int, has_init: bool) -> bool:
     if not possible or BLOCKED_ORDERS == "always":
         return possible
     wide = accs[0].itemsize == 8
-    if K & (K - 1):  # padded tuples: int32 tuple size 5 0.59 against 0.29, int64 0.38 / 0.18 (call 5)
+    if K & (K - 1):  # flat or padded tiles: tuple size 5 int32 0.89 against 0.29, int64 0.87 / 0.18 (run n)
         return K < (8 if wide else 16)
     if order > 1:
         return (K > 1 or wide or order >= 3) and not (wide and K >= 8)
-    return K in ((2, 4, 8) if wide else (2, 4, 8, 16))  # int64 8: run l
+    return K in ((2, 4, 8) if wide else (2, 4, 8, 16))  # int64 8: run n, call 1
 
 
 def blocked_tile(itemsize: int, tuple_size: int, interpreter: bool, order: int = 1,
@@ -403,10 +405,9 @@ def blocked_tile(itemsize: int, tuple_size: int, interpreter: bool, order: int =
 #: 2 0.97 against 0.96).
 BLOCKED_ROW_BYTES = 256
 BLOCKED_LONG_ROWS_ORDER = {4: 5, 8: 3}
-#: The fewest (padded) columns from which blocked_tile doubles a row, by item size (run l,
-#: calls 1-2, int64 order 1 rows of 64 against 32: tuple size 8 0.85 / 0.75, 5 0.62 / 0.55,
-#: 7 0.71 / 0.67, 4 0.96 / 0.95 (not taken: 3, padded to 4 columns too, 0.78 / 0.87);
-#: int32 tuple sizes 8 and 16 gained nothing).
+#: The fewest (padded) columns from which blocked_tile doubles a row, by item size (the
+#: lost run l, numbers from its code: int64 order 1 rows of 64 against 32, tuple size 8
+#: 0.85 / 0.75; int32 tuple sizes 8 and 16 gained nothing; run n call 1: tuple size 8 0.85).
 BLOCKED_LONG_ROWS_COLUMNS = {8: 8}
 
 
@@ -435,13 +436,17 @@ def blocked_strided(order: int, tuple_size: int) -> bool:
     elements, each element's column told by its position (``STRIDED``), instead of padding
     each tuple to a power of two: order 1 with a tuple size that is not a power of two."""
     return BLOCKED_STRIDED and order == 1 and bool(tuple_size & (tuple_size - 1))
+    # Run n, call 2 (2^27): int32 tuple sizes 5 / 3 / 7 0.94 / 0.96 / 0.95 of copy against
+    # 0.70 / 0.80 / 0.77 padded, int64 0.87 / 0.95 / 0.86 against 0.61 / 0.78 / 0.71.  Higher
+    # orders keep padded rows (a flat row's relative columns would need a shift per order).
 
 
 def blocked_register_cap(itemsize: int, order: int, tuple_size: int) -> int | None:
     """``maxnreg`` of :func:`.blocked.orders_kernel`.  Since the tile goes to shared memory
     by asynchronous copies (no registers), caps change little (run k, call 1: int32 order 8
     0.80 uncapped, 0.82 at 128; order 5 0.92 either way) but for padded int32 tuples
-    (tuple size 5: 0.70 at 128 against 0.66, 3: 0.79 / 0.76)."""
+    (tuple size 5: 0.70 at 128 against 0.66, 3: 0.79 / 0.76) and flat tiles (168: three
+    tiles per SM without spills, 139-167 registers; run n, call 2)."""
     if blocked_strided(order, tuple_size):  # flat tiles: 3 per SM without spills (141-168 registers)
         return 168
     if itemsize == 4 and (tuple_size & (tuple_size - 1) or tuple_size == 16):  # 16: 0.74 against 0.71
