@@ -76,3 +76,17 @@ def test_status_words_are_read_by_atomics_only():
         # whatever the words per entry (read together: one round trip, not one per word).
         assert c["volatile_loads"] == 0, (name, c)
         assert c["atomic_adds"] == 3, (name, c)
+
+
+@pytest.mark.parametrize("case", [("int32", "1", "5"), ("int64", "1", "5"), ("int32", "8", "1")])
+def test_blocked_kernel_keeps_registers_at_lengths_not_a_multiple_of_16(case):
+    """blocked.orders_kernel compiled (sm_90, launch defaults) for a length that is not a
+    multiple of 16 has no stack frame: a partial tile's masks once kept ~100 element offsets
+    live from the tile's entry to its store and spilled them in every tile (int32 tuple
+    size 5: 408 bytes, order 8: 24 bytes at 255 registers; NOTES.md "Run n")."""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    done = subprocess.run([sys.executable, "bench/sass_report.py", *case, "--odd-length"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = done.stdout.splitlines()[0]
+    assert " STACK:0 " in report and " LOCAL:0 " in report, report
