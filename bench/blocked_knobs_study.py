@@ -17,7 +17,6 @@ case, so a run cut by a time limit keeps what it measured.
     python bench/blocked_knobs_study.py --grid reader --json knobs.json    # run l, call 1
     python bench/blocked_knobs_study.py --grid long --json knobs.json      # run l, call 2
     python bench/blocked_knobs_study.py --grid caps --json knobs.json      # run l, call 4
-    python bench/blocked_knobs_study.py --grid async --json knobs.json     # run m, call 1
     python bench/blocked_knobs_study.py --grid strided --json knobs.json   # run n, call 2
     python bench/blocked_knobs_study.py --grid readers --json knobs.json   # run n, call 2
     python bench/blocked_knobs_study.py --grid wide_n --json knobs.json    # run n, call 4
@@ -157,22 +156,6 @@ def variants_caps(dtype: str, order: int, tuple_size: int) -> list:
     return [dict(window=None)] + [dict(window=128, window_warps=4, maxnreg=cap) for cap in (168, 128)]
 
 
-def variants_async(dtype: str, order: int, tuple_size: int) -> list:
-    """Run m, call 1 (the vector reader and long int64 tuple rows of the lost run l, measured
-    again): the defaults; padded tuples loaded by cp.async (capped as the launch caps, and
-    uncapped); a cap that admits a third tile per SM for wide int64 entries; a window of
-    256 entries; the tile-local ceiling (``lookback=False``)."""
-    cap = launch_cap(dtype, order, tuple_size)
-    base = dict(window=128, window_warps=4)
-    out = [dict(window=None)]
-    if tuple_size & (tuple_size - 1):
-        out += [dict(window=None, pad_async=True), dict(base, maxnreg=None, pad_async=True)]
-    if dtype == "int64" and (order >= 5 or tuple_size >= 5):
-        out += [dict(base, maxnreg=168)]
-    out += [dict(window=256, window_warps=4, maxnreg=cap), dict(base, maxnreg=cap, lookback=False)]
-    return out
-
-
 def variants_strided(dtype: str, order: int, tuple_size: int) -> list:
     """Run n, call 2: order-1 tuple sizes that are not powers of two in flat tiles (the
     defaults) against rows half and twice as long, no register cap, the padded tiles of
@@ -190,11 +173,11 @@ def variants_strided(dtype: str, order: int, tuple_size: int) -> list:
 
 
 def variants_readers(dtype: str, order: int, tuple_size: int) -> list:
-    """Run n, call 2: the look-back's readers: entries' words as vectors or one at a time,
-    orders summed in one reduction or one each (defaults: vectors, one reduction)."""
+    """Run n, call 2: the look-back's readers: entries' words as vectors (the defaults) or
+    one at a time.  (Call 2 also summed the orders one reduction each, never faster; that
+    switch is gone.)"""
     base = dict(window=128, window_warps=4, maxnreg=launch_cap(dtype, order, tuple_size))
-    return [dict(window=None)] + [dict(base, vectors=v, stacked=st) for v, st in ((False, True), (True, False),
-                                                                                   (False, False))]
+    return [dict(window=None), dict(base, vectors=False)]
 
 
 def variants_wide_n(dtype: str, order: int, tuple_size: int) -> list:
@@ -216,7 +199,7 @@ CASE_KEYS = ("dtype", "order", "tuple_size")
 GRIDS = {"windows": variants_windows, "tiles": variants_tiles, "stage": variants_stage, "padded": variants_padded,
          "chunks": variants_chunks, "rows": variants_rows, "wide": variants_wide,
          "defaults": variants_defaults, "reader": variants_reader,
-         "long": variants_long, "caps": variants_caps, "async": variants_async,
+         "long": variants_long, "caps": variants_caps,
          "strided": variants_strided, "readers": variants_readers, "wide_n": variants_wide_n}
 CASES_BY_GRID = {"stage": CASES + (("int64", 1, 2), ("int64", 1, 4), ("int32", 1, 4), ("int32", 1, 16),
                                    ("int32", 3, 1), ("int64", 3, 1), ("int32", 2, 2), ("int64", 2, 2)),
@@ -244,9 +227,7 @@ CASES_BY_GRID = {"stage": CASES + (("int64", 1, 2), ("int64", 1, 4), ("int32", 1
                              ("int64", 1, 7)),
                  "wide_n": (("int64", 8, 1), ("int64", 1, 8), ("int64", 5, 1)),
                  "readers": (("int64", 8, 1), ("int32", 8, 1), ("int64", 5, 1), ("int64", 1, 8), ("int32", 1, 16),
-                             ("int32", 5, 1)),
-                 "async": (("int64", 8, 1), ("int64", 1, 5), ("int32", 1, 5), ("int64", 1, 8), ("int32", 8, 1),
-                           ("int64", 5, 1), ("int32", 1, 3), ("int32", 1, 7), ("int64", 1, 3), ("int64", 1, 7))}
+                             ("int32", 5, 1))}
 
 
 def launch_kernel():

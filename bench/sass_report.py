@@ -24,8 +24,7 @@ sys.path.insert(0, ".")
 
 def compile_case(dtype: str, order: int, tuple_size: int, window: int | None = None, window_warps: int | None = None,
                  tile: tuple | None = None, maxnreg: int | None = "default", chunks: int | None = None,
-                 pad_async: bool = False, vectors: bool | None = None, stacked: bool | None = None,
-                 odd_length: bool = False):
+                 vectors: bool | None = None, odd_length: bool = False):
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.experimental.gluon._runtime import GluonASTSource
@@ -47,8 +46,8 @@ def compile_case(dtype: str, order: int, tuple_size: int, window: int | None = N
                       WPV=itemsize // 4, STRIDED=launch.blocked_strided(order, tuple_size),
                       CH=1 if launch.blocked_strided(order, tuple_size) else launch.blocked_chunks(itemsize, rows)
                       if chunks is None else chunks,
-                      PREFIXES=True, PAD_ASYNC=pad_async,
-                      **launch.blocked_reader(itemsize, order, tuple_size, vectors, stacked))
+                      PREFIXES=True,
+                      VECTORS=launch.blocked_reader(itemsize, order, tuple_size) if vectors is None else vectors)
     for name in constexprs:
         signature[name] = "constexpr"
     # Pointers are 16-byte aligned; a length that is a multiple of 16 is specialized as such
@@ -99,18 +98,15 @@ def main() -> int:
     parser.add_argument("order", type=int)
     parser.add_argument("tuple_size", type=int)
     parser.add_argument("--maxnreg", type=int)
-    parser.add_argument("--pad-async", action="store_true", help="padded tuples' tiles loaded by cp.async")
     parser.add_argument("--vectors", type=int, choices=(0, 1), help="look-back words as vectors (launch's choice without it)")
-    parser.add_argument("--stacked", type=int, choices=(0, 1), help="one reduction for all orders (launch's choice without it)")
     parser.add_argument("--odd-length", action="store_true", help="a length that is not a multiple of 16")
     parser.add_argument("--rows", type=int, help="elements per thread's row (the launch's default without it)")
     parser.add_argument("--sass", help="write the SASS here")
     parser.add_argument("--grep", help="print the SASS lines holding this")
     args = parser.parse_args()
     compiled = compile_case(args.dtype, args.order, args.tuple_size,
-                            maxnreg=args.maxnreg if args.maxnreg else "default", pad_async=args.pad_async,
+                            maxnreg=args.maxnreg if args.maxnreg else "default",
                             vectors=None if args.vectors is None else bool(args.vectors),
-                            stacked=None if args.stacked is None else bool(args.stacked),
                             tile=(args.rows, 4) if args.rows else None, odd_length=args.odd_length)
     text = sass(compiled)
     print(f"{args.dtype} order {args.order} tuple size {args.tuple_size}: {resources(compiled)}, "

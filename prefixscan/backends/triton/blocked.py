@@ -237,12 +237,17 @@ def _padded_offsets(T: tl.constexpr, G: tl.constexpr, S: tl.constexpr, TS: tl.co
 
 
 @jit
+def _wrap(column, TS: tl.constexpr):
+    """``column`` mod TS for 0 <= column < 2 TS."""
+    return gl.where(column >= TS, column - TS, column)
+
+
+@jit
 def _strided_phase(start, T: tl.constexpr, R: tl.constexpr, TS: tl.constexpr, layout: tl.constexpr):
     """Column (mod TS) of each thread's first element in a flat tile of T rows of R
     elements starting at element ``start`` ([T] int32 in ``layout``)."""
     t = gl.arange(0, T, layout=layout)
-    phase = (start % TS).to(gl.int32) + (t * R) % TS
-    return gl.where(phase >= TS, phase - TS, phase)
+    return _wrap((start % TS).to(gl.int32) + (t * R) % TS, TS)
 
 
 @jit
@@ -283,8 +288,8 @@ def _to_absolute(relative, phase, ACC: tl.constexpr, T: tl.constexpr, S: tl.cons
     p = gl.convert_layout(phase, gl.SliceLayout(1, cols))
     out = gl.full([T, S], 0, ACC, layout=cols)
     for k in gl.static_range(TS):
-        a = gl.where(p + k >= TS, p + k - TS, p + k)
-        out = gl.where(c == gl.expand_dims(a, 1), gl.expand_dims(gl.convert_layout(relative[k], gl.SliceLayout(1, cols)), 1), out)
+        a = gl.expand_dims(_wrap(p + k, TS), 1)
+        out = gl.where(c == a, gl.expand_dims(gl.convert_layout(relative[k], gl.SliceLayout(1, cols)), 1), out)
     return out
 
 
@@ -295,8 +300,8 @@ def _to_relative(absolute, phase, S: tl.constexpr, TS: tl.constexpr, cols: tl.co
     p = gl.convert_layout(phase, gl.SliceLayout(1, cols))
     out = ()
     for k in gl.static_range(TS):
-        a = gl.where(p + k >= TS, p + k - TS, p + k)
-        out = out + (gl.convert_layout(gl.reduce(gl.where(c == gl.expand_dims(a, 1), absolute, 0), 1, _add), layout),)
+        a = gl.expand_dims(_wrap(p + k, TS), 1)
+        out = out + (gl.convert_layout(gl.reduce(gl.where(c == a, absolute, 0), 1, _add), layout),)
     return out
 
 
@@ -494,6 +499,16 @@ def _fold_extent(state, j, WINDOW: tl.constexpr):
 
 
 @jit
+def _take_word(value, lo, hi, word, real, h: tl.constexpr):
+    """Word ``h`` of each value ([WINDOW, S] int64 words, tag above its 32 bits): its bits
+    into ``value``, its tag into each entry's lowest and highest tag (real columns only)."""
+    tag = (word >> 32).to(gl.int32)
+    lo = gl.minimum(lo, gl.min(gl.where(real, tag, 2147483647), 1))
+    hi = gl.maximum(hi, gl.max(gl.where(real, tag, -2147483648), 1))
+    return value | gl.where(real, (word & 0xFFFFFFFF) << (32 * h), 0), lo, hi
+
+
+@jit
 def _fetch_vectors(status_ptr, tile, wanted, ES: tl.constexpr, Q: tl.constexpr, S: tl.constexpr, TS: tl.constexpr,
                    WPV: tl.constexpr, WINDOW: tl.constexpr, win: tl.constexpr, reads: tl.constexpr):
     """An entry's words of each order, read as 16-byte vectors (entries ES words apart, ES a
@@ -516,11 +531,7 @@ def _fetch_vectors(status_ptr, tile, wanted, ES: tl.constexpr, Q: tl.constexpr, 
             halves = (w,)
         value = gl.full([WINDOW, S], 0, gl.int64, layout=win)
         for h in gl.static_range(WPV):
-            wh = gl.convert_layout(halves[h], win)
-            wt = (wh >> 32).to(gl.int32)
-            lo = gl.minimum(lo, gl.min(gl.where(real, wt, 2147483647), 1))
-            hi = gl.maximum(hi, gl.max(gl.where(real, wt, -2147483648), 1))
-            value = value | gl.where(real, (wh & 0xFFFFFFFF) << (32 * h), 0)
+            value, lo, hi = _take_word(value, lo, hi, gl.convert_layout(halves[h], win), real, h)
         vals = vals + (value,)
     return vals, lo, hi
 
@@ -540,10 +551,7 @@ def _fetch_words(status_ptr, tile, wanted, ES: tl.constexpr, Q: tl.constexpr, S:
         value = gl.full([WINDOW, S], 0, gl.int64, layout=win)
         for h in gl.static_range(WPV):
             w = gl.load(ptrs + (r * TS * WPV + h), mask=mask, other=0, volatile=True)
-            wt = (w >> 32).to(gl.int32)
-            lo = gl.minimum(lo, gl.min(gl.where(real, wt, 2147483647), 1))
-            hi = gl.maximum(hi, gl.max(gl.where(real, wt, -2147483648), 1))
-            value = value | ((w & 0xFFFFFFFF) << (32 * h))
+            value, lo, hi = _take_word(value, lo, hi, w, real, h)
         vals = vals + (value,)
     return vals, lo, hi
 
@@ -551,7 +559,7 @@ def _fetch_words(status_ptr, tile, wanted, ES: tl.constexpr, Q: tl.constexpr, S:
 @jit
 def _lookback(status_ptr, vid, epoch, ACC: tl.constexpr, Q: tl.constexpr, S: tl.constexpr, TS: tl.constexpr,
               WPV: tl.constexpr, ES: tl.constexpr, ROWS: tl.constexpr, WINDOW: tl.constexpr, win3: tl.constexpr,
-              reads: tl.constexpr, VECTORS: tl.constexpr, STACKED: tl.constexpr):
+              reads: tl.constexpr, VECTORS: tl.constexpr):
     """The carry vector before tile ``vid`` (q tensors of [S]).
 
     Each step reads a window of WINDOW entries, nearest first, in two round trips: a
@@ -564,10 +572,10 @@ def _lookback(status_ptr, vid, epoch, ACC: tl.constexpr, Q: tl.constexpr, S: tl.
     the orders rounded up to a power of two) holds an entry's S columns of every order in
     one thread and spreads the window's entries over WIN_WARPS warps (one entry per lane;
     run j: wider windows beat one warp's despite reductions across warps).  Entries' words
-    are read as 16-byte vectors (``VECTORS``, :func:`_fetch_vectors`) or one word at a
-    time, and the window's orders are summed in one reduction across warps (``STACKED``:
-    one pair of barriers per step instead of one per order) or order by order; which of
-    these pays depends on the entry (launch.blocked_reader, from run n's measurements)."""
+    are read as 16-byte vectors (``VECTORS``, :func:`_fetch_vectors`) or one word at a time
+    (launch.blocked_reader chooses, from run n's measurements), and the window's orders
+    are summed in one reduction across warps (one pair of barriers per step instead of one
+    per order; run n: never slower, int64 order 8 0.78 against 0.76)."""
     QP: tl.constexpr = _words_padded(Q)
     win: tl.constexpr = gl.SliceLayout(1, win3)  # [WINDOW, S]
     j = gl.arange(0, WINDOW, layout=gl.SliceLayout(1, win))
@@ -597,20 +605,16 @@ def _lookback(status_ptr, vid, epoch, ACC: tl.constexpr, Q: tl.constexpr, S: tl.
         state = gl.where(wanted & (lo == hi) & ((lo >> 2) == epoch), lo & 3, 0)
         done, limit = _fold_extent(state, j, WINDOW)
         take = gl.expand_dims(j < limit, 1)
+        # The window's orders, shifted to its end, stacked on axis 1 and summed at once.
+        stacked = gl.full([WINDOW, QP, S], 0, ACC, layout=win3)
+        for r in gl.static_range(Q):
+            shifted = gl.where(take, _shift_into(vals[r], vals, cj, r, r), 0)
+            stacked = gl.where(order_at == r, gl.expand_dims(shifted, 1), stacked)
+        summed = gl.reduce(stacked, 0, _add)  # [QP, S], each thread all of them
         part = ()
-        if STACKED:
-            # The window's orders, shifted to its end, stacked on axis 1 and summed at once.
-            stacked = gl.full([WINDOW, QP, S], 0, ACC, layout=win3)
-            for r in gl.static_range(Q):
-                shifted = gl.where(take, _shift_into(vals[r], vals, cj, r, r), 0)
-                stacked = gl.where(order_at == r, gl.expand_dims(shifted, 1), stacked)
-            summed = gl.reduce(stacked, 0, _add)  # [QP, S], each thread all of them
-            for r in gl.static_range(Q):
-                picked = gl.reduce(gl.where(picks == r, summed, 0), 0, _add)
-                part = part + (gl.convert_layout(picked, gl.SliceLayout(0, win)),)
-        else:
-            for r in gl.static_range(Q):
-                part = part + (gl.reduce(gl.where(take, _shift_into(vals[r], vals, cj, r, r), 0), 0, _add),)
+        for r in gl.static_range(Q):
+            picked = gl.reduce(gl.where(picks == r, summed, 0), 0, _add)
+            part = part + (gl.convert_layout(picked, gl.SliceLayout(0, win)),)
         cm = _cast(_coefficients(folded * ROWS, Q), ACC, -1)  # this window lies before the folded tiles
         total = ()
         for r in gl.static_range(Q):
@@ -624,8 +628,8 @@ def _lookback(status_ptr, vid, epoch, ACC: tl.constexpr, Q: tl.constexpr, S: tl.
 def orders_kernel(x_ptr, y_ptr, status_ptr, counter_ptr, length, tiles, tile_base, epoch, lookback,
                   ACC: tl.constexpr, Q: tl.constexpr, S: tl.constexpr, R: tl.constexpr, V: tl.constexpr,
                   TS: tl.constexpr, WARPS: tl.constexpr, WINDOW: tl.constexpr, WIN_WARPS: tl.constexpr,
-                  WPV: tl.constexpr, CH: tl.constexpr, PREFIXES: tl.constexpr, PAD_ASYNC: tl.constexpr,
-                  VECTORS: tl.constexpr, STACKED: tl.constexpr, STRIDED: tl.constexpr):
+                  WPV: tl.constexpr, CH: tl.constexpr, PREFIXES: tl.constexpr, VECTORS: tl.constexpr,
+                  STRIDED: tl.constexpr):
     """Order Q, tuple size TS inclusive sums of ``length`` elements; each tuple padded to S
     columns (TS itself if a power of two; S divides R), a thread's row of R slots holds G =
     R / S tuples, a tile 32 * WARPS * G tuples; ``tiles`` tiles, ids from ``counter_ptr``
@@ -669,13 +673,7 @@ def orders_kernel(x_ptr, y_ptr, status_ptr, counter_ptr, length, tiles, tile_bas
         offs3, real = _padded_offsets(T, G, S, TS, io3)
         # (Written out here: through a helper's mask argument ptxas kept 28 registers more,
         # int32 tuple size 5 166 -> 194, the column masks no longer folding per register.)
-        if PAD_ASYNC:  # element by element by cp.async: no registers hold the tile in flight
-            if full:
-                async_copy.async_copy_global_to_shared(buf.reshape([T, G, S]), x_ptr + start + offs3, mask=real)
-            else:
-                async_copy.async_copy_global_to_shared(buf.reshape([T, G, S]), x_ptr + start + offs3,
-                                                       mask=real & (offs3 < length - start))
-        elif full:
+        if full:
             buf.reshape([T, G, S]).store(gl.load(x_ptr + start + offs3, mask=real, other=0))
         else:
             buf.reshape([T, G, S]).store(gl.load(x_ptr + start + offs3, mask=real & (offs3 < length - start), other=0))
@@ -733,8 +731,7 @@ def orders_kernel(x_ptr, y_ptr, status_ptr, counter_ptr, length, tiles, tile_bas
     _publish(status_ptr + vid * ES, incl, col, last_thread, stash, (epoch * 4 + flag).to(gl.int64) << 32, publishes,
              Q, TS, WPV, T, WARPS)
 
-    prefix = _lookback(status_ptr, vid * lookback, epoch, ACC, Q, S, TS, WPV, ES, ROWS, WINDOW, win3, reads, VECTORS,
-                       STACKED)
+    prefix = _lookback(status_ptr, vid * lookback, epoch, ACC, Q, S, TS, WPV, ES, ROWS, WINDOW, win3, reads, VECTORS)
     carried = ()
     for r in gl.static_range(Q):
         carried = carried + (gl.expand_dims(gl.convert_layout(prefix[r], gl.SliceLayout(0, cols)), 0),)

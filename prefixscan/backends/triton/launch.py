@@ -338,9 +338,6 @@ BLOCKED_ORDERS = "measured"
 #: Test switch: tiles publish aggregates only (tile 0 its prefix), so that look-backs
 #: in the interpreter, which runs tiles in order, fold windows of aggregates.
 BLOCKED_PREFIXES = True
-#: Padded tuples' tiles go to shared memory by cp.async element by element (False: loads
-#: into registers, then a store to shared memory).
-BLOCKED_PAD_ASYNC = False
 _BLOCKED_ACCS = ("torch.int32", "torch.int64")
 
 
@@ -394,7 +391,7 @@ def blocked_tile(itemsize: int, tuple_size: int, interpreter: bool, order: int =
     if strided:  # run n, call 2: int32 tuple size 5 0.94 at 128 against 0.89 at 64, int64 0.87 at 64 / 0.69 at 32
         return rows * 2, 4
     if ((tuple_size <= 2 and order >= BLOCKED_LONG_ROWS_ORDER[itemsize])
-            or (tuple_size >= BLOCKED_LONG_ROWS_COLUMNS.get(itemsize, 64) and not strided)):
+            or tuple_size >= BLOCKED_LONG_ROWS_COLUMNS.get(itemsize, 64)):
         rows *= 2
     return max(tuple_size, rows), 4
 
@@ -434,11 +431,11 @@ BLOCKED_STRIDED = True
 def blocked_strided(order: int, tuple_size: int) -> bool:
     """Whether :func:`.blocked.orders_kernel` takes a flat tile of rows of R consecutive
     elements, each element's column told by its position (``STRIDED``), instead of padding
-    each tuple to a power of two: order 1 with a tuple size that is not a power of two."""
+    each tuple to a power of two: order 1 with a tuple size that is not a power of two
+    (run n, call 2, 2^27: int32 tuple sizes 5 / 3 / 7 0.94 / 0.96 / 0.95 of copy against
+    0.70 / 0.80 / 0.77 padded, int64 0.87 / 0.95 / 0.86 against 0.61 / 0.78 / 0.71).  Higher
+    orders keep padded rows (a flat row's relative columns would need a shift per order)."""
     return BLOCKED_STRIDED and order == 1 and bool(tuple_size & (tuple_size - 1))
-    # Run n, call 2 (2^27): int32 tuple sizes 5 / 3 / 7 0.94 / 0.96 / 0.95 of copy against
-    # 0.70 / 0.80 / 0.77 padded, int64 0.87 / 0.95 / 0.86 against 0.61 / 0.78 / 0.71.  Higher
-    # orders keep padded rows (a flat row's relative columns would need a shift per order).
 
 
 def blocked_register_cap(itemsize: int, order: int, tuple_size: int) -> int | None:
@@ -467,26 +464,22 @@ def blocked_chunks(itemsize: int, rows: int) -> int:
 BLOCKED_WINDOW_PER_WARP = 32
 
 
-def blocked_reader(itemsize: int, order: int, tuple_size: int, vectors: bool | None = None,
-                   stacked: bool | None = None) -> dict:
-    """How :func:`.blocked._lookback` reads a window (constexprs VECTORS and STACKED; the
-    arguments, where given, override the choice): entries' words as 16-byte vectors and
-    all orders summed in one reduction across warps, but for int32 padded tuples, whose
-    vector reads (of the padding columns' words too) spill under their register cap."""
-    if vectors is None:
-        vectors = not (itemsize == 4 and tuple_size & (tuple_size - 1) and not blocked_strided(order, tuple_size))
-    return dict(VECTORS=vectors, STACKED=True if stacked is None else stacked)
+def blocked_reader(itemsize: int, order: int, tuple_size: int) -> bool:
+    """Whether :func:`.blocked._lookback` reads entries' words as 16-byte vectors (VECTORS;
+    run n, call 2: int64 order 5 0.87 against 0.81 one word at a time, tuple size 8 0.85 /
+    0.76, int32 orders alike), but for int32 padded tuples, whose vector reads (of the
+    padding columns' words too) spill under their register cap."""
+    return not (itemsize == 4 and tuple_size & (tuple_size - 1) and not blocked_strided(order, tuple_size))
 
 
 def _launch_blocked(x, y, acc, length: int, order: int, tuple_size: int, torch, stream: int, interpreter: bool,
                     window: int | None = None, lookback: bool = True, tile: tuple | None = None,
                     window_warps: int = 1, maxnreg: int | None = None, chunks: int | None = None,
-                    pad_async: bool | None = None, vectors: bool | None = None, stacked: bool | None = None,
-                    strided: bool | None = None):
+                    vectors: bool | None = None, strided: bool | None = None):
     """One launch of :func:`.blocked.orders_kernel` over ``length`` elements (studies:
     ``window`` entries spread over ``window_warps`` warps and a register cap ``maxnreg``
     instead of the defaults, ``tile`` = (rows, warps), and ``lookback=False`` for wrong
-    results without the look-back; ``vectors``/``stacked``: see :func:`blocked_reader`;
+    results without the look-back; ``vectors``: see :func:`blocked_reader`;
     ``strided``: see :func:`blocked_strided`)."""
     from . import blocked
 
@@ -508,9 +501,8 @@ def _launch_blocked(x, y, acc, length: int, order: int, tuple_size: int, torch, 
     constexprs = dict(ACC=blocked.gl.int32 if itemsize == 4 else blocked.gl.int64, Q=order, S=columns, R=rows,
                       V=16 // itemsize, TS=tuple_size, WARPS=warps, WINDOW=window, WIN_WARPS=min(window_warps, warps),
                       WPV=itemsize // 4, CH=1 if strided else blocked_chunks(itemsize, rows) if chunks is None else chunks,
-                      STRIDED=strided,
-                      PREFIXES=BLOCKED_PREFIXES, PAD_ASYNC=BLOCKED_PAD_ASYNC if pad_async is None else pad_async,
-                      **blocked_reader(itemsize, order, tuple_size, vectors, stacked))
+                      STRIDED=strided, PREFIXES=BLOCKED_PREFIXES,
+                      VECTORS=blocked_reader(itemsize, order, tuple_size) if vectors is None else vectors)
     _run(blocked.orders_kernel, tiles, warps, stream, interpreter, args, constexprs, (length, tiles), maxnreg)
     if tiles > 1:  # a single tile takes no ticket from the counter
         state.tiles_issued += tiles
