@@ -11,12 +11,13 @@ from typing import Any
 import numpy as np
 
 from ._arrays import ArrayRef, inspect_array
+from .backends.triton.registry import DETERMINISTIC_STRATEGIES, STRATEGY_NAMES
 from .monoid import Monoid, _dtype_kind, accumulator_dtype_name, resolve_op
 
 ALGORITHMS = ("auto", "serial", "kogge_stone", "sklansky", "brent_kung", "reduce_then_scan")
-# GPU meta-strategies (seeds 000, 002, 003); "auto" asks the tuner (decoupled look-back
-# unless a tuned table says otherwise).
-STRATEGIES = ("auto", "decoupled_lookback", "reduce_then_scan", "scan_then_propagate", "chained", "persistent")
+# GPU meta-strategies (backends/triton/registry.py); "auto" asks the tuner (decoupled
+# look-back unless a tuned table says otherwise).
+STRATEGIES = ("auto",) + STRATEGY_NAMES
 
 
 @dataclass(frozen=True)
@@ -109,12 +110,12 @@ def make_config(op, *, axis, inclusive, reverse, order, tuple_size, dtype, backe
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy: unknown strategy {strategy!r}; choose from {', '.join(STRATEGIES)}")
     deterministic = _as_bool(deterministic, "deterministic")
-    if deterministic and strategy not in ("auto", "chained", "reduce_then_scan", "scan_then_propagate",
-                                          "persistent"):
+    if deterministic and strategy != "auto" and strategy not in DETERMINISTIC_STRATEGIES:
         # These combine tiles in an order fixed by the sizes and the grid; the
         # decoupled look-back folds whatever its predecessors have published.
+        names = ", ".join(repr(s) for s in DETERMINISTIC_STRATEGIES)
         raise ValueError(f"strategy={strategy!r} is not deterministic; deterministic=True needs "
-                         "strategy 'chained', 'reduce_then_scan', 'scan_then_propagate', 'persistent' or None")
+                         f"strategy {names} or None")
     return ScanConfig(monoid, axis, _as_bool(inclusive, "inclusive"), _as_bool(reverse, "reverse"),
                       order, tuple_size, dtype, backend, algorithm, deterministic, strategy)
 

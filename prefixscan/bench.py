@@ -62,6 +62,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from .timing import per_call_cuda_events as _per_call_cuda_events, per_call_wall as _per_call_wall, time_cpu as _time_cpu, time_cuda_events as _time_cuda_events, time_wall as _time_wall
+
 __all__ = [
     "DEFAULT_DTYPES",
     "default_sizes",
@@ -82,7 +84,6 @@ ROTATE_FROM_LOG2 = 22  # rotate buffers on CUDA from this size on
 SLOW_CALL_SECONDS = 1.0  # a call slower than this (twice) is timed once
 PER_CALL_UP_TO_LOG2 = 20  # report host-inclusive per-call time up to this size
 PER_CALL_CALLS = 200
-CPU_SAMPLE_SECONDS = 2e-3  # each CPU sample loops the call for about this long
 CPU_MEASURE_BUDGET = 1.5  # seconds per CPU measurement before repeats are cut short (>= 3 kept)
 
 
@@ -572,85 +573,6 @@ def _verify_cuda(result: Any, ref_dev, dtype: str, n: int, order: int, tuple_siz
 
 # ---------------------------------------------------------------------------
 # Timing.
-
-def _time_cpu(fn: Callable, repeats: int, budget: float) -> tuple[list[float], int]:
-    """Median-ready samples of seconds per call; each sample loops ``inner`` calls."""
-    t0 = time.perf_counter()
-    fn()
-    t1 = time.perf_counter() - t0
-    inner = max(1, min(100000, int(math.ceil(CPU_SAMPLE_SECONDS / max(t1, 1e-9)))))
-    samples: list[float] = []
-    start = time.perf_counter()
-    for r in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(inner):
-            fn()
-        samples.append((time.perf_counter() - t0) / inner)
-        if r >= 2 and time.perf_counter() - start > budget:
-            break
-    return samples, inner
-
-
-def _time_cuda_events(fns: list[Callable], repeats: int, host_seconds: float) -> list[float]:
-    """Seconds per call from event pairs.  ``host_seconds``: the host time one
-    call takes to enqueue its work (measured during warm-up)."""
-    import torch
-
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
-    torch.cuda.synchronize()
-    sleep = getattr(torch.cuda, "_sleep", None)
-    if sleep is not None:
-        # Keep the GPU busy while the host queues the timed calls, so each pair
-        # of events measures device time rather than launch overhead (a call
-        # that synchronizes inside still shows its host time).  Cycles at up
-        # to ~2 GHz: a slower clock only sleeps longer.
-        budget = min(0.2, 1.5 * repeats * host_seconds + 100e-6)
-        sleep(int(budget * 2.0e9))
-    for r in range(repeats):
-        starts[r].record()
-        fns[r % len(fns)]()
-        ends[r].record()
-    torch.cuda.synchronize()
-    return [s.elapsed_time(e) * 1e-3 for s, e in zip(starts, ends)]
-
-
-def _per_call_cuda_events(fns: list[Callable], calls: int) -> float:
-    import torch
-
-    start = torch.cuda.Event(enable_timing=True)
-    end = torch.cuda.Event(enable_timing=True)
-    torch.cuda.synchronize()
-    start.record()
-    for i in range(calls):
-        fns[i % len(fns)]()
-    end.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(end) * 1e-3 / calls
-
-
-def _time_wall(fns: list[Callable], repeats: int) -> list[float]:
-    import torch
-
-    samples = []
-    for r in range(repeats):
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        fns[r % len(fns)]()  # blocks until ready
-        samples.append(time.perf_counter() - t0)
-    return samples
-
-
-def _per_call_wall(fns: list[Callable], calls: int) -> float:
-    import torch
-
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for i in range(calls):
-        fns[i % len(fns)]()
-    torch.cuda.synchronize()
-    return (time.perf_counter() - t0) / calls
-
 
 # ---------------------------------------------------------------------------
 # Metadata.

@@ -29,7 +29,7 @@ import oracle  # noqa: E402
 from conftest import affine, matmul2, poisoned, random_data  # noqa: E402
 
 import prefixscan as ps  # noqa: E402
-from prefixscan.backends.triton import launch, strategies, tuning  # noqa: E402
+from prefixscan.backends.triton import launch, strategies, planner, tiles  # noqa: E402
 from prefixscan.dispatch import interpreter_mode  # noqa: E402
 
 if not CUDA and not interpreter_mode():
@@ -39,7 +39,7 @@ DEVICE = "cuda" if CUDA else "cpu"
 pytestmark = pytest.mark.interpreter if not CUDA else pytest.mark.gpu
 
 STRATEGIES = strategies.STRATEGY_NAMES
-SMALL = tuning.TileConfig(block=8, num_warps=1, window=2, max_kb=2)
+SMALL = tiles.TileConfig(block=8, num_warps=1, window=2, max_kb=2)
 TILE = SMALL.block if not CUDA else 16384  # the int32 tile on the device
 
 if CUDA:
@@ -57,9 +57,9 @@ def small_tiles():
     if CUDA:
         yield
         return
-    tuning.set_override(SMALL)
+    planner.set_override(SMALL)
     yield
-    tuning.set_override(None)
+    planner.set_override(None)
 
 
 def to_device(x):
@@ -290,8 +290,8 @@ def test_order(strategy):
 @pytest.mark.parametrize("rake", [2, 4])
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_raking(strategy, rake, launches):
-    base = tuning.choose_config(torch.device(DEVICE), 4, False, 1 << 20, 1, interpreter_mode())
-    tuning.set_override(tuning.TileConfig(base.block, base.num_warps, base.window, base.max_kb, base.packed,
+    base = planner.choose_config(torch.device(DEVICE), 4, False, 1 << 20, 1, interpreter_mode())
+    planner.set_override(tiles.TileConfig(base.block, base.num_warps, base.window, base.max_kb, base.packed,
                                           raking=rake))
     try:
         rng = np.random.default_rng(6)
@@ -314,16 +314,16 @@ def test_raking(strategy, rake, launches):
         rakes = {k[4] for k in launches if k[0] not in ("stp_add_kernel", "rts_carry_kernel", "rts_reduce_kernel")}
         assert max(rakes) == rake and min(rakes) >= 2, rakes
     finally:
-        tuning.set_override(SMALL if not CUDA else None)
+        planner.set_override(SMALL if not CUDA else None)
 
 
 def test_raking_rows():
-    cfg = tuning.TileConfig(64, 1, 2, raking=16)
-    assert tuning.raking_rows(cfg, 64) == 16
-    assert tuning.raking_rows(cfg, 8) == 8  # capped at the tile
-    assert tuning.raking_rows(cfg, 1) == 0  # a one-row tile has nothing to rake
-    assert tuning.raking_rows(tuning.TileConfig(64, 1, 2, raking=12), 64) == 0  # not a power of two
-    assert tuning.raking_rows(tuning.TileConfig(64, 1, 2), 64) == 0
+    cfg = tiles.TileConfig(64, 1, 2, raking=16)
+    assert tiles.raking_rows(cfg, 64) == 16
+    assert tiles.raking_rows(cfg, 8) == 8  # capped at the tile
+    assert tiles.raking_rows(cfg, 1) == 0  # a one-row tile has nothing to rake
+    assert tiles.raking_rows(tiles.TileConfig(64, 1, 2, raking=12), 64) == 0  # not a power of two
+    assert tiles.raking_rows(tiles.TileConfig(64, 1, 2), 64) == 0
 
 
 # ---------------------------------------------------------------------------
@@ -495,7 +495,7 @@ def test_bench_strategies_smoke(tmp_path, capsys):
 
     from prefixscan.cli import main
 
-    tuning.set_override(None)  # the bench's own tiles
+    planner.set_override(None)  # the bench's own tiles
     status = main(["bench", "--device", "cpu", "--strategies", "all", "--sizes", "6", "--dtypes", "int32",
                    "--repeats", "1", "--out", str(tmp_path), "--no-progress"])
     text = capsys.readouterr().out

@@ -1,7 +1,7 @@
 """The Triton backend's kernels, on whatever runs them here.
 
 Without a GPU (CI) the kernels run in Triton's interpreter on CPU torch tensors
-with tiny tiles (see ``tuning._INTERPRETER``), so multi-tile look-back, window
+with tiny tiles (see ``tiles.INTERPRETER_TILE``), so multi-tile look-back, window
 moves and tile boundaries are exercised on small inputs.  On the device machine
 the same tests run compiled on CUDA tensors with larger sizes; tests marked
 ``gpu`` need a CUDA device.
@@ -736,21 +736,21 @@ def test_register_caps_give_the_same_results(dtype, order, tuple_size, occupancy
     order 2 with one look-back, the loop over orders, masked columns (K = 3) and the
     2-D kernel, against the reference, poisoned outputs.  In the interpreter the
     cap is ignored (no registers) and the logic runs the same."""
-    from prefixscan.backends.triton import tuning
+    from prefixscan.backends.triton import planner, tiles
 
     rng = np.random.default_rng(order * 10 + tuple_size + occupancy)
     n = tuple_size * _tuples_per_lane(tuple_size)
     x = random_data(rng, dtype, n) if dtype != "float64" else rng.integers(-9, 10, n).astype(dtype)
     out = to_device(np.full(n, np.nan if dtype == "float64" else -77, dtype))
-    config = tuning.TileConfig(block=2048 if CUDA else 32, num_warps=4 if CUDA else 1, window=16,
+    config = tiles.TileConfig(block=2048 if CUDA else 32, num_warps=4 if CUDA else 1, window=16,
                                occupancy=occupancy)
-    tuning.set_override(config)
+    planner.set_override(config)
     try:
         ps.scan(to_device(x), order=order, tuple_size=tuple_size, out=out, backend="triton")
     finally:
-        tuning.set_override(None)
+        planner.set_override(None)
     np.testing.assert_array_equal(out.cpu().numpy(), _order_reference(x, "add", order=order, tuple_size=tuple_size),
-                                  err_msg=f"cap {tuning.register_cap(config)}")
+                                  err_msg=f"cap {tiles.register_cap(config)}")
 
 
 @pytest.mark.parametrize("order", [2, 3])
@@ -823,7 +823,7 @@ def test_delta_axis_and_one_launch(monkeypatch):
 def test_replay_follows_a_tile_override():
     """A planned replay must not keep launching its old tile once an override (the
     tuner's, a sweep's) is set or lifted: it is planned again."""
-    from prefixscan.backends.triton import launch, tuning
+    from prefixscan.backends.triton import launch, planner, tiles
 
     s = ps.make_scan()
     rng = np.random.default_rng(10)
@@ -831,8 +831,8 @@ def test_replay_follows_a_tile_override():
     x = to_device(random_data(rng, "int32", n))
     s(x)
     (_, _, planned), = s._plans.values()
-    forced = tuning.TileConfig(block=2048, num_warps=4, window=32)
-    tuning.set_override(forced)
+    forced = tiles.TileConfig(block=2048, num_warps=4, window=32)
+    planner.set_override(forced)
     try:
         out = torch.full_like(x, -77)
         s(x, out=out)
@@ -841,7 +841,7 @@ def test_replay_follows_a_tile_override():
         fast = s._plans[next(k for k in s._plans if k[-1] is None)][2]
         assert isinstance(fast, launch.FastScan) and fast is not planned and fast.grid == -(-n // 2048)
     finally:
-        tuning.set_override(None)
+        planner.set_override(None)
     s(x)
     fast = s._plans[next(k for k in s._plans if k[-1] is None)][2]
     assert fast is not planned and fast.grid == planned.grid  # planned again, with the table's tile

@@ -25,8 +25,8 @@ pytest.importorskip("triton")
 
 import prefixscan as ps  # noqa: E402
 from prefixscan.backends.triton import autotune as at  # noqa: E402
-from prefixscan.backends.triton import launch, tuning  # noqa: E402
-from prefixscan.backends.triton.tuning import TileConfig, default_config  # noqa: E402
+from prefixscan.backends.triton import launch, planner, tiles  # noqa: E402
+from prefixscan.backends.triton.tiles import TileConfig, default_config  # noqa: E402
 from prefixscan.cli import main  # noqa: E402
 from prefixscan.dispatch import interpreter_mode  # noqa: E402
 
@@ -57,7 +57,7 @@ def fake_gpu(monkeypatch, tmp_path):
     at.reset()
     yield tmp_path
     at.reset()
-    tuning.set_override(None)
+    planner.set_override(None)
 
 
 def write_table(entries, gpu=GPU, directory=None):
@@ -151,11 +151,11 @@ def test_corrupt_cache_does_not_break_a_lookup(fake_gpu, monkeypatch):
     at.cache_path(GPU).write_text("\x00garbage")
     monkeypatch.setenv("PREFIXSCAN_AUTOTUNE", "0")
     with pytest.warns(at.TuningCacheWarning):
-        assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False) == D4
+        assert planner.choose_config(DEV, 4, False, 1 << 20, 1, False) == D4
     # read once per process: no second warning
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False) == D4
+        assert planner.choose_config(DEV, 4, False, 1 << 20, 1, False) == D4
 
 
 # ---------------------------------------------------------------------------
@@ -434,24 +434,24 @@ def test_choose_config_uses_the_table_by_default(fake_gpu, monkeypatch):
     monkeypatch.setenv("PREFIXSCAN_AUTOTUNE", "0")
     result, T1, T2 = two_tile_result()
     write_table({KEY_20: result})
-    assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False) == T1.tile
-    assert tuning.choose_config(DEV, 4, False, (1 << 17), 1, False) == T1.tile  # same bucket
-    assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False, strategy="decoupled_lookback") == T1.tile
-    assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False, strategy="chained") == T2.tile
+    assert planner.choose_config(DEV, 4, False, 1 << 20, 1, False) == T1.tile
+    assert planner.choose_config(DEV, 4, False, (1 << 17), 1, False) == T1.tile  # same bucket
+    assert planner.choose_config(DEV, 4, False, 1 << 20, 1, False, strategy="decoupled_lookback") == T1.tile
+    assert planner.choose_config(DEV, 4, False, 1 << 20, 1, False, strategy="chained") == T2.tile
     # other keys: the hand-measured defaults
-    assert tuning.choose_config(DEV, 4, False, 1 << 10, 1, False) == D4
-    assert tuning.choose_config(DEV, 4, False, 1 << 18, 4, False) == D4
-    assert tuning.choose_config(DEV, 4, True, 1 << 20, 1, False) == default_config(4, True)
-    assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False, accs=[torch.int32] * 2) == default_config(4, False)
-    assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False, strategy="persistent") == D4
+    assert planner.choose_config(DEV, 4, False, 1 << 10, 1, False) == D4
+    assert planner.choose_config(DEV, 4, False, 1 << 18, 4, False) == D4
+    assert planner.choose_config(DEV, 4, True, 1 << 20, 1, False) == default_config(4, True)
+    assert planner.choose_config(DEV, 4, False, 1 << 20, 1, False, accs=[torch.int32] * 2) == default_config(4, False)
+    assert planner.choose_config(DEV, 4, False, 1 << 20, 1, False, strategy="persistent") == D4
     # the interpreter and an override win over the table
-    assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, True) == tuning._INTERPRETER
+    assert planner.choose_config(DEV, 4, False, 1 << 20, 1, True) == tiles.INTERPRETER_TILE
     forced = TileConfig(1024, 2, 8)
-    tuning.set_override(forced)
-    assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False) == forced
-    tuning.set_override(None)
+    planner.set_override(forced)
+    assert planner.choose_config(DEV, 4, False, 1 << 20, 1, False) == forced
+    planner.set_override(None)
     # a CPU device never reads the table
-    assert tuning.choose_config(torch.device("cpu"), 4, False, 1 << 20, 1, False) == D4
+    assert planner.choose_config(torch.device("cpu"), 4, False, 1 << 20, 1, False) == D4
 
 
 def _config(**kw):
@@ -471,14 +471,14 @@ def test_strategy_for_uses_the_table_explicit_wins(fake_gpu, monkeypatch):
     assert launch.strategy_for(_config(deterministic=True), DEV, accs, M, 1, False) == "persistent"
     assert launch.strategy_for(_config(strategy="decoupled_lookback"), DEV, accs, M, 1, False) == "decoupled_lookback"
     assert launch.strategy_for(_config(strategy="chained", deterministic=True), DEV, accs, M, 1, False) == "chained"
-    assert tuning.choose_config(DEV, 4, False, M, 1, False, strategy="reduce_then_scan") == C("x", 8192).tile
+    assert planner.choose_config(DEV, 4, False, M, 1, False, strategy="reduce_then_scan") == C("x", 8192).tile
     # outside the table's keys, in the interpreter, or under an override: the fixed defaults
     assert launch.strategy_for(_config(), DEV, accs, 1 << 10, 1, False) == "decoupled_lookback"
     assert launch.strategy_for(_config(deterministic=True), DEV, accs, 1 << 10, 1, False) == "chained"
     assert launch.strategy_for(_config(), DEV, accs, M, 1, True) == "decoupled_lookback"
-    tuning.set_override(D4)
+    planner.set_override(D4)
     assert launch.strategy_for(_config(), DEV, accs, M, 1, False) == "decoupled_lookback"
-    tuning.set_override(None)
+    planner.set_override(None)
 
 
 def test_strategy_whose_launcher_is_gone_falls_back(fake_gpu, monkeypatch):
@@ -499,7 +499,7 @@ def test_deterministic_never_gets_a_look_back_strategy(fake_gpu, monkeypatch):
     assert r.best_deterministic is None  # the only deterministic candidate was wrong
     write_table({KEY_20: r})
     assert launch.strategy_for(_config(deterministic=True), DEV, [torch.int32], 1 << 20, 1, False) == "chained"
-    assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False, strategy="chained") == D4
+    assert planner.choose_config(DEV, 4, False, 1 << 20, 1, False, strategy="chained") == D4
     assert not at.runnable("decoupled_lookback", True) and at.runnable("persistent", True)
     assert at.runnable("chained", True) and at.runnable("chained", False)
 
@@ -541,11 +541,11 @@ def launches(fake_gpu, monkeypatch):
                          num_warps=num_warps, interpreter=interpreter, maxnreg=maxnreg, **constexprs))
 
     monkeypatch.setenv("PREFIXSCAN_AUTOTUNE", "0")
-    monkeypatch.setattr(tuning, "_TABLE_DEVICES", ("cuda", "cpu"))
+    monkeypatch.setattr(planner, "_TABLE_DEVICES", ("cuda", "cpu"))
     monkeypatch.setattr(launch, "interpreter_mode", lambda: False)
     monkeypatch.setattr(launch, "_run", record)
     monkeypatch.setattr(launch, "_states", {})  # fake launches must not advance the real tile counters
-    tuning.clear_memo()
+    planner.clear_memo()
     return seen
 
 
@@ -570,11 +570,11 @@ def test_scan_launches_with_the_tables_tile(launches):
         (D4.num_warps, D4.block, D4.window), (default_config(4, True).num_warps, default_config(4, True).block,
                                              default_config(4, True).window)]
     # a forced tile (bench sweeps) wins over the table
-    tuning.set_override(TileConfig(4096, 2, 8))
+    planner.set_override(TileConfig(4096, 2, 8))
     try:
         ps.scan(torch.ones(1 << 20, dtype=torch.int32), backend="triton")
     finally:
-        tuning.set_override(None)
+        planner.set_override(None)
     assert (launches[-1]["num_warps"], launches[-1]["BLOCK"], launches[-1]["WINDOW"]) == (2, 4096, 8)
     assert launches[-1]["maxnreg"] is None  # no occupancy: registers are the compiler's choice
 
@@ -592,11 +592,11 @@ def test_occupancy_caps_the_registers_of_every_look_back_kernel(launches, monkey
     from prefixscan.backends.triton import launch
 
     monkeypatch.setattr(launch, "BLOCKED_ORDERS", "never")
-    tuning.set_override(TileConfig(4096, 4, 8, occupancy=4))
+    planner.set_override(TileConfig(4096, 4, 8, occupancy=4))
     try:
         ps.scan(torch.ones(shape, dtype=torch.int32), axis=axis, tuple_size=tuple_size, backend="triton")
     finally:
-        tuning.set_override(None)
+        planner.set_override(None)
     assert (launches[-1]["kernel"], launches[-1]["maxnreg"]) == (kernel, 128)
 
 
@@ -630,7 +630,7 @@ def test_kernel_variants_get_their_measured_occupancy(launches, monkeypatch, til
 def test_register_cap(occupancy, warps, cap):
     """Registers per SM over the resident tiles' threads, down to ptxas's unit of 8,
     within what ptxas accepts (at most 255, and a floor no kernel spills below)."""
-    assert tuning.register_cap(TileConfig(4096, warps, 32, occupancy=occupancy)) == cap
+    assert tiles.register_cap(TileConfig(4096, warps, 32, occupancy=occupancy)) == cap
 
 
 def test_occupancy_round_trips_through_the_table(tmp_path):
@@ -661,7 +661,7 @@ def test_scan_uses_a_strategy_launcher_the_table_picks(launches, monkeypatch):
 
     def persistent(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, config, torch_, stream,
                    interpreter):
-        calls.append((M, K, config.strategy, tuning.choose_config(xs[0].device, 4, False, M, K, interpreter)))
+        calls.append((M, K, config.strategy, planner.choose_config(xs[0].device, 4, False, M, K, interpreter)))
 
     fake = types.ModuleType("prefixscan.backends.triton.strategies")
     fake.LAUNCHERS = {"persistent": persistent}
@@ -685,13 +685,13 @@ def test_memoized_lookup_reads_the_table_once_per_bucket(fake_gpu, monkeypatch):
     real = at.resolve
     monkeypatch.setattr(at, "resolve", lambda *a, **k: calls.append(a) or real(*a, **k))
     for n in ((1 << 17) + 1, 1 << 18, (1 << 18) + 7):
-        assert tuning.choose_config(DEV, 4, False, n, 1, False) == T1.tile
+        assert planner.choose_config(DEV, 4, False, n, 1, False) == T1.tile
     assert len(calls) == 2  # one per log2 size class inside the bucket: 2^17+1..2^18, 2^18+7
     for n in ((1 << 17) + 1, 1 << 18, (1 << 18) + 7):
-        assert tuning.tuned_strategy(DEV, [torch.int32], n, 1, False) == "decoupled_lookback"
+        assert planner.tuned_strategy(DEV, [torch.int32], n, 1, False) == "decoupled_lookback"
     assert len(calls) == 4
     at.reset()  # forgets the memo too: the file is read again
-    assert tuning.choose_config(DEV, 4, False, 1 << 18, 1, False) == T1.tile
+    assert planner.choose_config(DEV, 4, False, 1 << 18, 1, False) == T1.tile
     assert len(calls) == 5
 
 
@@ -714,20 +714,20 @@ def fake_tuner(monkeypatch):
 
 def test_first_use_tunes_once_and_caches(fake_gpu, fake_tuner):
     calls, T1 = fake_tuner
-    assert tuning.choose_config(DEV, 4, False, 1 << 22, 1, False, accs=[torch.int32]) == T1.tile
+    assert planner.choose_config(DEV, 4, False, 1 << 22, 1, False, accs=[torch.int32]) == T1.tile
     assert len(calls) == 1
     call = calls[0]
     assert call["n"] == 1 << 24 and call["quick"] and call["budget"] == at.DEFAULT_BUDGET
-    assert tuning.choose_config(DEV, 4, False, 1 << 25, 1, False, accs=[torch.int32]) == T1.tile  # same bucket
+    assert planner.choose_config(DEV, 4, False, 1 << 25, 1, False, accs=[torch.int32]) == T1.tile  # same bucket
     assert len(calls) == 1
     key = at.entry_key(4, False, "builtin", 1, 1 << 22)
     data = json.loads(at.cache_path(GPU).read_text())
     assert data["entries"][key]["source"] == "first-use"
     at.reset()  # a new process reads the file and does not tune again
-    assert tuning.choose_config(DEV, 4, False, 1 << 23, 1, False) == T1.tile
+    assert planner.choose_config(DEV, 4, False, 1 << 23, 1, False) == T1.tile
     assert len(calls) == 1
     # the largest bucket is tuned at 2^24 elements at most
-    tuning.choose_config(DEV, 4, False, 1 << 30, 1, False)
+    planner.choose_config(DEV, 4, False, 1 << 30, 1, False)
     assert calls[-1]["n"] == 1 << 24
 
 
@@ -735,7 +735,7 @@ def test_first_use_tunes_once_and_caches(fake_gpu, fake_tuner):
 def test_first_use_disabled_by_env(fake_gpu, fake_tuner, monkeypatch, value):
     calls, _ = fake_tuner
     monkeypatch.setenv("PREFIXSCAN_AUTOTUNE", value)
-    assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False) == D4
+    assert planner.choose_config(DEV, 4, False, 1 << 20, 1, False) == D4
     assert launch.strategy_for(_config(), DEV, [torch.int32], 1 << 20, 1, False) == "decoupled_lookback"
     assert calls == [] and not at.cache_path(GPU).exists()
 
@@ -743,7 +743,7 @@ def test_first_use_disabled_by_env(fake_gpu, fake_tuner, monkeypatch, value):
 def test_first_use_budget_from_env(fake_gpu, fake_tuner, monkeypatch):
     calls, _ = fake_tuner
     monkeypatch.setenv("PREFIXSCAN_AUTOTUNE_BUDGET", "0.5")
-    tuning.choose_config(DEV, 8, True, 1 << 20, 1, False)
+    planner.choose_config(DEV, 8, True, 1 << 20, 1, False)
     assert calls[0]["budget"] == 0.5 and calls[0]["accs"] == [torch.float64]
 
 
@@ -755,16 +755,16 @@ def test_first_use_is_guarded_against_recursion(fake_gpu, monkeypatch):
 
     def reentrant(device, accs, monoid=None, K=1, n=0, **kw):
         calls.append(n)
-        assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False) == D4
-        assert tuning.choose_config(DEV, 8, False, 1 << 10, 1, False) == default_config(8, False)
+        assert planner.choose_config(DEV, 4, False, 1 << 20, 1, False) == D4
+        assert planner.choose_config(DEV, 8, False, 1 << 10, 1, False) == default_config(8, False)
         return result
 
     monkeypatch.setattr(at, "tune_workload", reentrant)
-    tuning.choose_config(DEV, 4, False, 1 << 20, 1, False)
+    planner.choose_config(DEV, 4, False, 1 << 20, 1, False)
     assert calls == [1 << 20]
     with at._TuningGuard():  # what tune_workload sets around its own scans
         assert at.in_tuning()
-        assert tuning.choose_config(DEV, 2, False, 1 << 20, 1, False) == default_config(2, False)
+        assert planner.choose_config(DEV, 2, False, 1 << 20, 1, False) == default_config(2, False)
     assert calls == [1 << 20] and not at.in_tuning()
 
 
@@ -777,18 +777,18 @@ def test_first_use_failure_warns_and_is_not_retried(fake_gpu, monkeypatch):
 
     monkeypatch.setattr(at, "tune_workload", broken)
     with pytest.warns(at.TuningCacheWarning, match="out of memory"):
-        assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False) == D4
-    assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False) == D4
+        assert planner.choose_config(DEV, 4, False, 1 << 20, 1, False) == D4
+    assert planner.choose_config(DEV, 4, False, 1 << 20, 1, False) == D4
     assert calls == [1]
 
 
 def test_no_first_use_under_graph_capture(fake_gpu, fake_tuner, monkeypatch):
     calls, T1 = fake_tuner
     monkeypatch.setattr(at, "_capturing", lambda: True)
-    assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False) == D4
+    assert planner.choose_config(DEV, 4, False, 1 << 20, 1, False) == D4
     assert calls == []
     monkeypatch.setattr(at, "_capturing", lambda: False)  # postponed, not forgotten
-    assert tuning.choose_config(DEV, 4, False, 1 << 20, 1, False) == T1.tile
+    assert planner.choose_config(DEV, 4, False, 1 << 20, 1, False) == T1.tile
     assert len(calls) == 1
 
 
@@ -823,8 +823,8 @@ def test_interpreter_scans_never_tune_or_read_the_table(fake_gpu, monkeypatch):
     x = torch.arange(1, 200, dtype=torch.int64)
     for kw in ({}, {"deterministic": True}):
         assert torch.equal(ps.scan(x, backend="triton", **kw), torch.cumsum(x, 0))
-    assert tuning.choose_config(DEV, 8, False, 1 << 20, 1, True) == tuning._INTERPRETER
-    assert tuning.tuned_strategy(DEV, [torch.int64], 1 << 20, 1, True) == "decoupled_lookback"
+    assert planner.choose_config(DEV, 8, False, 1 << 20, 1, True) == tiles.INTERPRETER_TILE
+    assert planner.tuned_strategy(DEV, [torch.int64], 1 << 20, 1, True) == "decoupled_lookback"
     assert list(fake_gpu.iterdir()) == []
 
 
@@ -850,7 +850,7 @@ def test_tune_workload_verifies_real_scans_and_excludes_a_wrong_strategy(monkeyp
 
     def timer(fn):
         fn()
-        return fast.get(tuning._override, 1.0)
+        return fast.get(planner._override, 1.0)
 
     try:
         r = at.tune_workload(torch.device("cpu"), [torch.int32], None, 1, 96, quick=True, timer=timer,
@@ -862,7 +862,7 @@ def test_tune_workload_verifies_real_scans_and_excludes_a_wrong_strategy(monkeyp
     assert [c.strategy for c in r.excluded] == ["persistent"] and "wrong result" in r.excluded[
         at.Candidate("persistent", D4)]
     assert r.best.strategy == "decoupled_lookback" and r.best_deterministic.strategy == "chained"
-    assert tuning._override is None
+    assert planner._override is None
 
 
 @pytest.mark.skipif(not interpreter_mode(), reason="needs Triton's interpreter")
@@ -874,15 +874,15 @@ def test_tune_workload_on_the_2d_layout(accs, monoid):
 
     def timer(fn):
         fn()
-        seen.append(tuning._override)
-        return 1.0 if tuning._override == default_config(sum(a.itemsize for a in accs), accs[0].is_floating_point) \
+        seen.append(planner._override)
+        return 1.0 if planner._override == default_config(sum(a.itemsize for a in accs), accs[0].is_floating_point) \
             else 0.5
 
     r = at.tune_workload(torch.device("cpu"), accs, monoid, 4, 64, quick=True, timer=timer,
                          strategies=["decoupled_lookback"], rounds=1)
     assert not r.excluded and len(r.samples) >= 2 and r.best != r.default
     assert all(len(r.samples[c]) == 2 for c in r.finalists)
-    assert None not in seen and tuning._override is None
+    assert None not in seen and planner._override is None
 
 
 # ---------------------------------------------------------------------------
@@ -907,8 +907,8 @@ def test_compare_tuned_times_every_choice_and_judges_within_noise(monkeypatch):
 
     def timer(fn):  # the tile in force tells the choice apart (None: the tuned path)
         fn()
-        seen.append(tuning._override)
-        return fast[tuning._override]
+        seen.append(planner._override)
+        return fast[planner._override]
 
     expected = torch.cumsum(x, 0, dtype=torch.int32)
     rec = at.compare_tuned(x, tiles=tiles, strategies=["decoupled_lookback"], timer=timer, rounds=3,
@@ -917,9 +917,9 @@ def test_compare_tuned_times_every_choice_and_judges_within_noise(monkeypatch):
     assert rec["best_fixed_over_tuned"] == pytest.approx(1.1) and rec["noise"] == 0
     assert [row["label"] for row in rec["choices"]][0] == "tuned"
     assert all(row["verified"] and len(row["samples"]) == 3 for row in rec["choices"])
-    assert rec["tuned"]["strategy"] == "decoupled_lookback" and rec["tuned"]["block"] == tuning._INTERPRETER.block
+    assert rec["tuned"]["strategy"] == "decoupled_lookback" and rec["tuned"]["block"] == tiles.INTERPRETER_TILE.block
     assert len(seen) == 3 * 4 and seen[:4] != seen[4:8]  # every round, in a rotated order
-    assert tuning._override is None
+    assert planner._override is None
 
     fast[TileConfig(8192, 8, 32)] = 0.5  # a fixed choice twice as fast: not ok
     rec = at.compare_tuned(x, tiles=tiles, strategies=["decoupled_lookback"], timer=timer, rounds=2)
@@ -1034,7 +1034,7 @@ def test_tune_command_end_to_end_with_a_fake_device(fake_gpu, monkeypatch, capsy
     assert list(data["entries"]) == [KEY_20] and data["entries"][KEY_20]["tile"]["block"] == T1.tile.block
     monkeypatch.setenv("PREFIXSCAN_AUTOTUNE", "0")
     at.reset()  # a new process: scans read what the command wrote
-    assert tuning.choose_config(DEV, 4, False, 1 << 19, 1, False) == T1.tile
+    assert planner.choose_config(DEV, 4, False, 1 << 19, 1, False) == T1.tile
 
 
 def test_tune_help():

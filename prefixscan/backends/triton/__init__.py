@@ -47,7 +47,7 @@ def device_names() -> list[str]:
 
 
 def run_scan(request):
-    from .launch import run_scan as _run
+    from .scan import run_scan as _run
 
     return _run(request)
 
@@ -55,6 +55,6 @@ def run_scan(request):
 def run_scan_planned(request):
     """``run_scan`` plus a replay function for later calls of the same signature
     (or None): ``fast(x, out) -> result or None`` (None: take the full path)."""
-    from .launch import run_scan as _run
+    from .scan import run_scan as _run
 
     return _run(request, plan=True)

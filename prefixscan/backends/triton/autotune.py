@@ -2,7 +2,7 @@
 the fastest one whose result is right, and cache the choice on disk.
 
 What is tuned, per *key*: the tile (elements per tile, warps, look-back window;
-:class:`.tuning.TileConfig`) and the meta-strategy (decoupled look-back,
+:class:`.tiles.TileConfig`) and the meta-strategy (decoupled look-back,
 chained, and the strategies of :mod:`.strategies` once their launchers can be
 imported).  A key is coarse on purpose: accumulator bytes per element summed
 over the fields, floating or not, operator class (``builtin``: a built-in
@@ -38,8 +38,8 @@ Layers, each usable alone:
 * the disk cache: :func:`cache_dir`, :func:`cache_path`, :func:`load_table`,
   :func:`save_table` (JSON, one file per GPU name and library version, written
   atomically; a corrupt or foreign file is ignored with a warning);
-* the lookup behind :func:`.tuning.choose_config` and
-  :func:`.tuning.tuned_strategy`: :func:`lookup`, which on a GPU tunes a
+* the lookup behind :func:`.planner.choose_config` and
+  :func:`.planner.tuned_strategy`: :func:`lookup`, which on a GPU tunes a
   missing key once per process, within a few seconds (first use);
 * :func:`compare_tuned`: the tuned choice timed next to every fixed choice, for
   the benchmark (``python bench/sweep.py --compare-tuned``).
@@ -80,17 +80,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-from . import tuning
-from .tuning import TileConfig, default_config
+from ...timing import time_cuda_events
+from . import planner
+from .registry import DETERMINISTIC_STRATEGIES, STRATEGY_NAMES
+from .tiles import TileConfig, default_config
 
 log = logging.getLogger("prefixscan.tune")
 
 FORMAT = "prefixscan-tuning/1"
 
 #: Strategies the tuner tries, in order; those whose launcher cannot be imported are skipped.
-STRATEGY_CANDIDATES = ("decoupled_lookback", "chained", "reduce_then_scan", "scan_then_propagate", "persistent")
+STRATEGY_CANDIDATES = STRATEGY_NAMES
 #: Strategies that combine tiles in a fixed order: deterministic=True picks among these.
-DETERMINISTIC_STRATEGIES = ("chained", "reduce_then_scan", "scan_then_propagate", "persistent")
 _RUN_BY_LAUNCH = ("decoupled_lookback", "chained")  # launch._launch itself
 
 #: (bucket, largest log2 size in it or None, log2 size it is tuned at)
@@ -110,7 +111,7 @@ BENCH_TILES = ((4096, 4, 32), (4096, 8, 32), (8192, 4, 32), (8192, 8, 32), (1638
                (8192, 8, 16), (8192, 8, 64), (16384, 16, 32), (32768, 16, 32))
 #: Register caps tried on the tuned decoupled look-back tile (:func:`refine_occupancy`),
 #: as resident tiles per SM by warps per tile: caps of 128 and 96 registers for 4 warps,
-#: 128 and 80 for 8 (tuning.register_cap).
+#: 128 and 80 for 8 (tiles.register_cap).
 OCCUPANCY_CANDIDATES = {4: (4, 5), 8: (2, 3)}
 #: Neighbours outside the sweep: the smallest and largest 4-warp tiles.
 EXTRA_TILES = ((2048, 4, 32), (32768, 4, 32))
@@ -605,14 +606,12 @@ def in_tuning() -> bool:
 def _cuda_event_timer(repeats: int) -> Callable[[Callable[[], object]], float]:
     """Seconds per call of ``fn``, the mean of what two kinds of caller see: device
     time (median of ``repeats`` CUDA-event pairs queued behind a GPU sleep, see
-    :func:`prefixscan.bench._time_cuda_events`; callers that queue work) and the
+    :func:`prefixscan.timing.time_cuda_events`; callers that queue work) and the
     larger of that and the wall time per call over back-to-back calls (callers that
     wait, paying the host's work per call).  Device time alone once made the tuner
     pick, for small scans, a strategy 1 us faster on the GPU and 60 us slower per
     call; wall time alone ties every tile of a host-bound size (run d, calls 3-4)."""
     import torch
-
-    from ...bench import _time_cuda_events
 
     def timer(fn):
         fn()
@@ -622,7 +621,7 @@ def _cuda_event_timer(repeats: int) -> Callable[[Callable[[], object]], float]:
         fn()
         host = time.perf_counter() - t0
         torch.cuda.synchronize()
-        device = statistics.median(_time_cuda_events([fn], repeats, host))
+        device = statistics.median(time_cuda_events([fn], repeats, host))
         calls = max(3, min(50, int(2e-3 / max(device, 1e-6))))  # about 2 ms of calls
         torch.cuda.synchronize()
         t0 = time.perf_counter()
@@ -644,7 +643,7 @@ def tune_workload(device, accs, monoid=None, K: int = 1, n: int = 1 << 20, *, st
     field laid out as (n,) (K == 1) or (n // K, K) scanned along axis 0.
 
     Every candidate runs through ``prefixscan.scan`` with its strategy named and
-    its tile forced (:func:`.tuning.set_override`), on fresh random non-zero
+    its tile forced (:func:`.planner.set_override`), on fresh random non-zero
     data; its output (poisoned first) is compared with the decoupled look-back
     default's, which for a sum is first checked against ``torch.cumsum``.
     ``timer(fn) -> seconds`` defaults to CUDA events (:func:`_cuda_event_timer`,
@@ -667,7 +666,7 @@ def tune_workload(device, accs, monoid=None, K: int = 1, n: int = 1 << 20, *, st
     opname = getattr(monoid, "name", "add") if builtin else "user"
     shape = (n,) if K == 1 else (max(1, n // K), K)
     axis = None if K == 1 else 0
-    previous = tuning._override
+    previous = planner._override
     device = torch.device(device)
     cuda = device.type == "cuda"
     sync = torch.cuda.synchronize if cuda else (lambda: None)
@@ -683,11 +682,11 @@ def tune_workload(device, accs, monoid=None, K: int = 1, n: int = 1 << 20, *, st
 
         def forced(c, fn):
             """fn() with c's tile forced (set around the timer, not inside every call)."""
-            tuning.set_override(c.tile)
+            planner.set_override(c.tile)
             try:
                 return fn()
             finally:
-                tuning.set_override(previous)
+                planner.set_override(previous)
 
         def scan(c, dst):
             return ps.scan(x, op, axis=axis, strategy=c.strategy, backend="triton",
@@ -876,7 +875,7 @@ def reset() -> None:
     _tables.clear()
     _attempted.clear()
     _gpu_names.clear()
-    tuning.clear_memo()
+    planner.clear_memo()
     getattr(_strategy_launchers, "cache_clear", lambda: None)()
 
 
@@ -906,7 +905,7 @@ def store(table: _Table, key: str, record: dict) -> Entry:
     write warns; the entry still serves this process)."""
     entry = Entry.from_record(record)
     table.entries[key] = entry
-    tuning.clear_memo()
+    planner.clear_memo()
     try:
         save_table(table.path, table.gpu, {key: entry}, table.version)
     except OSError as exc:
@@ -968,7 +967,7 @@ def resolve(device, nbytes: int, floating: bool, opclass: str, K: int, n: int, *
     """:func:`lookup`, and whether its answer holds for the rest of the process
     (False while a tuning elsewhere or a graph capture only postponed it), so
     that :mod:`.tuning` may memoize it."""
-    if not tuning.table_device(device):
+    if not planner.table_device(device):
         return None, True
     table = table_for(gpu_name(device))
     key = entry_key(nbytes, floating, opclass, K, n)
@@ -1218,15 +1217,15 @@ def resolved_choice(x, op="add", *, axis=None) -> tuple[str, TileConfig]:
 
     from ..._arrays import as_torch
     from ...dispatch import interpreter_mode
-    from . import launch
+    from . import scan as scan_path
 
     request, _ = ps.make_scan(op, axis=axis, backend="triton").plan(x)
-    _, M, K = launch._layout(request)
-    accs = [launch.torch_dtype("uint8" if d == "bool" else d) for d in request.acc_dtypes]
+    _, M, K = scan_path._layout(request)
+    accs = [scan_path.torch_dtype("uint8" if d == "bool" else d) for d in request.acc_dtypes]
     device = as_torch(request.fields[0]).device
     interpreter = interpreter_mode()
-    strategy = launch.strategy_for(request.config, device, accs, M, K, interpreter)
-    tile = tuning.choose_config(device, sum(a.itemsize for a in accs), any(a.is_floating_point for a in accs),
+    strategy = scan_path.strategy_for(request.config, device, accs, M, K, interpreter)
+    tile = planner.choose_config(device, sum(a.itemsize for a in accs), any(a.is_floating_point for a in accs),
                                 M, K, interpreter, accs=accs, monoid=request.config.monoid,
                                 strategy=strategy if strategy in _RUN_BY_LAUNCH else None)
     return strategy, tile
@@ -1282,17 +1281,17 @@ def compare_tuned(x, op="add", *, axis=None, out=None, tiles=None, strategies=No
     accs = [getattr(torch, "uint8" if d == "bool" else d) for d in request.acc_dtypes]
     nbytes, floating = sum(a.itemsize for a in accs), any(a.is_floating_point for a in accs)
     choices = [("tuned", None)] + fixed_choices(nbytes, floating, tiles, strategies)
-    previous = tuning._override
+    previous = planner._override
     sync = torch.cuda.synchronize if first.is_cuda else (lambda: None)
 
     def forced(c, fn):
         """fn() with c's tile forced (None: the tuned choice, nothing forced).  The
         override is set around the timer, as bench/sweep.py does, not per call."""
-        tuning.set_override(c.tile if c is not None else None)
+        planner.set_override(c.tile if c is not None else None)
         try:
             return fn()
         finally:
-            tuning.set_override(previous)
+            planner.set_override(previous)
 
     def runner(c):  # backend named so that CPU tensors run in the interpreter too
         if c is None:

@@ -5,7 +5,7 @@
 seeds compare them with.  :func:`.launch._launcher` dispatches ``strategy`` to
 :data:`LAUNCHERS`; each launcher scans the ``(B, M, K)`` row-major layout along
 M once (``run_scan`` loops over ``order``), with the tiles of ``launch._launch``
-(``tuning.choose_config``): ``[BLOCK]`` tiles when ``K == 1`` and ``[ROWS, KB]``
+(``planner.choose_config``): ``[BLOCK]`` tiles when ``K == 1`` and ``[ROWS, KB]``
 tiles (KB interleaved columns) otherwise, so that the strategies differ only in
 how carries travel between tiles.  A *group* is one lane and one block of KB
 columns; its tiles are numbered in scan order (reverse scans mirror the
@@ -94,9 +94,10 @@ import triton.language as tl
 
 from .kernels import (_as_rows, _fn, _load_fields, _ordered_reduce, _pack_word, _read_word, _scalars, _scan_tile,
                       _store_fields, _where, _word_value)
-from .tuning import choose_config, raking_rows
+from .planner import choose_config
+from .registry import STRATEGY_NAMES
+from .tiles import raking_rows
 
-STRATEGY_NAMES = ("decoupled_lookback", "chained", "reduce_then_scan", "scan_then_propagate", "persistent")
 
 # Upper bounds on the programs per SM of the two fixed-grid strategies; the
 # kernel's occupancy (registers, shared memory, threads) may allow fewer.

@@ -1,0 +1,156 @@
+"""The Triton backend's scan path: from a checked request to kernel launches.
+
+A scan is a ``(B, M, K)`` row-major view scanned along M: B lanes, M steps, K
+interleaved streams (a tuple size, or the extent after the scanned axis).  This
+module picks the strategy (:mod:`.planner`) and the kernel family for the
+request, prepares outputs, identities and seeds, and runs one launch per order
+unless a kernel does every order in one pass (SAM, Maleki et al. 2016).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..._arrays import as_torch
+from ...dispatch import interpreter_mode
+from .combine import combine_functions
+from .launch import (FastScan, _constexpr_tail, _identity_tensor, _launch, _launch_blocked, _launch_chained,
+                     blocked_applies, current_stream)
+from .planner import tuned_strategy
+
+
+def torch_dtype(name: str):
+    import torch
+
+    return getattr(torch, name)
+
+
+def _layout(request) -> tuple[int, int, int]:
+    """(B, M, K) for the request: lanes, scanned length, interleaved streams."""
+    s = request.config.tuple_size
+    if request.axis is None:
+        return 1, request.lane_len // s, s
+    shape = request.shape
+    pre = math.prod(shape[: request.axis])
+    post = math.prod(shape[request.axis + 1:])
+    return pre, request.lane_len // s, post * s
+
+
+def run_scan(request, plan: bool = False):
+    """Scan ``request`` into its outputs (a list of torch tensors).  With ``plan``,
+    return ``(results, fast)`` where ``fast`` is a :class:`FastScan` that replays this
+    call on new tensors of the same signature, or None when it cannot."""
+    import torch
+
+    config = request.config
+    monoid = config.monoid
+    xs = [as_torch(f) for f in request.fields]
+    accs = [torch_dtype(name) for name in request.acc_dtypes]
+    B, M, K = _layout(request)
+    device = xs[0].device
+    users = [as_torch(o) for o in request.out] if request.out is not None else None
+    if users is not None:
+        ys = [u if u.is_contiguous() else torch.empty_like(u, memory_format=torch.contiguous_format)
+              for u in users]
+    else:
+        ys = [torch.empty(request.out_shape, dtype=torch_dtype(d), device=device) for d in request.out_dtypes]
+    if xs[0].numel() == 0:
+        results = users if users is not None else ys
+        return (results, None) if plan else results
+    xs = [x.contiguous() for x in xs]
+    interpreter = interpreter_mode()
+    stream = current_stream(device) if device.type == "cuda" else 0
+    if interpreter:
+        # The interpreter copies every tensor argument to a host buffer and back
+        # after the launch, so an input aliased with an output would overwrite it.
+        outs = {y.data_ptr() for y in ys}
+        xs = [x.clone() if x.data_ptr() in outs else x for x in xs]
+    ys_kernel = list(ys)
+    for i, acc in enumerate(accs):
+        if acc == torch.bool:
+            # Bool scans (max/min/and/or/xor) are the same scans on 0/1 bytes.
+            xs[i], ys_kernel[i], accs[i] = xs[i].view(torch.uint8), ys[i].view(torch.uint8), torch.uint8
+    idents = tuple(_identity_tensor(v.item(), acc, device, torch) for v, acc in zip(request.identity, accs))
+    inits = None
+    if request.init is not None:
+        inits = []
+        for value, acc in zip(request.init, accs):
+            value = value if torch.is_tensor(value) else torch.as_tensor(np.asarray(value))
+            inits.append(value.to(device=device, dtype=acc).broadcast_to(request.init_shape).contiguous())
+        inits = tuple(inits)
+    swapped = config.reverse and not monoid.commutative
+    pair, flat = combine_functions(monoid, len(xs), swapped)
+    launch = _launcher(config, xs[0].device, accs, M, K, interpreter)
+    order = config.order
+    if blocked_applies(config, accs, B, K, inits is not None):
+        # Integer sums of order > 1 or tuple sizes > 1: one look-back over the carry
+        # vector, thread-contiguous tiles (blocked.orders_kernel).
+        records = [_launch_blocked(xs[0], ys_kernel[0], accs[0], M * K, config.order, K, torch, stream, interpreter)]
+        launch, order = _launch_blocked, 0
+    elif launch in (_launch, _launch_chained) and order > 1 and (config.inclusive or inits is None):
+        # One pass for every order (SAM).  Exclusive scans without init: E^q = S^q Z^q,
+        # the inclusive scan of order q of the input delayed by q elements (the
+        # delay Z commutes with the inclusive scan S when no seed is added).
+        records = [launch(tuple(xs), tuple(ys_kernel), idents, inits, pair, flat, monoid.commutative, accs, B, M, K,
+                          config, torch, stream, interpreter, order=order, delayed=not config.inclusive,
+                          inclusive=True)]
+        order = 0
+    else:
+        records = []
+    # Other strategies, and exclusive scans with a seed (the seed is added at
+    # every order, so the delays do not commute): one launch per order.
+    # Intermediate orders stay in the accumulator dtype.
+    mids = [y if (order == 1 or y.dtype == acc) else torch.empty(y.shape, dtype=acc, device=device)
+            for y, acc in zip(ys_kernel, accs)]
+    src = tuple(xs)
+    for q in range(order):
+        dst = tuple(ys_kernel if q == order - 1 else mids)
+        records.append(launch(src, dst, idents, inits, pair, flat, monoid.commutative, accs, B, M, K, config,
+                              torch, stream, interpreter))
+        src = dst
+    results = ys
+    if users is not None:
+        for u, y in zip(users, ys):
+            if u is not y:
+                u.copy_(y)
+        results = users
+    if not plan:
+        return results
+    fast = None
+    record = records[0] if len(records) == 1 and launch in (_launch, _launch_chained) else None
+    if (record is not None and record[0] is not None and request.init is None and len(xs) == 1
+            and ys_kernel[0] is ys[0] and results[0] is ys[0] and xs[0] is as_torch(request.fields[0])
+            and device.type == "cuda"):
+        compiled, grid_size, kernel, args, constexprs, replay = record
+        tail = _constexpr_tail(kernel, len(args), constexprs)
+        args = (None, None) + args[2:]  # not the first call's tensors: they would stay alive
+        fast = FastScan(compiled, grid_size, tuple(request.out_shape), ys[0].dtype, device, args, tail, replay)
+    return results, fast
+
+
+def strategy_for(config, device, accs, M: int, K: int, interpreter: bool) -> str:
+    """The meta-strategy a scan runs with: the caller's, else the tuned one
+    (:func:`.planner.tuned_strategy`: chained or decoupled look-back without a table)."""
+    if config.strategy != "auto":
+        return config.strategy
+    return tuned_strategy(device, accs, M, K, interpreter, monoid=config.monoid,
+                          deterministic=config.deterministic)
+
+
+def _launcher(config, device, accs, M: int, K: int, interpreter: bool):
+    """The launch function of the request's strategy.  Every launcher takes the
+    arguments of :func:`_launch` and scans ``xs`` into ``ys`` once (one order)."""
+    strategy = strategy_for(config, device, accs, M, K, interpreter)
+    if strategy == "decoupled_lookback":
+        return _launch
+    if strategy == "chained":
+        # Also when the tuned table picks chained for an "auto" scan, whose config
+        # does not say so.
+        return _launch_chained
+    from . import strategies
+
+    return strategies.LAUNCHERS[strategy]
+
+

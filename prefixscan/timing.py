@@ -1,0 +1,105 @@
+"""Timers shared by the benchmark and the tuner.
+
+Kept apart from both so that the Triton backend's tuner can time candidates
+without importing the benchmark (as Triton's autotuner takes ``do_bench`` from
+``triton.testing``).  CUDA timings use event pairs queued behind a short GPU
+sleep, so each pair measures device time rather than the host's launch cost;
+wall-clock timings synchronize around the calls and include the host's work.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Callable
+
+__all__ = ["time_cpu", "time_cuda_events", "per_call_cuda_events", "time_wall", "per_call_wall",
+           "CPU_SAMPLE_SECONDS"]
+
+#: Each CPU sample loops calls for about this long, so short calls are not
+#: dominated by the timer's own resolution.
+CPU_SAMPLE_SECONDS = 2e-3
+
+
+def time_cpu(fn: Callable, repeats: int, budget: float) -> tuple[list[float], int]:
+    """Median-ready samples of seconds per call, and the calls per sample: each
+    sample loops ``inner`` calls; stops after ``budget`` seconds (at least 3 samples)."""
+    t0 = time.perf_counter()
+    fn()
+    t1 = time.perf_counter() - t0
+    inner = max(1, min(100000, int(math.ceil(CPU_SAMPLE_SECONDS / max(t1, 1e-9)))))
+    samples: list[float] = []
+    start = time.perf_counter()
+    for r in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(inner):
+            fn()
+        samples.append((time.perf_counter() - t0) / inner)
+        if r >= 2 and time.perf_counter() - start > budget:
+            break
+    return samples, inner
+
+
+def time_cuda_events(fns: list[Callable], repeats: int, host_seconds: float) -> list[float]:
+    """Seconds per call from CUDA event pairs, ``repeats`` samples cycling through
+    ``fns`` (rotating buffers).  ``host_seconds``: the host time one call takes to
+    enqueue its work (measured during warm-up), which sizes the GPU sleep."""
+    import torch
+
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
+    torch.cuda.synchronize()
+    sleep = getattr(torch.cuda, "_sleep", None)
+    if sleep is not None:
+        # Keep the GPU busy while the host queues the timed calls, so each pair
+        # of events measures device time rather than launch overhead (a call
+        # that synchronizes inside still shows its host time).  Cycles at up
+        # to ~2 GHz: a slower clock only sleeps longer.
+        budget = min(0.2, 1.5 * repeats * host_seconds + 100e-6)
+        sleep(int(budget * 2.0e9))
+    for r in range(repeats):
+        starts[r].record()
+        fns[r % len(fns)]()
+        ends[r].record()
+    torch.cuda.synchronize()
+    return [s.elapsed_time(e) * 1e-3 for s, e in zip(starts, ends)]
+
+
+def per_call_cuda_events(fns: list[Callable], calls: int) -> float:
+    """Device seconds per call over ``calls`` back-to-back calls between two events."""
+    import torch
+
+    start = torch.cuda.Event(enable_timing=True)
+    end = torch.cuda.Event(enable_timing=True)
+    torch.cuda.synchronize()
+    start.record()
+    for i in range(calls):
+        fns[i % len(fns)]()
+    end.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(end) * 1e-3 / calls
+
+
+def time_wall(fns: list[Callable], repeats: int) -> list[float]:
+    """Wall seconds per call, one synchronized call per sample (calls that block)."""
+    import torch
+
+    samples = []
+    for r in range(repeats):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        fns[r % len(fns)]()
+        samples.append(time.perf_counter() - t0)
+    return samples
+
+
+def per_call_wall(fns: list[Callable], calls: int) -> float:
+    """Wall seconds per call over ``calls`` back-to-back calls, synchronized at both ends."""
+    import torch
+
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for i in range(calls):
+        fns[i % len(fns)]()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - t0) / calls
