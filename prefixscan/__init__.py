@@ -2,13 +2,17 @@
 
 NumPy arrays scan on the CPU backend (vectorized NumPy); CUDA arrays (torch,
 CuPy, JAX, any DLPack array) scan on the GPU backend (Triton kernels, a
-single-pass decoupled look-back scan) when ``prefixscan[gpu]`` is installed.
-Importing this package imports NumPy only.
+single-pass decoupled look-back scan, Merrill & Garland 2016) when
+``prefixscan[gpu]`` is installed.  Importing this package imports NumPy only.
+
+:func:`scan` and :func:`make_scan` are the scan itself (:mod:`prefixscan.api`);
+the functions built on it are in :mod:`prefixscan.algorithms`;
+:func:`clear_caches` empties every process-wide cache (plans, compiled-kernel
+launchers, tuned-table lookups).
 """
 
-from .api import (
+from .algorithms import (
     AFFINE,
-    Scan,
     compact,
     cummax,
     cummin,
@@ -17,19 +21,19 @@ from .api import (
     delta_decode,
     delta_encode,
     linear_recurrence,
-    make_scan,
-    scan,
     segmented_scan,
 )
+from .api import Scan, make_scan, scan
+from .caches import clear_caches
 from .dispatch import BackendUnavailableError, available_backends
 from .monoid import BUILTIN_OPS, Monoid, exp, log, log1p, maximum, minimum, where
-from . import networks
+from . import _version, networks
 
-__version__ = "0.1.0"
+__version__ = _version.__version__
 
 __all__ = [
     "AFFINE", "BUILTIN_OPS", "BackendUnavailableError", "Monoid", "Scan", "available_backends",
-    "compact", "cummax", "cummin", "cumprod", "cumsum", "delta_decode", "delta_encode", "exp",
-    "linear_recurrence", "log", "log1p", "make_scan", "maximum", "minimum", "networks", "scan",
+    "clear_caches", "compact", "cummax", "cummin", "cumprod", "cumsum", "delta_decode", "delta_encode",
+    "exp", "linear_recurrence", "log", "log1p", "make_scan", "maximum", "minimum", "networks", "scan",
     "segmented_scan", "where",
 ]

@@ -119,6 +119,14 @@ def from_numpy(result: np.ndarray, like: ArrayRef, dtype: str | None = None) -> 
     return result
 
 
+def from_native(result: Any, like: ArrayRef, native_library: str, dtype: str | None = None) -> Any:
+    """Return a backend's result (``native_library``: "numpy" or "torch") as the
+    caller's array type."""
+    if native_library == "numpy":
+        return from_numpy(result, like, dtype)
+    return from_torch(result, like, dtype)
+
+
 def from_torch(result, like: ArrayRef, dtype: str | None = None) -> Any:
     """Return a torch result as the caller's array type, zero-copy."""
     if like.library == "torch":

@@ -1,76 +1,38 @@
-"""Argument normalization: every check happens here, before any backend runs,
-so a bad argument raises an error that names it and nothing is written to ``out``.
+"""Argument checking: every argument of every public function is checked here.
+
+Where does an argument get checked?  Here, and only here.  :func:`make_config`
+checks what a scan computes (operator, axis, order, tuple size, dtype, backend,
+algorithm, strategy, determinism); :func:`build_request` checks the arrays of
+one call (``x``, ``init``, ``out``) against it and returns the
+:class:`~prefixscan._request.ScanRequest` a backend runs.  The derived functions
+of :mod:`prefixscan.algorithms` check their own arguments with the ``check_*``
+functions below before any work starts.  So a bad argument raises an error that
+names it, before any backend runs and before anything is written to ``out``.
+
+The request types live in :mod:`prefixscan._request` so that backends can use
+them without importing the checks.
 """
 
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ._arrays import ArrayRef, inspect_array
+from ._request import ScanConfig, ScanRequest, np_dtype
 from .backends.triton.registry import DETERMINISTIC_STRATEGIES, STRATEGY_NAMES
-from .monoid import Monoid, _dtype_kind, accumulator_dtype_name, resolve_op
+from .monoid import Monoid, accumulator_dtype_name, resolve_op
+
+__all__ = ["ALGORITHMS", "STRATEGIES", "make_config", "build_request", "check_init_shape", "check_axis",
+           "check_recurrence_args", "check_delta_args", "check_segmented_values", "check_segments",
+           "check_compact_args"]
 
 ALGORITHMS = ("auto", "serial", "kogge_stone", "sklansky", "brent_kung", "reduce_then_scan")
 # GPU meta-strategies (backends/triton/registry.py); "auto" asks the tuner (decoupled
 # look-back unless a tuned table says otherwise).
 STRATEGIES = ("auto",) + STRATEGY_NAMES
-
-
-@dataclass(frozen=True)
-class ScanConfig:
-    """What a scan computes, independent of the data (the reusable part)."""
-
-    monoid: Monoid
-    axis: int | None
-    inclusive: bool
-    reverse: bool
-    order: int
-    tuple_size: int
-    dtype: str | None
-    backend: str | None
-    algorithm: str
-    deterministic: bool = False
-    strategy: str = "auto"
-
-
-@dataclass
-class ScanRequest:
-    """One scan, fully checked: what a backend receives."""
-
-    config: ScanConfig
-    fields: list[ArrayRef]
-    struct: bool  # x was a tuple of arrays
-    device: str
-    shape: tuple  # input shape
-    axis: int | None  # normalized non-negative axis, None for flattened
-    lane_len: int
-    acc_dtypes: tuple[str, ...]
-    out_dtypes: tuple[str, ...]
-    out_shape: tuple
-    init: tuple | None  # one value per field (scalar or array), None when absent
-    init_shape: tuple  # shape init values broadcast to: lanes (+ (tuple_size,))
-    out: list[ArrayRef] | None = None
-    identity: tuple = field(default=())
-
-    def rebind(self, x, out) -> "ScanRequest":
-        """The same checked request for other tensors of the same signature."""
-        fields = [ArrayRef(x, f.library, f.device, f.shape, f.dtype) for f in self.fields]
-        outs = None if self.out is None else [ArrayRef(out, o.library, o.device, o.shape, o.dtype)
-                                              for o in self.out]
-        new = object.__new__(ScanRequest)  # a shallow copy, without copy.copy's overhead
-        new.__dict__.update(self.__dict__)
-        new.fields, new.out = fields, outs
-        return new
-
-    @property
-    def lanes_shape(self) -> tuple:
-        if self.axis is None:
-            return ()
-        return self.shape[: self.axis] + self.shape[self.axis + 1:]
 
 
 def _as_int(value: Any, name: str) -> int:
@@ -90,6 +52,9 @@ def _as_bool(value: Any, name: str) -> bool:
 
 def make_config(op, *, axis, inclusive, reverse, order, tuple_size, dtype, backend, algorithm,
                 deterministic=False, strategy=None) -> ScanConfig:
+    """Check the data-independent arguments of a scan (see :func:`prefixscan.scan`
+    for their meaning) and return them normalized: ``op`` resolved to a
+    :class:`~prefixscan.Monoid`, dtypes as NumPy names, None as "auto"."""
     monoid = resolve_op(op)
     if axis is not None:
         axis = _as_int(axis, "axis")
@@ -139,6 +104,9 @@ def _split_fields(x: Any) -> tuple[list, bool]:
 
 
 def build_request(config: ScanConfig, x: Any, init: Any, out: Any) -> ScanRequest:
+    """Check the arrays of one call against ``config`` (x's fields, dtypes against
+    the operator, axis range, tuple size against the lane length, ``init``'s shape,
+    ``out``'s shape, dtype, device and writability) and describe the scan."""
     values, struct = _split_fields(x)
     monoid = config.monoid
     if monoid.fields is not None and monoid.fields != len(values):
@@ -177,8 +145,8 @@ def build_request(config: ScanConfig, x: Any, init: Any, out: Any) -> ScanReques
     if lane_len % s:
         raise ValueError(f"tuple_size={s} does not divide the lane length {lane_len}")
 
-    identity = tuple(np.asarray(v, dtype=_np_dtype(d)) for v, d in
-                     zip(monoid.identity_values([_np_dtype(d) for d in acc]), acc))
+    identity = tuple(np.asarray(v, dtype=np_dtype(d)) for v, d in
+                     zip(monoid.identity_values([np_dtype(d) for d in acc]), acc))
     request = ScanRequest(config, fields, struct, device, shape, norm_axis, lane_len, acc, out_dtypes,
                           out_shape, None, (), identity=identity)
     request.init_shape = request.lanes_shape + ((s,) if s > 1 else ())
@@ -187,10 +155,6 @@ def build_request(config: ScanConfig, x: Any, init: Any, out: Any) -> ScanReques
     if out is not None:
         request.out = _check_out(out, request)
     return request
-
-
-def _np_dtype(name: str) -> np.dtype:
-    return np.dtype("float32" if name == "bfloat16" else name)
 
 
 def _check_init(init: Any, nfields: int, struct: bool, target: tuple) -> tuple:
@@ -236,5 +200,117 @@ def _check_out(out: Any, request: ScanRequest) -> list[ArrayRef]:
     return refs
 
 
-def is_integer_dtype(name: str) -> bool:
-    return _dtype_kind(name) in "iu"
+# ---------------------------------------------------------------------------
+# Arguments of the derived functions (prefixscan.algorithms).
+
+def check_axis(ref: ArrayRef, axis: int, argument: str = "x") -> int:
+    """``axis`` made non-negative for an array of at least one dimension."""
+    if len(ref.shape) == 0:
+        raise ValueError(f"{argument} must have at least one dimension")
+    ndim = len(ref.shape)
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"axis {axis} is out of range for an array of {ndim} dimension(s)")
+    return axis % ndim
+
+
+def check_recurrence_args(a: Any, b: Any, init: Any, axis: int) -> tuple[ArrayRef, ArrayRef, bool]:
+    """``linear_recurrence``'s coefficients and seed: ``(a_ref, b_ref, widen)``, where
+    ``widen`` says that ``init`` is an array of the lane shape that needs the scanned
+    axis put back before it broadcasts against the result."""
+    ra, rb = inspect_array(a, "a"), inspect_array(b, "b")
+    if ra.shape != rb.shape:
+        raise ValueError(f"b has shape {rb.shape} but a has shape {ra.shape}")
+    if ra.dtype != rb.dtype:
+        raise TypeError(f"b has dtype {rb.dtype} but a has dtype {ra.dtype}")
+    if len(ra.shape) == 0:
+        raise ValueError("a must have at least one dimension")
+    widen = False
+    if init is not None:  # checked before any work; without init the scan checks the axis
+        ndim = len(ra.shape)
+        if not -ndim <= axis < ndim:
+            raise ValueError(f"axis {axis} is out of range for an array of {ndim} dimension(s)")
+        widen = bool(check_init_shape(init, ra.shape[: axis % ndim] + ra.shape[axis % ndim + 1:]))
+    return ra, rb, widen
+
+
+def check_delta_args(x: Any, axis: int, order: Any, tuple_size: Any) -> tuple[ArrayRef, int, int, int]:
+    """Delta coding's arguments: ``(x_ref, axis, order, tuple_size)`` with the axis
+    made non-negative; ``tuple_size`` must divide the coded axis' length."""
+    ref = inspect_array(x, "x")
+    axis = check_axis(ref, axis)
+    order = _as_int(order, "order")
+    tuple_size = _as_int(tuple_size, "tuple_size")
+    if order < 1:
+        raise ValueError(f"order must be >= 1, got {order}")
+    if tuple_size < 1:
+        raise ValueError(f"tuple_size must be >= 1, got {tuple_size}")
+    n = ref.shape[axis]
+    if n % tuple_size:
+        raise ValueError(f"tuple_size={tuple_size} does not divide the lane length {n}")
+    if ref.dtype == "bool" or np_dtype(ref.dtype).kind not in "iufc":
+        raise TypeError(f"x: delta coding needs a numeric dtype, got {ref.dtype}")
+    return ref, axis, order, tuple_size
+
+
+def check_segmented_values(x: Any, op: Any) -> tuple[Monoid, list[ArrayRef]]:
+    """``segmented_scan``'s operator and values: 1-D host arrays of one shape whose
+    dtypes the operator takes."""
+    monoid = resolve_op(op)
+    values = list(x) if isinstance(x, tuple) else [x]
+    refs = [inspect_array(v, "x") for v in values]
+    for r in refs:
+        if len(r.shape) != 1:
+            raise ValueError(f"x must be 1-D for a segmented scan, got shape {r.shape}")
+        if r.device != "cpu":
+            raise NotImplementedError("x: segmented_scan runs on host arrays for now")
+        monoid.check_dtype(r.dtype)
+    if any(r.shape != refs[0].shape for r in refs):
+        raise ValueError("x: fields of a struct monoid must have one shape")
+    return monoid, refs
+
+
+def _host(value: Any) -> np.ndarray:
+    return np.asarray(value.cpu() if hasattr(value, "cpu") else value)
+
+
+def check_segments(n: int, flags: Any, offsets: Any, keys: Any) -> tuple[str, np.ndarray]:
+    """The one segment description given to ``segmented_scan`` for ``n`` elements, as
+    ``(kind, host array)`` with kind "flags", "offsets" or "keys"."""
+    given = [name for name, v in (("flags", flags), ("offsets", offsets), ("keys", keys)) if v is not None]
+    if len(given) != 1:
+        raise ValueError("flags, offsets, keys: give exactly one of them"
+                         + (f" (got {', '.join(given)})" if given else ""))
+    if flags is not None:
+        f = _host(flags)
+        if f.shape != (n,):
+            raise ValueError(f"flags has shape {f.shape}; expected ({n},), one per element of x")
+        if f.dtype != bool:
+            raise TypeError(f"flags must be a bool array, got dtype {f.dtype}")
+        return "flags", f
+    if offsets is not None:
+        o = _host(offsets)
+        if o.ndim != 1 or o.dtype.kind not in "iu":
+            raise TypeError("offsets must be a 1-D integer array of segment start offsets")
+        if o.size == 0 or o[0] != 0:
+            raise ValueError("offsets must start at 0")
+        if np.any(np.diff(o) < 0):
+            raise ValueError("offsets must be non-decreasing")
+        if o[-1] > n:
+            raise ValueError(f"offsets go past the end of x: last offset {o[-1]} > length {n}")
+        return "offsets", o
+    k = _host(keys)
+    if k.shape != (n,):
+        raise ValueError(f"keys has shape {k.shape}; expected ({n},), one per element of x")
+    return "keys", k
+
+
+def check_compact_args(x: Any, mask: Any) -> tuple[ArrayRef, ArrayRef]:
+    """``compact``'s arguments: a bool ``mask`` of x's shape on x's device."""
+    rx, rm = inspect_array(x, "x"), inspect_array(mask, "mask")
+    if rm.shape != rx.shape:
+        raise ValueError(f"mask has shape {rm.shape}; expected x's shape {rx.shape}")
+    if rm.dtype != "bool":
+        raise TypeError(f"mask must be a bool array, got dtype {rm.dtype}")
+    if rm.device != rx.device:
+        raise ValueError("mask must be on the same device as x")
+    return rx, rm

@@ -1,54 +1,84 @@
-"""Public API: ``scan`` and the functions built on it.
+"""The scan itself: :func:`scan`, :func:`make_scan` and :class:`Scan`.
 
 Two levels, as in cuda.compute: :func:`make_scan` returns a reusable
 :class:`Scan` (operator, axis, direction, order, tuple size, dtype and backend
-checked once); :func:`scan` is the one-shot call.  Every call goes
-public API -> argument normalization (:mod:`prefixscan._normalize`) -> backend
-dispatch (:mod:`prefixscan.dispatch`) -> backend -> kernels.
+checked once); :func:`scan` is the one-shot call, which shares one :class:`Scan`
+per argument set.  Every call goes public API -> argument checking
+(:mod:`prefixscan._normalize`) -> backend dispatch (:mod:`prefixscan.dispatch`)
+-> backend (:class:`prefixscan.backends.base.Backend`) -> kernels.  The derived
+functions (``cumsum``, ``linear_recurrence``, ...) are in
+:mod:`prefixscan.algorithms`.
+
+A scan computes all prefixes of an associative operator (Blelloch 1990,
+"Prefix sums and their applications", section 1); see ``docs/semantics.md`` for
+the same definitions as a table.
 """
 
 from __future__ import annotations
 
-import functools
-from typing import Any
+import weakref
 
 import numpy as np
 
 from . import dispatch
-from ._arrays import from_numpy, from_torch, inspect_array
-from ._normalize import ScanRequest, build_request, check_init_shape, make_config
-from .monoid import Monoid, resolve_op, where
+from ._arrays import from_native
+from ._normalize import build_request, make_config
+from ._request import ScanRequest
+from .backends.base import Backend
+from .caches import register_cache
 
-__all__ = [
-    "Scan", "make_scan", "scan", "cumsum", "cumprod", "cummax", "cummin",
-    "linear_recurrence", "delta_encode", "delta_decode", "segmented_scan", "compact",
-    "AFFINE",
-]
+__all__ = ["Scan", "make_scan", "scan"]
+
+# At most this many planned signatures per Scan, and one-shot Scans in _SCANS:
+# a bound on memory for callers that scan ever-changing shapes.
+_MAX_PLANS = 64
+_MAX_ONE_SHOT_SCANS = 256
 
 
 class Scan:
-    """A configured scan, reusable across calls: ``make_scan(op, ...)(x)``."""
+    """A configured scan, reusable across calls: ``s = make_scan(op, ...); s(x)``.
+
+    The data-independent arguments (everything of :func:`scan` but ``x``,
+    ``init`` and ``out``) are checked once, at construction; see :func:`scan`
+    for their meaning.  Calling the object checks the arrays and runs the scan.
+    Calls on NumPy arrays or torch tensors of a signature seen before (type,
+    shape, dtype, device, and ``out``'s) skip the checks and reuse the plan; a
+    single-launch GPU scan then goes straight to its kernel.
+
+    Attributes
+    ----------
+    config : prefixscan._request.ScanConfig
+        The checked, normalized configuration.
+    """
 
     def __init__(self, op="add", *, axis=None, inclusive=True, reverse=False, order=1,
                  tuple_size=1, dtype=None, backend=None, algorithm=None, deterministic=False, strategy=None):
         self.config = make_config(op, axis=axis, inclusive=inclusive, reverse=reverse, order=order,
                                   tuple_size=tuple_size, dtype=dtype, backend=backend,
                                   algorithm=algorithm, deterministic=deterministic, strategy=strategy)
+        # signature -> (request without arrays, backend, replay or None)
         self._plans: dict = {}
+        _LIVE_SCANS.add(self)
 
-    def plan(self, x, *, init=None, out=None) -> tuple[ScanRequest, Any]:
-        """Check the arguments and pick the backend, without running anything."""
+    def plan(self, x, *, init=None, out=None) -> tuple[ScanRequest, Backend]:
+        """Check the arrays and pick the backend, without running anything.
+
+        Returns the checked request and the backend that would run it; raises
+        what :meth:`__call__` would raise for these arguments.
+        """
         request = build_request(self.config, x, init, out)
         backend = dispatch.select_backend(self.config.backend, request.device)
-        if self.config.algorithm != "auto" and backend.__name__.endswith("triton"):
+        if self.config.algorithm != "auto" and not backend.TAKES_ALGORITHM:
             raise ValueError(f"algorithm={self.config.algorithm!r} selects a CPU scan network; "
                              "it needs backend='cpu'")
-        if self.config.strategy != "auto" and not backend.__name__.endswith("triton"):
+        if self.config.strategy != "auto" and not backend.TAKES_STRATEGY:
             raise ValueError(f"strategy={self.config.strategy!r} selects a GPU strategy; "
                              "it needs the triton backend (a device array or backend='triton')")
         return request, backend
 
     def __call__(self, x, *, init=None, out=None):
+        """Scan ``x`` (seeded with ``init``, written into ``out`` when given); see
+        :func:`scan` for the arguments and the result."""
         # Repeated calls on tensors of one signature reuse the checked plan:
         # small scans are dominated by host overhead, not by the kernel.
         key = _signature(x, out) if init is None else None
@@ -67,17 +97,18 @@ class Scan:
         else:
             request, backend = self.plan(x, init=init, out=out)
             fast = None
-            if key is not None and hasattr(backend, "run_scan_planned") and not request.struct:
+            if key is not None and not request.struct:
                 results, fast = backend.run_scan_planned(request)
             else:
                 results = backend.run_scan(request)
             if key is not None:
-                if len(self._plans) > 64:
+                if len(self._plans) > _MAX_PLANS:
                     self._plans.clear()
                 self._plans[key] = (request.rebind(None, None), backend, fast)
-        if request.out is None and request.fields[0].library != backend.NATIVE_LIBRARY:
-            convert = from_numpy if backend.NATIVE_LIBRARY == "numpy" else from_torch
-            results = [convert(r, like, d) for r, like, d in zip(results, request.fields, request.out_dtypes)]
+        native = backend.NATIVE_LIBRARY
+        if request.out is None and request.fields[0].library != native:
+            results = [from_native(r, like, native, d)
+                       for r, like, d in zip(results, request.fields, request.out_dtypes)]
         return tuple(results) if request.struct else results[0]
 
     def __repr__(self) -> str:
@@ -106,12 +137,24 @@ def _signature(x, out):
     return (type(x), tuple(x.shape), x.dtype, x.device, out_sig)
 
 
+# Every Scan, so that clear_caches() can drop the plans of those the caller holds.
+_LIVE_SCANS: weakref.WeakSet = weakref.WeakSet()
+# One Scan per hashable argument set of scan(), so that one-shot calls share plans.
 _SCANS: dict = {}
 
 
+def _clear_plans() -> None:
+    for s in list(_LIVE_SCANS):
+        s._plans.clear()
+
+
+register_cache("prefixscan.api.one_shot_scans", _SCANS.clear)
+register_cache("prefixscan.api.plans", _clear_plans)
+
+
 def _cached_scan(op, axis, inclusive, reverse, order, tuple_size, dtype, backend, algorithm,
-                 deterministic, strategy=None) -> "Scan":
-    """One Scan object per hashable argument set, so one-shot calls share plans."""
+                 deterministic, strategy=None) -> Scan:
+    """The shared :class:`Scan` of this argument set (a new one for unhashable arguments)."""
     # Types are part of the key: axis=1.0 must fail its check, not hit axis=1's entry.
     key = (op, axis, type(axis), inclusive, type(inclusive), reverse, type(reverse), order, type(order),
            tuple_size, type(tuple_size), dtype, type(dtype), backend, algorithm, deterministic,
@@ -123,7 +166,7 @@ def _cached_scan(op, axis, inclusive, reverse, order, tuple_size, dtype, backend
                     dtype=dtype, backend=backend, algorithm=algorithm, deterministic=deterministic,
                     strategy=strategy)
     if found is None:
-        if len(_SCANS) > 256:
+        if len(_SCANS) > _MAX_ONE_SHOT_SCANS:
             _SCANS.clear()
         found = _SCANS[key] = Scan(op, axis=axis, inclusive=inclusive, reverse=reverse, order=order,
                                    tuple_size=tuple_size, dtype=dtype, backend=backend, algorithm=algorithm,
@@ -133,7 +176,28 @@ def _cached_scan(op, axis, inclusive, reverse, order, tuple_size, dtype, backend
 
 def make_scan(op="add", *, axis=None, inclusive=True, reverse=False, order=1, tuple_size=1,
               dtype=None, backend=None, algorithm=None, deterministic=False, strategy=None) -> Scan:
-    """A reusable scan object; call it as ``s(x, init=None, out=None)``."""
+    """A reusable scan: ``s = make_scan(op, ...)``, then ``s(x, init=None, out=None)``.
+
+    Takes every argument of :func:`scan` except the arrays (``x``, ``init``,
+    ``out``), with the same meaning and defaults, and checks them now, so a bad
+    operator or axis fails here rather than at the first call.  Use it in loops:
+    a :class:`Scan` keeps the plans of the signatures it has seen, which makes
+    repeated small scans cheaper.
+
+    Returns
+    -------
+    Scan
+        Call it as ``s(x, init=None, out=None)``; ``s.plan(x)`` checks the arrays
+        and names the backend without running.
+
+    Examples
+    --------
+    >>> import numpy as np, prefixscan
+    >>> running_max = prefixscan.make_scan("max", axis=-1)
+    >>> running_max(np.array([[3, 1, 4], [1, 5, 9]]))
+    array([[3, 3, 4],
+           [1, 5, 9]])
+    """
     return Scan(op, axis=axis, inclusive=inclusive, reverse=reverse, order=order,
                 tuple_size=tuple_size, dtype=dtype, backend=backend, algorithm=algorithm,
                 deterministic=deterministic, strategy=strategy)
@@ -144,310 +208,134 @@ def scan(x, op="add", *, axis=None, inclusive=True, reverse=False, init=None, or
          strategy=None):
     """Prefix scan of ``x`` with the associative operator ``op``.
 
-    See ``docs/semantics.md`` for the exact meaning of every argument.  Returns
-    an array of the caller's type (a tuple of arrays for struct monoids).
-    ``deterministic=True`` makes GPU results bitwise reproducible from run to run
-    (a chained hand-off between tiles instead of the decoupled look-back); CPU
-    results always are.  ``strategy`` picks the GPU meta-strategy (None: the tuned
-    choice, decoupled look-back by default; "chained", "reduce_then_scan",
-    "scan_then_propagate", "persistent": see ``backends/triton/strategies.py``).
+    Below ``⊕`` is the operator and ``x[0], ..., x[n-1]`` one lane; the left
+    operand of ``⊕`` always holds the earlier (lower-index) elements, so the
+    operator need not be commutative.
+
+    Parameters
+    ----------
+    x : array or tuple of arrays
+        A NumPy array or anything NumPy can convert (lists, objects with
+        ``__array__``), a torch tensor, or a device array (CuPy, JAX or anything
+        with ``__dlpack__`` / ``__cuda_array_interface__`` on a CUDA device);
+        device arrays are viewed without a copy.  For an operator over a struct
+        of arrays (a :class:`~prefixscan.Monoid` whose identity is a tuple, e.g.
+        :data:`prefixscan.AFFINE`), a tuple of same-shape arrays on one device,
+        one per field.  Numeric or bool dtypes, bfloat16 included.
+    op : str or Monoid, default "add"
+        A built-in operator: ``"add"``, ``"mul"``, ``"max"``, ``"min"``,
+        ``"and"``, ``"or"``, ``"xor"`` (integers and bool), ``"logaddexp"``
+        (floats); ``"max"``/``"min"`` propagate NaN as NumPy does.  Or a
+        :class:`~prefixscan.Monoid`: an associative ``combine(a, b)`` written
+        with arithmetic, comparisons and the helpers of :mod:`prefixscan.monoid`
+        (so the same function runs on NumPy arrays and compiles into the GPU
+        kernels), and its identity.
+    axis : int or None, default None
+        None scans the flattened array (C order) and returns a 1-D result, as
+        ``numpy.cumsum`` does.  An integer (negative counts from the end) scans
+        every 1-D lane along that axis; the result has x's shape.
+    inclusive : bool, default True
+        Inclusive: ``y[i] = init ⊕ x[0] ⊕ ... ⊕ x[i]`` (``init`` left out when
+        None).  Exclusive (False): ``y[0] = init`` (the identity when None) and
+        ``y[i] = init ⊕ x[0] ⊕ ... ⊕ x[i-1]``.
+    reverse : bool, default False
+        Scan from the end of each lane: inclusive
+        ``y[i] = x[i] ⊕ x[i+1] ⊕ ... ⊕ x[n-1] ⊕ init``, exclusive
+        ``y[n-1] = init``, ``y[i] = x[i+1] ⊕ ... ⊕ x[n-1] ⊕ init``.  The seed
+        sits at the far (right) end and operands stay in index order.
+    init : scalar or array, optional
+        The seed of every lane: a scalar, or an array that broadcasts to the
+        lane shape (x's shape without ``axis``; ``()`` for ``axis=None``),
+        followed by ``(tuple_size,)`` when ``tuple_size > 1`` (one seed per
+        stream).  A tuple of those for a struct operator.
+    order : int, default 1
+        ``order=q`` applies the scan described by the other arguments q times.
+        With ``op="add"`` and ``inclusive=True`` this decodes a q-th order
+        difference sequence (see :func:`prefixscan.delta_decode`); the GPU runs
+        every order in one pass over the data (Maleki, Yang & Burtscher,
+        "Higher-order and tuple-based massively-parallel prefix sums", PLDI 2016).
+    tuple_size : int, default 1
+        ``tuple_size=s`` (dividing the lane length) interleaves s independent
+        streams in each lane: element ``m + j*s`` belongs to stream m, and each
+        stream is scanned on its own, as if the lane were reshaped to
+        ``(n / s, s)`` and scanned along its first axis (RGB pixels: 3).
+        Combines with ``order``.
+    dtype : dtype, optional
+        The accumulation and output dtype (a NumPy or torch dtype, or its name).
+        By default the input dtype is kept, with no widening unlike
+        ``numpy.cumsum``; float16 and bfloat16 accumulate in float32 and are
+        rounded once on output.  Integer overflow wraps as in C.  ``"add"`` and
+        ``"mul"`` on bool input need an integer ``dtype``.
+    out : array or tuple of arrays, optional
+        Where to write the result: an array of the result's shape, dtype and
+        device (a tuple for a struct operator); it may be ``x`` itself.  Nothing
+        is written to ``out`` when an error is raised.
+    backend : {None, "cpu", "triton"}, default None
+        None runs device arrays on the GPU backend (Triton kernels, needs
+        ``pip install 'prefixscan[gpu]'``) and host arrays on the CPU backend
+        (vectorized NumPy).  Naming a backend that cannot take x's device is an
+        error, never a silent copy.
+    algorithm : str, optional
+        CPU backend only: the scan network.  None/"auto" (a NumPy ufunc's
+        serial accumulate for built-in operators, else Brent-Kung), "serial",
+        "kogge_stone" (Kogge & Stone 1973), "sklansky" (Sklansky 1960),
+        "brent_kung" (Brent & Kung 1982) or "reduce_then_scan"; see
+        :mod:`prefixscan.networks`.  All give the same results for exact
+        operators.
+    deterministic : bool, default False
+        GPU backend: True runs only strategies that combine tiles in an order
+        fixed by the sizes and the grid, so floating-point results are bitwise
+        identical from run to run; the default decoupled look-back (Merrill &
+        Garland 2016) may group earlier tiles in a timing-dependent way.
+        Integers are exact either way; CPU results are always reproducible.
+    strategy : str, optional
+        GPU backend only: how carries travel between tiles.  None/"auto" (the
+        tuned table's choice, else decoupled look-back, or chained with
+        ``deterministic=True``), "decoupled_lookback" (Merrill & Garland 2016),
+        "chained" (each tile waits for its predecessor's prefix),
+        "reduce_then_scan" (Merrill & Grimshaw 2009's two-level scan over a
+        fixed grid), "scan_then_propagate" (recursive, as CUDPP) or
+        "persistent" (resident blocks, carries through circular buffers, as
+        SAM).  Every strategy gives the same results; only
+        "decoupled_lookback" is refused with ``deterministic=True``.
+
+    Returns
+    -------
+    array or tuple of arrays
+        The scan, of the caller's array type (NumPy in, NumPy out; CuPy in,
+        CuPy out; ...) and the ``dtype`` rule above: x's shape for an integer
+        ``axis``, 1-D for ``axis=None``.  ``out`` itself when given.  A tuple,
+        one array per field, for a struct operator.
+
+    Raises
+    ------
+    TypeError
+        An argument of the wrong type, a dtype the operator does not take, or
+        ``out`` of the wrong dtype.  The message names the argument.
+    ValueError
+        An out-of-range ``axis``, ``order`` or ``tuple_size`` below 1, a
+        ``tuple_size`` that does not divide the lane length, an ``init`` or
+        ``out`` of the wrong shape, an unknown name, or ``algorithm`` /
+        ``strategy`` given to the backend that does not take it.
+    prefixscan.BackendUnavailableError
+        No backend can scan x here (e.g. a CUDA array without the GPU extra);
+        the message says what to install.
+
+    See Also
+    --------
+    make_scan : the same scan as a reusable object.
+    cumsum, cumprod, cummax, cummin : NumPy drop-ins.
+    docs/semantics.md : these definitions as a table.
+
+    Examples
+    --------
+    >>> import numpy as np, prefixscan
+    >>> prefixscan.scan(np.array([1, 2, 3, 4]))
+    array([ 1,  3,  6, 10])
+    >>> prefixscan.scan(np.array([1, 2, 3, 4]), inclusive=False, init=10)
+    array([10, 11, 13, 16])
+    >>> prefixscan.scan(np.array([1, 2, 3, 4, 5, 6]), tuple_size=2)
+    array([ 1,  2,  4,  6,  9, 12])
     """
     return _cached_scan(op, axis, inclusive, reverse, order, tuple_size, dtype, backend, algorithm,
                         deterministic, strategy)(x, init=init, out=out)
-
-
-# ---------------------------------------------------------------------------
-# NumPy drop-ins.
-
-def _numpy_result_dtype(x, dtype, probe) -> Any:
-    """NumPy's accumulation dtype for ``probe`` (np.cumsum, ...) on x's dtype."""
-    if dtype is not None:
-        return dtype
-    # A NumPy dtype object is a cheap cache key (its .name is a slow property).
-    dtype_key = x.dtype if type(x) is np.ndarray else inspect_array(x, "a").dtype
-    if isinstance(dtype_key, str) and dtype_key == "bfloat16":
-        return dtype_key
-    return _numpy_rule(dtype_key, probe.__name__)
-
-
-@functools.lru_cache(maxsize=None)
-def _numpy_rule(dtype, probe: str) -> str:
-    return getattr(np, probe)(np.zeros(0, dtype=dtype)).dtype.name
-
-
-def cumsum(a, axis=None, dtype=None, out=None, *, exclusive=False, reverse=False, backend=None):
-    """``numpy.cumsum`` with NumPy's signature and dtype promotion, plus ``exclusive`` and ``reverse``."""
-    return scan(a, "add", axis=axis, inclusive=not exclusive, reverse=reverse,
-                dtype=_numpy_result_dtype(a, dtype, np.cumsum), out=out, backend=backend)
-
-
-def cumprod(a, axis=None, dtype=None, out=None, *, exclusive=False, reverse=False, backend=None):
-    """``numpy.cumprod`` with NumPy's signature and dtype promotion, plus ``exclusive`` and ``reverse``."""
-    return scan(a, "mul", axis=axis, inclusive=not exclusive, reverse=reverse,
-                dtype=_numpy_result_dtype(a, dtype, np.cumprod), out=out, backend=backend)
-
-
-def cummax(a, axis=None, dtype=None, out=None, *, exclusive=False, reverse=False, backend=None):
-    """Running maximum (``np.maximum.accumulate``); keeps the dtype.  NaN propagates."""
-    return scan(a, "max", axis=axis, inclusive=not exclusive, reverse=reverse, dtype=dtype, out=out,
-                backend=backend)
-
-
-def cummin(a, axis=None, dtype=None, out=None, *, exclusive=False, reverse=False, backend=None):
-    """Running minimum (``np.minimum.accumulate``); keeps the dtype.  NaN propagates."""
-    return scan(a, "min", axis=axis, inclusive=not exclusive, reverse=reverse, dtype=dtype, out=out,
-                backend=backend)
-
-
-# ---------------------------------------------------------------------------
-# Linear recurrences through the affine monoid.
-
-def _affine(f, g):
-    """Apply f = (a1, b1) first, then g = (a2, b2): h -> a2 (a1 h + b1) + b2."""
-    a1, b1 = f
-    a2, b2 = g
-    return a1 * a2, a2 * b1 + b2
-
-
-def _affine_backward(f, g):
-    """The same composition in the other order: g first, then f (for reverse recurrences)."""
-    a1, b1 = f
-    a2, b2 = g
-    return a1 * a2, a1 * b2 + b1
-
-
-AFFINE = Monoid(_affine, (1, 0), name="affine")
-_AFFINE_BACKWARD = Monoid(_affine_backward, (1, 0), name="affine_backward")
-
-
-def linear_recurrence(a, b, *, init=None, axis=-1, reverse=False):
-    """``h[t] = a[t] * h[t-1] + b[t]`` along ``axis`` with ``h[-1] = init`` (0 when None).
-
-    ``reverse=True`` runs from the end: ``h[t] = a[t] * h[t+1] + b[t]``, ``h[n] = init``.
-    ``init`` is a scalar or an array of the lane shape (``a``'s shape without ``axis``).
-    """
-    ra, rb = inspect_array(a, "a"), inspect_array(b, "b")
-    if ra.shape != rb.shape:
-        raise ValueError(f"b has shape {rb.shape} but a has shape {ra.shape}")
-    if ra.dtype != rb.dtype:
-        raise TypeError(f"b has dtype {rb.dtype} but a has dtype {ra.dtype}")
-    if len(ra.shape) == 0:
-        raise ValueError("a must have at least one dimension")
-    widen = False
-    if init is not None:  # checked before any work
-        ndim = len(ra.shape)
-        if not -ndim <= axis < ndim:
-            raise ValueError(f"axis {axis} is out of range for an array of {ndim} dimension(s)")
-        widen = bool(check_init_shape(init, ra.shape[: axis % ndim] + ra.shape[axis % ndim + 1:]))
-    monoid = _AFFINE_BACKWARD if reverse else AFFINE
-    coef, offset = scan((a, b), monoid, axis=axis, reverse=reverse)
-    if init is None:
-        return offset
-    if widen:
-        init = init.unsqueeze(axis % ndim) if hasattr(init, "unsqueeze") else np.expand_dims(init, axis % ndim)
-    return coef * init + offset
-
-
-# ---------------------------------------------------------------------------
-# Delta coding (q-th order, s-strided differences) and its inverse.
-
-def _moved(x, axis):
-    ref = inspect_array(x, "x")
-    if len(ref.shape) == 0:
-        raise ValueError("x must have at least one dimension")
-    ndim = len(ref.shape)
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"axis {axis} is out of range for an array of {ndim} dimension(s)")
-    return ref, axis % ndim
-
-
-def _check_delta_args(ref, axis, order, tuple_size):
-    from ._normalize import _as_int
-
-    order = _as_int(order, "order")
-    tuple_size = _as_int(tuple_size, "tuple_size")
-    if order < 1:
-        raise ValueError(f"order must be >= 1, got {order}")
-    if tuple_size < 1:
-        raise ValueError(f"tuple_size must be >= 1, got {tuple_size}")
-    n = ref.shape[axis]
-    if n % tuple_size:
-        raise ValueError(f"tuple_size={tuple_size} does not divide the lane length {n}")
-    if ref.dtype == "bool" or np.dtype("float32" if ref.dtype == "bfloat16" else ref.dtype).kind not in "iufc":
-        raise TypeError(f"x: delta coding needs a numeric dtype, got {ref.dtype}")
-    return order, tuple_size
-
-
-def delta_encode(x, order=1, tuple_size=1, *, axis=-1, backend=None):
-    """q-th order, s-strided differences along ``axis``: q times ``d[j] -= d[j - s]`` for j >= s.
-
-    ``delta_decode`` inverts it exactly for integers (wrap-around included).  On the
-    GPU one kernel reads and writes each element once whatever the order
-    (:mod:`prefixscan.backends.triton.delta`); ``backend`` as in :func:`scan`.
-    """
-    ref, ax = _moved(x, axis)
-    order, s = _check_delta_args(ref, ax, order, tuple_size)
-    chosen = dispatch.select_backend(backend, ref.device)
-    n = ref.shape[ax]
-    if chosen.NATIVE_LIBRARY == "torch":
-        from ._arrays import as_torch
-
-        t = as_torch(ref)
-        if not t.is_complex():  # Triton has no complex types: torch ops below
-            from .backends.triton.delta import delta_encode as encode
-
-            d = encode(t, order, s, ax)
-            return from_torch(d, ref) if ref.library != "torch" else d
-        d = t.clone()
-        for _ in range(order):
-            if n > s:
-                d.narrow(ax, s, n - s).sub_(d.narrow(ax, 0, n - s).clone())
-        return from_torch(d, ref) if ref.library != "torch" else d
-    from ._arrays import as_numpy
-
-    d = np.array(as_numpy(ref), copy=True)
-    lead = (slice(None),) * ax
-    for _ in range(order):
-        if n > s:
-            d[lead + (slice(s, None),)] = d[lead + (slice(s, None),)] - d[lead + (slice(None, n - s),)]
-    return from_numpy(d, ref, ref.dtype)
-
-
-def delta_decode(d, order=1, tuple_size=1, *, axis=-1, backend=None):
-    """Inverse of :func:`delta_encode`: the inclusive sum scan, ``order`` times, per
-    stream (one pass on the GPU)."""
-    ref, ax = _moved(d, axis)
-    order, s = _check_delta_args(ref, ax, order, tuple_size)
-    return scan(d, "add", axis=ax, order=order, tuple_size=s, backend=backend)
-
-
-# ---------------------------------------------------------------------------
-# Segmented scans: the operator lifted to (head flag, value) pairs.
-
-def _segment_heads(n: int, flags, offsets, keys) -> np.ndarray:
-    given = [name for name, v in (("flags", flags), ("offsets", offsets), ("keys", keys)) if v is not None]
-    if len(given) != 1:
-        raise ValueError("flags, offsets, keys: give exactly one of them"
-                         + (f" (got {', '.join(given)})" if given else ""))
-    heads = np.zeros(n, dtype=bool)
-    if flags is not None:
-        f = np.asarray(flags.cpu() if hasattr(flags, "cpu") else flags)
-        if f.shape != (n,):
-            raise ValueError(f"flags has shape {f.shape}; expected ({n},), one per element of x")
-        if f.dtype != bool:
-            raise TypeError(f"flags must be a bool array, got dtype {f.dtype}")
-        heads[:] = f
-    elif offsets is not None:
-        o = np.asarray(offsets.cpu() if hasattr(offsets, "cpu") else offsets)
-        if o.ndim != 1 or o.dtype.kind not in "iu":
-            raise TypeError("offsets must be a 1-D integer array of segment start offsets")
-        if o.size == 0 or o[0] != 0:
-            raise ValueError("offsets must start at 0")
-        if np.any(np.diff(o) < 0):
-            raise ValueError("offsets must be non-decreasing")
-        if o[-1] > n:
-            raise ValueError(f"offsets go past the end of x: last offset {o[-1]} > length {n}")
-        heads[o[o < n]] = True
-    else:
-        k = np.asarray(keys.cpu() if hasattr(keys, "cpu") else keys)
-        if k.shape != (n,):
-            raise ValueError(f"keys has shape {k.shape}; expected ({n},), one per element of x")
-        if n:
-            heads[1:] = k[1:] != k[:-1]
-    if n:
-        heads[0] = True
-    return heads
-
-
-def _lift_segmented(inner: Monoid, nfields: int) -> Monoid:
-    combine = inner.combine
-
-    def segmented(a, b):
-        fa, fb = a[0], b[0]
-        merged = (combine(a[1], b[1]),) if nfields == 1 else tuple(combine(tuple(a[1:]), tuple(b[1:])))
-        return (fa | fb,) + tuple(where(fb, vb, vm) for vb, vm in zip(b[1:], merged))
-
-    def identity(dtypes):
-        return (False,) + tuple(inner.identity_values(list(dtypes[1:])))
-
-    return Monoid(segmented, identity, name=f"segmented_{inner.name}")
-
-
-def segmented_scan(x, op="add", *, flags=None, offsets=None, keys=None, inclusive=True, reverse=False):
-    """Scan that restarts at every segment of the 1-D array ``x`` (or tuple of them).
-
-    Segments are given by exactly one of: ``flags`` (True starts a segment),
-    ``offsets`` (start offsets from 0, CSR style; empty segments allowed) or
-    ``keys`` (runs of equal consecutive keys).
-    """
-    monoid = resolve_op(op)
-    values = list(x) if isinstance(x, tuple) else [x]
-    refs = [inspect_array(v, "x") for v in values]
-    for r in refs:
-        if len(r.shape) != 1:
-            raise ValueError(f"x must be 1-D for a segmented scan, got shape {r.shape}")
-        if r.device != "cpu":
-            raise NotImplementedError("x: segmented_scan runs on host arrays for now")
-        monoid.check_dtype(r.dtype)
-    n = refs[0].shape[0]
-    if any(r.shape != refs[0].shape for r in refs):
-        raise ValueError("x: fields of a struct monoid must have one shape")
-    heads = _segment_heads(n, flags, offsets, keys)
-    from ._arrays import as_numpy
-
-    arrays = [as_numpy(r) for r in refs]
-    if reverse:
-        arrays = [a[::-1] for a in arrays]
-        # Heads of the flipped array: the first element of each flipped segment.
-        seg = np.cumsum(heads)[::-1]
-        heads = np.ones(n, dtype=bool)
-        heads[1:] = seg[1:] != seg[:-1]
-        inner = Monoid(lambda p, q, c=monoid.combine: c(q, p), monoid.identity, name=monoid.name)
-    else:
-        inner = monoid
-    lifted = _lift_segmented(inner, len(arrays))
-    result = scan((heads,) + tuple(arrays), lifted, backend="cpu")[1:]
-    if not inclusive:
-        ident = inner.identity_values([a.dtype for a in arrays])
-        shifted = []
-        for r, e in zip(result, ident):
-            y = np.empty_like(r)
-            y[1:] = r[:-1]
-            y[heads] = e
-            shifted.append(y)
-        result = tuple(shifted)
-    if reverse:
-        result = tuple(np.ascontiguousarray(r[::-1]) for r in result)
-    result = tuple(from_numpy(r, ref) for r, ref in zip(result, refs))
-    return result if isinstance(x, tuple) else result[0]
-
-
-# ---------------------------------------------------------------------------
-# Stream compaction: an exclusive scan of the mask gives each kept element its slot.
-
-def compact(x, mask):
-    """The elements of ``x`` where ``mask`` is True, in order (``x[mask]``), via a scan."""
-    rx, rm = inspect_array(x, "x"), inspect_array(mask, "mask")
-    if rm.shape != rx.shape:
-        raise ValueError(f"mask has shape {rm.shape}; expected x's shape {rx.shape}")
-    if rm.dtype != "bool":
-        raise TypeError(f"mask must be a bool array, got dtype {rm.dtype}")
-    if rm.device != rx.device:
-        raise ValueError("mask must be on the same device as x")
-    if rx.device == "cuda" or rx.library == "torch":
-        from ._arrays import as_torch
-
-        import torch
-
-        xt, mt = as_torch(rx).reshape(-1), as_torch(rm).reshape(-1)
-        slots = scan(mt, "add", inclusive=False, dtype="int64")
-        count = int(slots[-1] + mt[-1]) if mt.numel() else 0
-        result = torch.empty(count, dtype=xt.dtype, device=xt.device)
-        result[slots[mt]] = xt[mt]
-        return from_torch(result, rx)
-    xv, mv = np.asarray(rx.obj).reshape(-1), np.asarray(rm.obj).reshape(-1)
-    slots = scan(mv, "add", inclusive=False, dtype=np.int64)
-    count = int(slots[-1] + mv[-1]) if mv.size else 0
-    result = np.empty(count, dtype=xv.dtype)
-    result[slots[mv]] = xv[mv]
-    return from_numpy(result, rx)

@@ -1,5 +1,5 @@
 """numcodecs codec: q-th order, s-strided delta coding (SAM's higher-order and
-tuple-based prefix sums, Maleki, Yang & Burtscher, PLDI 2016, seed 002).
+tuple-based prefix sums, Maleki, Yang & Burtscher, PLDI 2016, section 2).
 
 ``Delta(order=q, tuple_size=s, dtype=...)`` encodes a chunk as q rounds of
 ``d[j] -= d[j - s]`` over its flattened elements and decodes it with the inclusive
@@ -24,7 +24,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without numcodec
     raise ImportError("prefixscan.codecs needs numcodecs: pip install 'prefixscan[codecs]'") from exc
 
 from ._arrays import inspect_array
-from .api import delta_decode, delta_encode
+from .algorithms.delta import delta_decode, delta_encode
 
 __all__ = ["Delta"]
 

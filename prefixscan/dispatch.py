@@ -4,13 +4,20 @@
 arrays' device: the Triton backend for CUDA arrays, the CPU backend for host
 arrays.  A CUDA array on a machine without the GPU backend is an error that says
 what to install, never a silent copy to the host.
+
+Backends are named here and imported on first use (the Triton backend's module
+imports nothing heavy, but it is only needed once a scan asks for it); each one
+conforms to :class:`prefixscan.backends.base.Backend`, the only interface the
+layers above use.
 """
 
 from __future__ import annotations
 
 import importlib
-import os
-from typing import Any
+from typing import cast
+
+from ._environment import interpreter_mode
+from .backends.base import Backend
 
 __all__ = ["BACKEND_NAMES", "BackendUnavailableError", "get_backend", "select_backend",
            "available_backends", "interpreter_mode"]
@@ -23,19 +30,18 @@ class BackendUnavailableError(RuntimeError):
     """The requested backend cannot run here; the message says what to install."""
 
 
-def interpreter_mode() -> bool:
-    """True when Triton kernels run in the interpreter (TRITON_INTERPRET=1)."""
-    return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
-
-
-def get_backend(name: str):
+def get_backend(name: str) -> Backend:
+    """The backend called ``name`` ("triton" or "cpu"), whether or not it can run here."""
     if name not in _MODULES:
         raise ValueError(f"backend: unknown backend {name!r}; choose from {', '.join(BACKEND_NAMES)} or None")
-    return importlib.import_module(_MODULES[name])
+    return cast(Backend, importlib.import_module(_MODULES[name]))
 
 
-def select_backend(name: str | None, device: str) -> Any:
-    """The backend module that will run a scan of arrays on ``device``."""
+def select_backend(name: str | None, device: str) -> Backend:
+    """The backend that will run a scan of arrays on ``device``: the one called
+    ``name``, or with None the first of :data:`BACKEND_NAMES` that takes the
+    device and is available.  Raises :class:`BackendUnavailableError` saying why
+    when none can."""
     if name is not None:
         backend = get_backend(name)
         reason = backend.unavailable_reason(device)

@@ -1,7 +1,7 @@
 """Operators as monoids: one ``combine(a, b)`` for NumPy arrays and Triton kernels.
 
-A scan needs an associative binary operator with an identity (a monoid; see the
-CMU notes in the seeds, "Data-parallel scan").  Here a monoid's ``combine`` is a
+A scan needs an associative binary operator with an identity (a monoid; Blelloch
+1990, "Prefix sums and their applications", section 1.1).  Here a monoid's ``combine`` is a
 plain Python function written with arithmetic, comparison and bitwise operators
 and the helpers of this module (:func:`where`, :func:`minimum`, :func:`maximum`,
 :func:`exp`, :func:`log`, :func:`log1p`).  The same function object then runs

@@ -50,3 +50,42 @@ def test_available_backends_lists_both():
     assert names == ["triton", "cpu"]
     cpu = ps.available_backends()[1]
     assert cpu["available"] and cpu["devices"] == ["cpu"]
+
+
+@pytest.mark.parametrize("name", dispatch.BACKEND_NAMES)
+def test_each_backend_conforms_to_the_protocol(name):
+    import inspect
+
+    from prefixscan.backends.base import Backend
+
+    backend = dispatch.get_backend(name)
+    assert isinstance(backend, Backend)
+    assert backend.NAME == name
+    assert backend.NATIVE_LIBRARY in ("numpy", "torch")
+    for flag in ("TAKES_ALGORITHM", "TAKES_STRATEGY"):
+        assert isinstance(getattr(backend, flag), bool)
+    for member, spec in vars(Backend).items():
+        if member.startswith("_") or not callable(spec):
+            continue
+        expected = [p for p in inspect.signature(spec).parameters if p != "self"]
+        assert list(inspect.signature(getattr(backend, member)).parameters) == expected, member
+
+
+def test_capability_flags_route_algorithm_and_strategy():
+    cpu, triton = dispatch.get_backend("cpu"), dispatch.get_backend("triton")
+    assert cpu.TAKES_ALGORITHM and not cpu.TAKES_STRATEGY
+    assert triton.TAKES_STRATEGY and not triton.TAKES_ALGORITHM
+    with pytest.raises(ValueError, match="GPU strategy"):
+        ps.scan(np.arange(4), strategy="chained")
+
+
+def test_clear_caches_drops_plans():
+    from prefixscan import api
+
+    held = ps.make_scan("add")
+    held(np.arange(6))
+    ps.scan(np.arange(6))
+    assert held._plans and api._SCANS
+    ps.clear_caches()
+    assert not held._plans and not api._SCANS
+    np.testing.assert_array_equal(held(np.arange(6)), np.cumsum(np.arange(6)))

@@ -1,7 +1,9 @@
 """Backends: ``cpu`` (vectorized NumPy, runs everywhere) and ``triton`` (GPU kernels).
 
-Each backend module exposes ``DEVICES``, ``NATIVE_LIBRARY`` (the array type
-``run_scan`` returns), ``unavailable_reason(device)``,
-``device_names()`` and ``run_scan(request)``, which receives a fully checked
-:class:`prefixscan._normalize.ScanRequest`.
+Each backend is a module that conforms to :class:`prefixscan.backends.base.Backend`:
+availability (``DEVICES``, ``unavailable_reason``, ``device_names``), the array
+type of its results (``NATIVE_LIBRARY``), capability flags (``TAKES_ALGORITHM``,
+``TAKES_STRATEGY``), ``run_scan`` / ``run_scan_planned`` on a checked
+:class:`prefixscan._request.ScanRequest`, and the library-specific steps of the
+derived functions (``delta_encode``, ``compact``).
 """

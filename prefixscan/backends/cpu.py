@@ -6,18 +6,23 @@ ufunc run the serial (chained) scan in C through ``ufunc.accumulate``; other
 monoids run a scan network level by level (:mod:`prefixscan.networks`), each
 level one vectorized call of the monoid's ``combine``.  Higher orders repeat the
 whole scan; the working buffer is the only temporary.
+
+Implements :class:`prefixscan.backends.base.Backend` as a module.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .._arrays import as_numpy, write_host
-from .._normalize import ScanRequest, _np_dtype
+from .._arrays import ArrayRef, as_numpy, write_host
+from .._request import ScanRequest, np_dtype
 from ..networks import run_network
 
+NAME = "cpu"
 DEVICES = ("cpu",)
 NATIVE_LIBRARY = "numpy"  # run_scan returns NumPy arrays
+TAKES_ALGORITHM = True  # algorithm= picks a network of prefixscan.networks
+TAKES_STRATEGY = False  # strategy= names GPU strategies
 
 
 def unavailable_reason(device: str) -> str:
@@ -63,7 +68,7 @@ def _init_lanes(request: ScanRequest) -> list[np.ndarray] | None:
     lanes = int(np.prod(request.lanes_shape, dtype=np.int64))
     result = []
     for value, acc in zip(request.init, request.acc_dtypes):
-        value = np.asarray(value.cpu() if hasattr(value, "cpu") else value).astype(_np_dtype(acc))
+        value = np.asarray(value.cpu() if hasattr(value, "cpu") else value).astype(np_dtype(acc))
         result.append(np.broadcast_to(value, request.init_shape).reshape(lanes, s))
     return result
 
@@ -136,7 +141,7 @@ def run_scan(request: ScanRequest) -> list:
         x = as_numpy(ref)
         if request.axis is None:
             x = x.reshape(-1)
-        work.append(to_lanes(x, request).astype(_np_dtype(acc), copy=True))
+        work.append(to_lanes(x, request).astype(np_dtype(acc), copy=True))
     if work[0].size:
         for _ in range(request.config.order):
             scan_lanes(work, request)
@@ -147,5 +152,33 @@ def run_scan(request: ScanRequest) -> list:
             write_host(request.out[i], y)
             results.append(request.out[i].obj)
         else:
-            results.append(np.ascontiguousarray(y.astype(_np_dtype(out_dtype), copy=False)))
+            results.append(np.ascontiguousarray(y.astype(np_dtype(out_dtype), copy=False)))
     return results
+
+
+def run_scan_planned(request: ScanRequest) -> tuple[list, None]:
+    """``run_scan``; the CPU backend has no replay path (its per-call overhead is
+    the NumPy calls themselves)."""
+    return run_scan(request), None
+
+
+def delta_encode(x: ArrayRef, order: int, tuple_size: int, axis: int) -> np.ndarray:
+    """``order`` rounds of ``d[j] -= d[j - s]`` along ``axis``, one vectorized
+    subtraction per round on a copy of x."""
+    d = np.array(as_numpy(x), copy=True)
+    n, s = d.shape[axis], tuple_size
+    lead = (slice(None),) * axis
+    for _ in range(order):
+        if n > s:
+            d[lead + (slice(s, None),)] = d[lead + (slice(s, None),)] - d[lead + (slice(None, n - s),)]
+    return d
+
+
+def compact(x: ArrayRef, mask: ArrayRef, slots) -> np.ndarray:
+    """Scatter the kept elements of x to their slots (the exclusive scan of the mask)."""
+    xv, mv = as_numpy(x).reshape(-1), np.asarray(as_numpy(mask)).reshape(-1)
+    slots = np.asarray(slots.cpu() if hasattr(slots, "cpu") else slots)
+    count = int(slots[-1] + mv[-1]) if mv.size else 0
+    result = np.empty(count, dtype=xv.dtype)
+    result[slots[mv]] = xv[mv]
+    return result

@@ -1,0 +1,99 @@
+"""NumPy drop-ins: ``cumsum``, ``cumprod``, ``cummax``, ``cummin``.
+
+Each is :func:`prefixscan.scan` with a built-in operator and NumPy's dtype
+promotion (``cumsum``/``cumprod`` widen small integers and bool to the platform
+integer, as NumPy does; ``cummax``/``cummin`` keep the dtype), plus
+``exclusive`` and ``reverse``, which NumPy lacks.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+import numpy as np
+
+from .._arrays import inspect_array
+from ..api import scan
+from ..caches import register_cache
+
+__all__ = ["cumsum", "cumprod", "cummax", "cummin"]
+
+
+def _numpy_result_dtype(x, dtype, probe: Callable) -> Any:
+    """NumPy's accumulation dtype for ``probe`` (np.cumsum, ...) on x's dtype."""
+    if dtype is not None:
+        return dtype
+    # A NumPy dtype object is a cheap cache key (its .name is a slow property).
+    dtype_key = x.dtype if type(x) is np.ndarray else inspect_array(x, "a").dtype
+    if isinstance(dtype_key, str) and dtype_key == "bfloat16":
+        return dtype_key
+    return _numpy_rule(dtype_key, probe.__name__)
+
+
+@functools.lru_cache(maxsize=None)  # one entry per (dtype, function): a few dozen at most
+def _numpy_rule(dtype, probe: str) -> str:
+    return getattr(np, probe)(np.zeros(0, dtype=dtype)).dtype.name
+
+
+register_cache("prefixscan.algorithms.cumulative.numpy_rule", _numpy_rule.cache_clear)
+
+_SHARED_PARAMETERS = """
+    Parameters
+    ----------
+    a : array
+        Any array :func:`prefixscan.scan` takes (NumPy, torch, CuPy, JAX, ...).
+    axis : int or None, default None
+        None scans the flattened array and returns 1-D, as NumPy does; an
+        integer scans along that axis.
+    dtype : dtype, optional
+        Accumulation and output dtype; by default {default}.
+    out : array, optional
+        Where to write the result (the result's shape and dtype, x's device).
+    exclusive : bool, default False
+        Exclusive scan: element i combines the elements before i, the first
+        being the operator's identity ({identity}).
+    reverse : bool, default False
+        Scan from the end of the axis.
+    backend : {{None, "cpu", "triton"}}, default None
+        As in :func:`prefixscan.scan`.
+
+    Returns
+    -------
+    array
+        Of the caller's array type; ``out`` itself when given.
+"""
+
+
+def cumsum(a, axis=None, dtype=None, out=None, *, exclusive=False, reverse=False, backend=None):
+    return scan(a, "add", axis=axis, inclusive=not exclusive, reverse=reverse,
+                dtype=_numpy_result_dtype(a, dtype, np.cumsum), out=out, backend=backend)
+
+
+def cumprod(a, axis=None, dtype=None, out=None, *, exclusive=False, reverse=False, backend=None):
+    return scan(a, "mul", axis=axis, inclusive=not exclusive, reverse=reverse,
+                dtype=_numpy_result_dtype(a, dtype, np.cumprod), out=out, backend=backend)
+
+
+def cummax(a, axis=None, dtype=None, out=None, *, exclusive=False, reverse=False, backend=None):
+    return scan(a, "max", axis=axis, inclusive=not exclusive, reverse=reverse, dtype=dtype, out=out,
+                backend=backend)
+
+
+def cummin(a, axis=None, dtype=None, out=None, *, exclusive=False, reverse=False, backend=None):
+    return scan(a, "min", axis=axis, inclusive=not exclusive, reverse=reverse, dtype=dtype, out=out,
+                backend=backend)
+
+
+cumsum.__doc__ = ("Cumulative sum: ``numpy.cumsum`` with NumPy's signature and dtype promotion, plus "
+                  "``exclusive`` and ``reverse``.\n"
+                  + _SHARED_PARAMETERS.format(default="NumPy's (small integers and bool widen to the "
+                                              "platform integer)", identity="0"))
+cumprod.__doc__ = ("Cumulative product: ``numpy.cumprod`` with NumPy's signature and dtype promotion, plus "
+                   "``exclusive`` and ``reverse``.\n"
+                   + _SHARED_PARAMETERS.format(default="NumPy's (small integers and bool widen to the "
+                                               "platform integer)", identity="1"))
+cummax.__doc__ = ("Running maximum (``np.maximum.accumulate``); keeps the dtype.  NaN propagates.\n"
+                  + _SHARED_PARAMETERS.format(default="a's", identity="the dtype's lowest value"))
+cummin.__doc__ = ("Running minimum (``np.minimum.accumulate``); keeps the dtype.  NaN propagates.\n"
+                  + _SHARED_PARAMETERS.format(default="a's", identity="the dtype's highest value"))

@@ -1,0 +1,84 @@
+"""The backend interface, written down once: :class:`Backend`.
+
+A backend runs checked scans (:class:`~prefixscan._request.ScanRequest`) on the
+arrays of some devices, plus the two derived operations whose data movement is
+library-specific: delta encoding and the scatter step of stream compaction.
+:mod:`prefixscan.dispatch` picks one per call and the API layer talks to it only
+through the members below, never by its module name.
+
+The two backends are modules (:mod:`prefixscan.backends.cpu`,
+:mod:`prefixscan.backends.triton`) that conform structurally: a backend is a
+process-wide singleton with no state of its own beyond caches, it must import
+without its optional dependencies (torch and triton are imported when a scan
+runs), and PEP 544 lets a module implement a protocol, its constants and
+functions being the members.  ``isinstance(module, Backend)`` checks that every
+member is present (tests/test_dispatch.py also compares the signatures).
+
+Capability flags replace tests of a backend's name:
+
+* ``TAKES_ALGORITHM``: runs the CPU scan networks that ``algorithm=`` names
+  (:mod:`prefixscan.networks`: Kogge-Stone, Sklansky, Brent-Kung, ...);
+* ``TAKES_STRATEGY``: runs the GPU meta-strategies that ``strategy=`` names
+  (:mod:`prefixscan.backends.triton.registry`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Protocol, runtime_checkable
+
+from .._arrays import ArrayRef
+from .._request import ScanRequest
+
+__all__ = ["Backend", "Replay"]
+
+#: A replay of a planned scan on new arrays of the same signature:
+#: ``replay(x, out) -> result``, or None when the call must take the full path;
+#: ``replay.expired()`` is True once the plan is stale (e.g. a new tuned tile).
+Replay = Callable[[Any, Any], Any]
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """What :mod:`prefixscan.dispatch` hands the API layer."""
+
+    #: The name ``backend=`` selects it by: "cpu" or "triton".
+    NAME: str
+    #: The devices of the arrays it takes ("cpu", "cuda").
+    DEVICES: tuple[str, ...]
+    #: The array library of its results: "numpy" or "torch".
+    NATIVE_LIBRARY: str
+    #: It runs the CPU scan networks selected by ``algorithm=``.
+    TAKES_ALGORITHM: bool
+    #: It runs the GPU meta-strategies selected by ``strategy=``.
+    TAKES_STRATEGY: bool
+
+    def unavailable_reason(self, device: str) -> str:
+        """Why it cannot scan arrays on ``device`` here ("" when it can): the
+        message says what to install or which backend to use instead."""
+        ...
+
+    def device_names(self) -> list[str]:
+        """The devices it would run on here, by name."""
+        ...
+
+    def run_scan(self, request: ScanRequest) -> list:
+        """Run ``request``; one result array of ``NATIVE_LIBRARY`` per field
+        (``out``'s arrays when the request has them)."""
+        ...
+
+    def run_scan_planned(self, request: ScanRequest) -> tuple[list, Replay | None]:
+        """``run_scan`` plus a :data:`Replay` of it for later calls with arrays of
+        the same signature, or None where the backend has no faster path."""
+        ...
+
+    def delta_encode(self, x: ArrayRef, order: int, tuple_size: int, axis: int) -> Any:
+        """``order`` rounds of ``d[j] -= d[j - tuple_size]`` along ``axis`` (checked,
+        non-negative) of ``x``; a new array of ``NATIVE_LIBRARY``, x's dtype."""
+        ...
+
+    def compact(self, x: ArrayRef, mask: ArrayRef, slots: Any) -> Any:
+        """The elements of ``x`` where ``mask`` is True, in order, as a 1-D array of
+        ``NATIVE_LIBRARY``.  ``slots`` is the exclusive int64 sum scan of the
+        flattened mask (each kept element's index in the result), computed by the
+        caller through :func:`prefixscan.scan`; this step is the scatter."""
+        ...
