@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# One call on a CUDA machine: checks and measurements by profile, results under $OUT.
+#
+#   bash benchmarks/device.sh PROFILE [PROFILE ...]        (from the repository root)
+#
+# Profiles:
+#   tests       the GPU tests (pytest -m gpu) and the compiled-code tests
+#   bench       the headline benchmark with the peers (2^10-2^28, four dtypes), the
+#               (2^26, 4) axis-0 case, and the per-call profile at n = 1024
+#   orders      orders 2/5/8 and tuple sizes 2/5/8, int32 and int64 at 2^27, and their plot
+#   strategies  every GPU meta-strategy next to the default (int32, float32, 2^16-2^27)
+#   race        repeated scans compared bitwise (tools/race_check.py)
+#   compile     the compiler's reports: PTX, registers and occupancy, SASS of the orders kernel
+#   tune        `prefixscan tune` into $OUT/tune/tuning-cache, then the tuned choice against
+#               every fixed tile (benchmarks/sweep.py --compare-tuned)
+#   all         tests bench orders strategies race (about 25 minutes: more than one
+#               10-minute call; run the profiles one by one there)
+#
+# Environment:
+#   OUT           where results go (default /tmp/prefixscan-out); one folder per profile
+#   TUNING_CACHE  a folder holding a tuning table to measure with, e.g.
+#                 benchmarks/results/h100/2026-11-22/tuning-cache (a table is named after
+#                 its GPU: another GPU's is ignored).  It is copied, and first-use tuning is
+#                 turned off so that the table alone decides.  Unset: the user's cache, with
+#                 first-use tuning (docs/tuning.md).
+#   WORKERS       pytest workers for `tests` (default 4: the tests that force the widest
+#                 orders kernels spill ~21 KB per thread, and each process reserves local
+#                 memory for that on every SM; 8-16 workers ran an 80 GB card out of memory)
+#   TUNE_BUDGET   seconds for `prefixscan tune` (default 330)
+#
+# The package must be importable: installed (pip install -e '.[gpu,bench]'), or from
+# this checkout, which the script puts on PYTHONPATH.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+export PYTHONUNBUFFERED=1 PYTHONPATH=$ROOT${PYTHONPATH:+:$PYTHONPATH}
+OUT=${OUT:-/tmp/prefixscan-out}
+WORKERS=${WORKERS:-4}
+PY=${PYTHON:-python3}
+mkdir -p "$OUT"
+
+profiles=()
+for profile in "$@"; do
+  case $profile in
+    all) profiles+=(tests bench orders strategies race) ;;
+    tests|bench|orders|strategies|race|compile|tune) profiles+=("$profile") ;;
+    *) echo "unknown profile: $profile"; set -- ;;
+  esac
+done
+if [ $# -eq 0 ] || [ ${#profiles[@]} -eq 0 ]; then
+  awk 'NR > 1 && /^#/ { print; next } NR > 1 { exit }' "$0"
+  exit 2
+fi
+
+if [ -n "${TUNING_CACHE:-}" ]; then
+  work=$(mktemp -d)
+  cp -r "$TUNING_CACHE" "$work/tuning-cache"
+  export PREFIXSCAN_CACHE_DIR=$work/tuning-cache PREFIXSCAN_AUTOTUNE=0
+fi
+
+nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.mem --format=csv,noheader | tee "$OUT/gpu.txt"
+$PY -c 'import prefixscan, torch, triton; print("prefixscan", prefixscan.__version__, "torch", torch.__version__,
+"triton", triton.__version__)' | tee "$OUT/versions.txt"
+start=$SECONDS
+status=0
+
+step() {  # step NAME TIMEOUT COMMAND...: run, log under $OUT, report exit status and time
+  local name=$1 limit=$2
+  shift 2
+  local t=$SECONDS
+  timeout "$limit" "$@" > "$OUT/$name.log" 2>&1
+  local rc=$?
+  echo "$name: exit $rc, $((SECONDS - t)) s"
+  [ $rc -eq 0 ] || status=1
+  return $rc
+}
+
+bench() {  # bench FOLDER ARGS...: one `prefixscan bench --device cuda` run into $OUT/FOLDER
+  local folder=$1
+  shift
+  mkdir -p "$OUT/$(dirname "$folder")"
+  step "$folder" 200 $PY -m prefixscan bench --device cuda --no-progress --out "$OUT/$folder" "$@"
+  grep -h "^| \(2^\|[0-9]\)\|^## " "$OUT/$folder/results.md" 2>/dev/null | grep -v "^## Per-call"
+}
+
+profile_tests() {
+  mkdir -p "$OUT/tests"
+  step tests/gpu 560 $PY -m pytest -m gpu -n "$WORKERS" -p no:cacheprovider -q --tb=short -rfE
+  tail -3 "$OUT/tests/gpu.log"
+  step tests/compiled 300 $PY -m pytest $(find tests -name test_compiled.py) -p no:cacheprovider -q --tb=short
+  tail -1 "$OUT/tests/compiled.log"
+}
+
+profile_bench() {
+  bench bench/bench --sizes 10,20,24,27,28
+  # a (2^26, 4) array along axis 0 is tuple size 4 of its 2^28 elements
+  bench bench/axis0-2e26x4 --sizes 28 --dtypes int32 --tuple-size 4 --no-plot
+  step bench/percall 60 $PY tools/percall_profile.py
+  head -8 "$OUT/bench/percall.log"
+}
+
+profile_orders() {
+  for q in 2 5 8; do
+    bench orders/order$q --sizes 27 --dtypes int32,int64 --order $q --no-plot
+  done
+  for s in 2 5 8; do
+    bench orders/tuple$s --sizes 27 --dtypes int32,int64 --tuple-size $s --no-plot
+  done
+  step orders/plot 60 $PY benchmarks/plot_orders.py "$OUT/orders" --out "$OUT/orders/orders-tuples.png"
+}
+
+profile_strategies() {
+  bench strategies --sizes 16,20,24,27 --dtypes int32,float32 --strategies all
+}
+
+profile_race() {
+  mkdir -p "$OUT/race"
+  step race/race 500 $PY tools/race_check.py --repeats 5 --json "$OUT/race/race.json"
+  tail -4 "$OUT/race/race.log"
+}
+
+profile_compile() {
+  mkdir -p "$OUT/compile"
+  step compile/ptx 300 $PY tools/compile_report.py
+  step compile/occupancy 300 $PY tools/occupancy_report.py
+  step compile/sass-int64-order8 120 $PY tools/sass_report.py int64 8 1
+  step compile/sass-int32-tuple5-odd 120 $PY tools/sass_report.py int32 1 5 --odd-length
+  head -2 "$OUT"/compile/sass-*.log
+}
+
+profile_tune() {
+  mkdir -p "$OUT/tune"
+  if [ -n "${PREFIXSCAN_CACHE_DIR:-}" ] && [ -n "${TUNING_CACHE:-}" ]; then
+    cp -r "$PREFIXSCAN_CACHE_DIR" "$OUT/tune/tuning-cache"  # retune on top of the given table
+  fi
+  export PREFIXSCAN_CACHE_DIR=$OUT/tune/tuning-cache
+  mkdir -p "$PREFIXSCAN_CACHE_DIR"
+  step tune/tune $((${TUNE_BUDGET:-330} + 120)) $PY -m prefixscan tune --ops builtin --budget "${TUNE_BUDGET:-330}" \
+    --json "$OUT/tune/tune.json"
+  grep -v "^    excluded" "$OUT/tune/tune.log" | tail -20
+  step tune/compare 200 env PREFIXSCAN_AUTOTUNE=0 $PY benchmarks/sweep.py --compare-tuned --json "$OUT/tune/compare.json"
+  grep -E "^COMPARE|Error" "$OUT/tune/compare.log"
+}
+
+for p in "${profiles[@]}"; do
+  echo "== $p"
+  "profile_$p"
+done
+echo "total: $((SECONDS - start)) s, results in $OUT"
+exit $status

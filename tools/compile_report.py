@@ -1,0 +1,174 @@
+"""Compile the look-back kernels for sm_90 without a GPU and report what the code does.
+
+Reads the compiler's output before spending device time: 16-byte vector loads and
+stores of the tile, volatile status loads per thread in the look-back (more than
+one per window entry means the window is replicated in every thread), atomics,
+shared memory, and spilled registers ("local" loads/stores).
+
+    python tools/compile_report.py                  # the PTX report
+    python tools/compile_report.py --status-reads   # JSON: how the look-back reads status words
+
+``--status-reads`` compiles the tiles whose look-back Triton's layout pass once
+duplicated (docs/design/status-words.md) and counts, per kernel, volatile loads and
+atomic adds in the TTGIR; tests/test_compiled.py runs it.  Run from the repository
+root with the package installed (``pip install -e .``) and without TRITON_INTERPRET.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import time
+
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+
+from prefixscan import AFFINE
+from prefixscan.backends.triton import lookback
+from prefixscan.backends.triton.combine import combine_functions
+from prefixscan.monoid import BUILTIN_OPS
+
+TARGET = GPUTarget("cuda", 90, 32)
+
+
+FIELD_POINTERS = ["x_ptrs", "y_ptrs", "ident_ptrs", "init_ptrs", "agg_ptrs", "incl_ptrs"]
+
+
+def compile_variant(kernel, acc: str, ints: dict, constexprs: dict, num_warps: int, fields: int = 1,
+                    maxnreg: int | None = None):
+    sig = {name: (f"*{acc}",) * fields for name in FIELD_POINTERS}
+    sig.update(status_ptr="*i64", flag_ptr="*i32", counter_ptr="*i64")
+    sig.update(ints)
+    sig.update({k: "constexpr" for k in constexprs})
+    names = kernel.arg_names
+    attrs = {(names.index(k), i): [["tt.divisibility", 16]] for k in FIELD_POINTERS for i in range(fields)}
+    length = "M" if "M" in names else "L"  # scan_cols_kernel: lanes of L = M * K elements
+    attrs.update({(names.index(k),): [["tt.divisibility", 16]] for k in ("status_ptr", "flag_ptr", "counter_ptr", length)})
+    src = ASTSource(kernel, sig, constexprs={(names.index(k),): v for k, v in constexprs.items()}, attrs=attrs)
+    options = {"num_warps": num_warps} if maxnreg is None else {"num_warps": num_warps, "maxnreg": maxnreg}
+    return triton.compile(src, target=TARGET, options=options)
+
+
+PATTERNS = {"v4 ld": r"ld\.global(\.\w+)*\.v4", "v2 ld": r"ld\.global(\.\w+)*\.v2",
+            "v4 st": r"st\.global(\.\w+)*\.v4", "volatile": r"ld\.volatile", "atom": r"atom\.",
+            "local": r"l[ds]\.local"}
+
+
+def report(label: str, compiled, seconds: float) -> None:
+    ptx = compiled.asm["ptx"]
+    counts = "  ".join(f"{name} {len(re.findall(p, ptx)):3d}" for name, p in PATTERNS.items())
+    instructions = sum(1 for line in ptx.splitlines() if line.startswith("\t") and not line.startswith("\t//")
+                       and not line.startswith("\t."))
+    print(f"{label:44s} {counts}  ptx {instructions:5d}  smem {compiled.metadata.shared:6d}  {seconds:4.1f}s",
+          flush=True)
+
+
+INTS_1D = {"M": "i64", "tiles_per_lane": "i64", "tile_base": "i64", "epoch": "i32", "order_stride": "i64",
+           "order": "i32"}
+INTS_2D = {"M": "i64", "K": "i64", "col_blocks": "i64", "tiles_per_lane": "i64", "tile_base": "i64",
+           "epoch": "i32", "order_stride": "i64", "order": "i32"}
+INTS_COLS = {"L": "i64", "tiles_per_lane": "i64", "tile_base": "i64", "epoch": "i32"}
+
+
+def status_reads() -> dict:
+    """Per kernel: status words per entry, volatile loads and atomic adds in the TTGIR.
+
+    The chained (window 1) and windowed 2-D kernel with 8 warps, K = 3 padded to 4
+    columns, had its volatile window load duplicated into two layouts; the 1-D ones
+    (int64, and order 2 with two fields per entry) and the masked-columns kernel are
+    there for contrast."""
+    pair, flat = combine_functions(BUILTIN_OPS["add"], 1)
+
+    def counts(compiled, words):
+        ttgir = compiled.asm["ttgir"]
+        return {"words": words, "volatile_loads": ttgir.count("isVolatile = true"),
+                "atomic_adds": ttgir.count("atomic_rmw add")}
+
+    out = {}
+    for window in (1, 32):
+        c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=True, REVERSE=False, HAS_INIT=True, WORDS=1,
+                 SINGLE_TILE=False, MULTI_LANE=False, CHAINED=window == 1, ROWS=8192, KB=4, WINDOW=window,
+                 ORDERED=False, DELAYED=False, RAKE=0, EXACT_K=False)
+        out[f"2d-window{window}"] = counts(compile_variant(lookback.scan_2d_kernel, "i32", INTS_2D, c, 8), 1)
+    c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=True, REVERSE=False, HAS_INIT=True, WORDS=2,
+             SINGLE_TILE=False, MULTI_LANE=False, CHAINED=False, BLOCK=4096, WINDOW=32, ORDERED=False,
+             DELAYED=False, RAKE=0, ORDER2=False)
+    out["1d-int64"] = counts(compile_variant(lookback.scan_1d_kernel, "i64", INTS_1D, c, 4), 2)
+    c = dict(c, WORDS=2, ORDERED=False, ORDER2=True, BLOCK=8192)  # order 2: two int32 fields per entry
+    out["1d-order2-int32"] = counts(compile_variant(lookback.scan_1d_kernel, "i32", INTS_1D, c, 4), 2)
+    c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=False, REVERSE=False, HAS_INIT=True, WORDS=1,
+             SINGLE_TILE=False, MULTI_LANE=True, CHAINED=False, BLOCK=4096, WINDOW=8, K=3, KB=4, RAKE=0)
+    out["columns-K3"] = counts(compile_variant(lookback.scan_cols_kernel, "i32", INTS_COLS, c, 4), 1)
+    return out
+
+
+def ptx_report() -> None:
+    pair, flat = combine_functions(BUILTIN_OPS["add"], 1)
+    ints_1d, ints_2d = INTS_1D, INTS_2D
+    for acc, block, warps in (("i32", 16384, 4), ("fp32", 8192, 4), ("i64", 4096, 8), ("fp64", 8192, 4)):
+        for inclusive, reverse in ((True, False), (False, False), (True, True)):
+            c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=inclusive, REVERSE=reverse,
+                     HAS_INIT=False, WORDS=1 if acc in ("i32", "fp32") else 2, SINGLE_TILE=False, MULTI_LANE=False, CHAINED=False,
+                     ORDERED=False, DELAYED=False, RAKE=0, ORDER2=False,
+                     BLOCK=block, WINDOW=32)
+            t = time.time()
+            k = compile_variant(lookback.scan_1d_kernel, acc, ints_1d, c, warps)
+            report(f"1d {acc} b={block} w={warps} incl={inclusive} rev={reverse}", k, time.time() - t)
+    # order > 1: the runtime loop over orders, inclusive and delayed (exclusive)
+    # and order 2 of a sum with one look-back over two-field entries (ORDER2)
+    for acc, block, warps in (("i32", 16384, 4), ("i64", 4096, 8)):
+        for delayed, order2 in ((False, False), (True, False), (False, True)):
+            c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=True, REVERSE=False, HAS_INIT=False,
+                     WORDS=(1 if acc == "i32" else 2) * (1 + order2), SINGLE_TILE=False, MULTI_LANE=False,
+                     CHAINED=False, BLOCK=block, WINDOW=32, ORDERED=not order2, DELAYED=delayed, RAKE=0,
+                     ORDER2=order2)
+            t = time.time()
+            k = compile_variant(lookback.scan_1d_kernel, acc, ints_1d, c, warps)
+            report(f"1d {acc} b={block} w={warps} ordered delayed={delayed} order2={order2}", k, time.time() - t)
+    for kb, rows in ((4, 2048), (8, 1024), (32, 256)):
+        c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=True, REVERSE=False, HAS_INIT=False,
+                 WORDS=1, SINGLE_TILE=False, MULTI_LANE=False, CHAINED=False, ROWS=rows, KB=kb, WINDOW=32,
+                 ORDERED=False, DELAYED=False, RAKE=0)
+        for exact in (True, False):
+            t = time.time()
+            k = compile_variant(lookback.scan_2d_kernel, "i32", ints_2d, dict(c, EXACT_K=exact), 4)
+            report(f"2d i32 rows={rows} kb={kb} w=4 exact_k={exact}", k, time.time() - t)
+    pair, flat = combine_functions(AFFINE, 2)
+    for acc in ("fp32", "fp64"):
+        c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=False, INCLUSIVE=True, REVERSE=False, HAS_INIT=False,
+                 WORDS=0, SINGLE_TILE=False, MULTI_LANE=True, CHAINED=False, BLOCK=4096, WINDOW=32,
+                 ORDERED=False, DELAYED=False, RAKE=0, ORDER2=False)
+        t = time.time()
+        k = compile_variant(lookback.scan_1d_kernel, acc, ints_1d, c, 4, fields=2)
+        report(f"1d affine {acc} b=4096 w=4 (2 fields)", k, time.time() - t)
+    # deterministic=True: the chained hand-off, tagged words (1, 2) and the flag protocol, 1-D and 2-D
+    pair, flat = combine_functions(BUILTIN_OPS["add"], 1)
+    for acc, words in (("fp32", 1), ("fp64", 2), ("fp64", 0)):
+        c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=True, REVERSE=False, HAS_INIT=False,
+                 WORDS=words, SINGLE_TILE=False, MULTI_LANE=False, CHAINED=True, BLOCK=8192, WINDOW=1,
+                 ORDERED=False, DELAYED=False, RAKE=0)
+        t = time.time()
+        report(f"1d chained {acc}", compile_variant(lookback.scan_1d_kernel, acc, ints_1d, dict(c, ORDER2=False), 4),
+               time.time() - t)
+        c = dict(c, EXACT_K=True, ROWS=2048, KB=4)
+        del c["BLOCK"]
+        t = time.time()
+        report(f"2d chained {acc}", compile_variant(lookback.scan_2d_kernel, acc, ints_2d, c, 4), time.time() - t)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--status-reads", action="store_true",
+                        help="print JSON counts of status-word reads per kernel instead of the PTX report")
+    args = parser.parse_args()
+    if args.status_reads:
+        print(json.dumps(status_reads()))
+    else:
+        ptx_report()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
