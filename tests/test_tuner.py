@@ -1,5 +1,6 @@
-"""The auto-tuner (issue 5): keys, the search, the disk cache, how choose_config and
-strategy_for consult the table, first-use tuning and ``prefixscan tune``.
+"""The auto-tuner (prefixscan/backends/triton/tuner): keys, the search, the disk
+cache, how choose_config and strategy_for read the table, first-use tuning at
+the backend's entry, the tile override and ``prefixscan tune``.
 
 No GPU here: the search runs on injected ``measure``/``verify`` fakes, the table
 belongs to a fake GPU name written by the test into a temporary cache directory,
@@ -14,7 +15,6 @@ import json
 import os
 import subprocess
 import sys
-import types
 import warnings
 from pathlib import Path
 
@@ -24,11 +24,17 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
 import prefixscan as ps  # noqa: E402
-from prefixscan.backends.triton import autotune as at  # noqa: E402
-from prefixscan.backends.triton import launch, planner, tiles  # noqa: E402
+import prefixscan.tuning as tuning  # noqa: E402
+from prefixscan.backends.triton.registry import STRATEGY_NAMES  # noqa: E402
+from prefixscan.backends.triton.scan import strategy_for  # noqa: E402
+from prefixscan.backends.triton.tuner import (candidates, compare, first_use, keys, measure, search,  # noqa: E402
+                                              session, table)
+from prefixscan.backends.triton import lookback, planner, runtime, status, tiles  # noqa: E402
+from prefixscan.backends.triton import scan as scan_path  # noqa: E402
+from prefixscan.backends.triton.policy import routing  # noqa: E402
 from prefixscan.backends.triton.tiles import TileConfig, default_config  # noqa: E402
 from prefixscan.cli import main  # noqa: E402
-from prefixscan.dispatch import interpreter_mode  # noqa: E402
+from prefixscan._environment import interpreter_mode  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 GPU = "Fake GPU 9000 (test)"
@@ -36,15 +42,21 @@ DEV = collections.namedtuple("FakeDevice", "type index")("cuda", 0)  # what look
 D4 = default_config(4, False)  # int32 default tile
 
 
+def forget():
+    """A new process as far as tuning goes: tables read again, first-use attempts forgotten."""
+    table.reset()
+    first_use.reset()
+
+
 def C(strategy, block, warps=4, window=32, like=D4):
-    return at.Candidate(strategy, TileConfig(block, warps, window, like.max_kb, like.packed))
+    return keys.Candidate(strategy, TileConfig(block, warps, window, like.max_kb, like.packed))
 
 
 def searched(times, wrong=(), **kw):
     """search() on a table of fake times; the first candidate is the default."""
     cands = list(times)
     kw.setdefault("default", cands[0])
-    return at.search(cands, times.__getitem__, lambda c: c not in wrong, **kw)
+    return search.search(cands, times.__getitem__, lambda c: c not in wrong, **kw)
 
 
 @pytest.fixture
@@ -52,20 +64,20 @@ def fake_gpu(monkeypatch, tmp_path):
     """A CUDA device named GPU whose tables live in tmp_path; first-use tuning on."""
     monkeypatch.setenv("PREFIXSCAN_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("PREFIXSCAN_AUTOTUNE", "1")
-    monkeypatch.setattr(at, "gpu_name", lambda device: GPU)
-    monkeypatch.setattr(at, "_capturing", lambda: False)
-    at.reset()
+    monkeypatch.setattr(table, "gpu_name", lambda device: GPU)
+    monkeypatch.setattr(first_use, "_capturing", lambda: False)
+    forget()
     yield tmp_path
-    at.reset()
+    forget()
     planner.set_override(None)
 
 
 def write_table(entries, gpu=GPU, directory=None):
-    return at.save_table(at.cache_path(gpu, directory=directory), gpu,
-                         {k: (r.to_record() if isinstance(r, at.SearchResult) else r) for k, r in entries.items()})
+    records = {k: (r.to_record() if isinstance(r, search.SearchResult) else r) for k, r in entries.items()}
+    return table.save_table(table.cache_path(gpu, directory=directory), gpu, records)
 
 
-KEY_20 = at.entry_key(4, False, "builtin", 1, 1 << 20)  # int32, add, 1-D, 2^17..2^21
+KEY_20 = keys.entry_key(4, False, "builtin", 1, 1 << 20)  # int32, add, 1-D, 2^17..2^21
 
 
 # ---------------------------------------------------------------------------
@@ -75,49 +87,49 @@ def test_cache_dir_precedence(monkeypatch, tmp_path):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.delenv("PREFIXSCAN_CACHE_DIR", raising=False)
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
-    assert at.cache_dir() == tmp_path / "home" / ".cache" / "prefixscan"
+    assert table.cache_dir() == tmp_path / "home" / ".cache" / "prefixscan"
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert at.cache_dir() == tmp_path / "xdg" / "prefixscan"
+    assert table.cache_dir() == tmp_path / "xdg" / "prefixscan"
     monkeypatch.setenv("PREFIXSCAN_CACHE_DIR", str(tmp_path / "mine"))
-    assert at.cache_dir() == tmp_path / "mine"
+    assert table.cache_dir() == tmp_path / "mine"
 
 
 def test_cache_file_named_by_sanitized_gpu_and_version(monkeypatch, tmp_path):
     monkeypatch.setenv("PREFIXSCAN_CACHE_DIR", str(tmp_path))
-    p = at.cache_path("NVIDIA H100 80GB HBM3")
+    p = table.cache_path("NVIDIA H100 80GB HBM3")
     assert p == tmp_path / f"tuning-NVIDIA_H100_80GB_HBM3-{ps.__version__}.json"
-    odd = at.cache_path("../evil/GPU: x", "1.0/../2")
+    odd = table.cache_path("../evil/GPU: x", "1.0/../2")
     assert odd.parent == tmp_path and "/" not in odd.name and ".." not in odd.name
-    assert at.cache_path("A", "0.1.0") != at.cache_path("A", "0.2.0") != at.cache_path("B", "0.2.0")
+    assert table.cache_path("A", "0.1.0") != table.cache_path("A", "0.2.0") != table.cache_path("B", "0.2.0")
 
 
 def test_round_trip_and_merge(tmp_path):
     r1 = searched({C("decoupled_lookback", 16384): 1.0, C("decoupled_lookback", 4096, 8): 0.5})
-    path = at.cache_path(GPU, directory=tmp_path)
-    at.save_table(path, GPU, {"k1": r1.to_record()})
-    at.save_table(path, GPU, {"k2": r1.to_record(source="other")})  # merged, k1 kept
+    path = table.cache_path(GPU, directory=tmp_path)
+    table.save_table(path, GPU, {"k1": r1.to_record()})
+    table.save_table(path, GPU, {"k2": r1.to_record(source="other")})  # merged, k1 kept
     data = json.loads(path.read_text())
-    assert data["format"] == at.FORMAT and data["gpu"] == GPU and data["version"] == ps.__version__
-    table = at.load_table(path, GPU)
-    assert set(table) == {"k1", "k2"}
-    assert table["k1"].strategy == "decoupled_lookback"
-    assert table["k1"].tile == TileConfig(4096, 8, 32, D4.max_kb, D4.packed)
-    assert table["k2"].record["source"] == "other"
+    assert data["format"] == table.FORMAT and data["gpu"] == GPU and data["version"] == ps.__version__
+    entries = table.load_table(path, GPU)
+    assert set(entries) == {"k1", "k2"}
+    assert entries["k1"].strategy == "decoupled_lookback"
+    assert entries["k1"].tile == TileConfig(4096, 8, 32, D4.max_kb, D4.packed)
+    assert entries["k2"].record["source"] == "other"
     assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no temporary file left
 
 
 def test_failed_write_keeps_the_old_file(tmp_path, monkeypatch):
-    path = at.cache_path(GPU, directory=tmp_path)
+    path = table.cache_path(GPU, directory=tmp_path)
     rec = searched({C("decoupled_lookback", 16384): 1.0}).to_record()
-    at.save_table(path, GPU, {"k1": rec})
+    table.save_table(path, GPU, {"k1": rec})
     before = path.read_bytes()
 
     def boom(src, dst):
         raise OSError("disk full")
 
-    monkeypatch.setattr(at.os, "replace", boom)
+    monkeypatch.setattr(table.os, "replace", boom)
     with pytest.raises(OSError):
-        at.save_table(path, GPU, {"k2": rec})
+        table.save_table(path, GPU, {"k2": rec})
     assert path.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == [path.name]
 
@@ -125,32 +137,32 @@ def test_failed_write_keeps_the_old_file(tmp_path, monkeypatch):
 @pytest.mark.parametrize("content, problem", [
     ("{not json", "corrupt"),
     (json.dumps({"format": "something else"}), "not a prefixscan"),
-    (json.dumps({"format": at.FORMAT, "gpu": "Other GPU", "version": ps.__version__, "entries": {}}), "Other GPU"),
+    (json.dumps({"format": table.FORMAT, "gpu": "Other GPU", "version": ps.__version__, "entries": {}}), "Other GPU"),
 ])
 def test_unusable_file_is_ignored_with_a_warning(tmp_path, content, problem):
-    path = at.cache_path(GPU, directory=tmp_path)
+    path = table.cache_path(GPU, directory=tmp_path)
     path.write_text(content)
-    with pytest.warns(at.TuningCacheWarning, match=problem):
-        assert at.load_table(path, GPU) == {}
+    with pytest.warns(table.TuningCacheWarning, match=problem):
+        assert table.load_table(path, GPU) == {}
 
 
 def test_bad_entry_skipped_good_one_kept(tmp_path):
-    path = at.cache_path(GPU, directory=tmp_path)
+    path = table.cache_path(GPU, directory=tmp_path)
     good = searched({C("decoupled_lookback", 16384): 1.0}).to_record()
     bad_tile = dict(good, tile={"block": 1000, "num_warps": 3, "window": 0})
     not_det = dict(good, deterministic_strategy="decoupled_lookback")  # not a deterministic strategy
     unknown = dict(good, strategy="bogus")
-    path.write_text(json.dumps({"format": at.FORMAT, "gpu": GPU, "version": ps.__version__,
+    path.write_text(json.dumps({"format": table.FORMAT, "gpu": GPU, "version": ps.__version__,
                                 "entries": {"good": good, "b1": bad_tile, "b2": not_det, "b3": unknown,
                                             "b4": "nonsense"}}))
-    with pytest.warns(at.TuningCacheWarning, match="4 bad entries"):
-        assert set(at.load_table(path, GPU)) == {"good"}
+    with pytest.warns(table.TuningCacheWarning, match="4 bad entries"):
+        assert set(table.load_table(path, GPU)) == {"good"}
 
 
 def test_corrupt_cache_does_not_break_a_lookup(fake_gpu, monkeypatch):
-    at.cache_path(GPU).write_text("\x00garbage")
+    table.cache_path(GPU).write_text("\x00garbage")
     monkeypatch.setenv("PREFIXSCAN_AUTOTUNE", "0")
-    with pytest.warns(at.TuningCacheWarning):
+    with pytest.warns(table.TuningCacheWarning):
         assert planner.choose_config(DEV, 4, False, 1 << 20, 1, False) == D4
     # read once per process: no second warning
     with warnings.catch_warnings():
@@ -162,31 +174,31 @@ def test_corrupt_cache_does_not_break_a_lookup(fake_gpu, monkeypatch):
 # Keys.
 
 def test_size_buckets():
-    assert at.size_bucket(1) == at.size_bucket(1 << 16) == "n<=2^16"
-    assert at.size_bucket((1 << 16) + 1) == at.size_bucket(1 << 21) == "2^17-2^21"
-    assert at.size_bucket((1 << 21) + 1) == at.size_bucket(1 << 25) == "2^22-2^25"
-    assert at.size_bucket((1 << 25) + 1) == at.size_bucket(1 << 40) == "n>=2^26"
+    assert keys.size_bucket(1) == keys.size_bucket(1 << 16) == "n<=2^16"
+    assert keys.size_bucket((1 << 16) + 1) == keys.size_bucket(1 << 21) == "2^17-2^21"
+    assert keys.size_bucket((1 << 21) + 1) == keys.size_bucket(1 << 25) == "2^22-2^25"
+    assert keys.size_bucket((1 << 25) + 1) == keys.size_bucket(1 << 40) == "n>=2^26"
 
 
 def test_keys_are_coarse_no_per_size_entries():
     sizes = [s + d for e in range(0, 34) for s in [1 << e] for d in (-1, 0, 1) if s + d > 0]
-    keys = {at.entry_key(4, False, "builtin", 1, n) for n in sizes}
-    assert len(keys) == 4
-    assert len({at.entry_key(8, True, "user", K, 1 << 20) for K in (2, 4, 100, 4096)}) == 1
-    assert at.entry_key(8, True, "user", 1, 1 << 20) != at.entry_key(8, True, "user", 4, 1 << 20)
-    assert at.entry_key(8, True, "builtin", 1, 8) != at.entry_key(8, False, "builtin", 1, 8)
-    assert at.entry_key(8, True, "builtin", 1, 8) != at.entry_key(4, True, "builtin", 1, 8)
+    found = {keys.entry_key(4, False, "builtin", 1, n) for n in sizes}
+    assert len(found) == 4
+    assert len({keys.entry_key(8, True, "user", K, 1 << 20) for K in (2, 4, 100, 4096)}) == 1
+    assert keys.entry_key(8, True, "user", 1, 1 << 20) != keys.entry_key(8, True, "user", 4, 1 << 20)
+    assert keys.entry_key(8, True, "builtin", 1, 8) != keys.entry_key(8, False, "builtin", 1, 8)
+    assert keys.entry_key(8, True, "builtin", 1, 8) != keys.entry_key(4, True, "builtin", 1, 8)
 
 
 def test_operator_class():
-    assert at.op_class(ps.BUILTIN_OPS["add"], 1) == at.op_class(None, 1) == "builtin"
-    assert at.op_class(ps.BUILTIN_OPS["max"], 2) == "user"  # several fields
-    assert at.op_class(ps.AFFINE, 2) == "user"
-    assert at.op_class(ps.Monoid(lambda a, b: a + b, 0), 1) == "user"
+    assert keys.op_class(ps.BUILTIN_OPS["add"], 1) == keys.op_class(None, 1) == "builtin"
+    assert keys.op_class(ps.BUILTIN_OPS["max"], 2) == "user"  # several fields
+    assert keys.op_class(ps.AFFINE, 2) == "user"
+    assert keys.op_class(ps.Monoid(lambda a, b: a + b, 0), 1) == "user"
 
 
 def load_sweep():
-    spec = importlib.util.spec_from_file_location("sweep_for_test", ROOT / "bench" / "sweep.py")
+    spec = importlib.util.spec_from_file_location("sweep_for_test", ROOT / "benchmarks" / "sweep.py")
     sweep = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(sweep)
     return sweep
@@ -194,20 +206,20 @@ def load_sweep():
 
 @pytest.mark.parametrize("nbytes, floating", [(4, False), (4, True), (8, False), (8, True)])
 def test_candidate_grid_is_small_and_covers_the_sweep(nbytes, floating):
-    strategies = list(at.STRATEGY_CANDIDATES)
+    strategies = list(STRATEGY_NAMES)
     d = default_config(nbytes, floating)
-    full = at.candidate_grid(strategies, nbytes, floating, 1 << 28)
-    quick = at.candidate_grid(strategies, nbytes, floating, 1 << 24, quick=True)
+    full = candidates.candidate_grid(strategies, nbytes, floating, 1 << 28)
+    quick = candidates.candidate_grid(strategies, nbytes, floating, 1 << 24, quick=True)
     assert len(set(full)) == len(full) and len(full) <= 26
     # + 1: the decoupled look-back's default tile with the raking in-tile scan
-    assert len(at.candidate_grid(["decoupled_lookback", "chained"], nbytes, floating, 1 << 28)) <= 17
+    assert len(candidates.candidate_grid(["decoupled_lookback", "chained"], nbytes, floating, 1 << 28)) <= 17
     assert any(c.tile.raking for c in full) and not any(c.tile.raking for c in quick)
     assert len(quick) <= 8
-    assert full[:len(strategies)] == [at.Candidate(s, d) for s in strategies]  # baselines first
+    assert full[:len(strategies)] == [keys.Candidate(s, d) for s in strategies]  # baselines first
     tiles = {c.tile for c in full if c.strategy == "decoupled_lookback"}
     for block, warps, window in load_sweep().CONFIGS:
         assert TileConfig(block, warps, window) in tiles, (block, warps, window)
-    assert set(load_sweep().CONFIGS) == set(at.BENCH_TILES)
+    assert set(load_sweep().CONFIGS) == set(candidates.BENCH_TILES)
 
 
 def test_sweep_reference_check_along_axis_0():
@@ -224,10 +236,10 @@ def test_sweep_reference_check_along_axis_0():
 
 
 def test_candidate_grid_prunes_single_tile_duplicates():
-    grid = at.candidate_grid(["decoupled_lookback"], 4, False, 4096)
+    grid = candidates.candidate_grid(["decoupled_lookback"], 4, False, 4096)
     single = [(c.tile.num_warps, c.tile.window) for c in grid if c.tile.block >= 4096]
     assert len(single) == len(set(single))
-    assert grid[0] == at.Candidate("decoupled_lookback", D4)
+    assert grid[0] == keys.Candidate("decoupled_lookback", D4)
     assert any(c.tile.block < 4096 for c in grid)
 
 
@@ -257,7 +269,7 @@ def test_search_excludes_a_candidate_that_raises_or_times_nonsense():
         return True
 
     fake = {default: 1.0, nan: float("nan"), zero: 0.0}
-    r = at.search([default, bad, nan, zero], fake.__getitem__, verify)
+    r = search.search([default, bad, nan, zero], fake.__getitem__, verify)
     assert "compile error" in r.excluded[bad] and r.best == default
     assert "nan" in r.excluded[nan] and "0.0" in r.excluded[zero]
     assert set(r.samples) == {default}
@@ -270,7 +282,7 @@ def test_search_keeps_default_within_noise():
     # the default's measurements spread by 30%, the other's not at all: the noise is the
     # median spread of the finalists (15%), so a 10% gain is not enough
     runs = iter([1.0, 1.3, 1.0])
-    r = at.search([base, other], lambda c: next(runs) if c == base else 0.9, lambda c: True)
+    r = search.search([base, other], lambda c: next(runs) if c == base else 0.9, lambda c: True)
     assert r.noise == pytest.approx(0.15) and r.best == base
     assert r.seconds(base) == 1.0  # the median, not the mean
 
@@ -285,7 +297,7 @@ def test_search_remeasures_the_top_few_and_a_lucky_one_loses():
         calls.append(c)
         return next(runs[c]) if c in runs else (1.0 if c == base else 2.0 + slow.index(c))
 
-    r = at.search([base, lucky] + slow, measure, lambda c: True, finalists=3, rounds=2)
+    r = search.search([base, lucky] + slow, measure, lambda c: True, finalists=3, rounds=2)
     assert r.best == base
     assert r.samples[lucky] == [0.5, 1.0, 1.01] and calls.count(base) == 3
     # finalists: the 3 fastest on their first measurement (the default among them); the rest once
@@ -297,7 +309,7 @@ def test_search_remeasures_the_top_few_and_a_lucky_one_loses():
 
 
 def _occ(c, occupancy):
-    return at.Candidate(c.strategy, TileConfig(c.tile.block, c.tile.num_warps, c.tile.window, c.tile.max_kb,
+    return keys.Candidate(c.strategy, TileConfig(c.tile.block, c.tile.num_warps, c.tile.window, c.tile.max_kb,
                                                c.tile.packed, occupancy=occupancy))
 
 
@@ -307,20 +319,20 @@ def test_refine_occupancy_keeps_a_cap_only_when_it_is_faster(warps):
     OCCUPANCY_CANDIDATES; a cap that wins beyond the noise replaces the tile and the
     auto choice, one within the noise or wrong does not."""
     base, other = C("decoupled_lookback", 4096, warps), C("decoupled_lookback", 16384)
-    low, high = (_occ(base, k) for k in at.OCCUPANCY_CANDIDATES[warps])
+    low, high = (_occ(base, k) for k in candidates.OCCUPANCY_CANDIDATES[warps])
     times = {other: 1.0, base: 0.8, low: 0.6, high: 0.5}
     first = searched({other: 1.0, base: 0.8})
-    r = at.refine_occupancy(first, times.__getitem__, lambda c: c != high)
+    r = search.refine_occupancy(first, times.__getitem__, lambda c: c != high)
     assert high in r.excluded and r.best == low and r.tiles["decoupled_lookback"] == low.tile
     assert r.to_record()["tile"]["occupancy"] == low.tile.occupancy
     assert r.samples[base][0] == 0.8 and len(r.samples[base]) > 1  # the uncapped tile measured again
     times.update({low: 0.79, high: 0.79})  # within the 2% floor: no cap
-    r = at.refine_occupancy(first, times.__getitem__, lambda c: True)
+    r = search.refine_occupancy(first, times.__getitem__, lambda c: True)
     assert r.best == base and r.tiles["decoupled_lookback"] == base.tile
     # the runner-up's caps are tried too (its uncapped time 1.0 lost to 0.8)
-    runner_up = _occ(other, at.OCCUPANCY_CANDIDATES[4][0])
+    runner_up = _occ(other, candidates.OCCUPANCY_CANDIDATES[4][0])
     times[runner_up] = 0.7
-    r = at.refine_occupancy(first, times.__getitem__, lambda c: True)
+    r = search.refine_occupancy(first, times.__getitem__, lambda c: True)
     assert r.best == runner_up and r.tiles["decoupled_lookback"] == runner_up.tile
 
 
@@ -329,12 +341,12 @@ def test_refine_occupancy_leaves_another_strategy_unless_the_cap_beats_it():
     first = searched({look: 1.0, chained: 0.7})
     assert first.best == chained
     times = {look: 1.0, chained: 0.7, _occ(look, 4): 0.9, _occ(look, 5): 0.95}
-    r = at.refine_occupancy(first, times.__getitem__, lambda c: True)
+    r = search.refine_occupancy(first, times.__getitem__, lambda c: True)
     assert r.best == chained and r.tiles["decoupled_lookback"].occupancy == 4  # still the look-back's tile
     times[_occ(look, 5)] = 0.5
-    assert at.refine_occupancy(first, times.__getitem__, lambda c: True).best == _occ(look, 5)
+    assert search.refine_occupancy(first, times.__getitem__, lambda c: True).best == _occ(look, 5)
     capped = searched({_occ(look, 4): 1.0})  # already capped (a table entry): left alone
-    assert at.refine_occupancy(capped, times.__getitem__, lambda c: True) is capped
+    assert search.refine_occupancy(capped, times.__getitem__, lambda c: True) is capped
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -357,7 +369,7 @@ def test_search_under_noise_is_within_noise_of_the_true_best(seed):
         t = true[c] * rnd.uniform(0.94, 1.06)
         return t * 1.4 if rnd.random() < 0.05 else t
 
-    r = at.search(cands, measure, lambda c: True, default=default)
+    r = search.search(cands, measure, lambda c: True, default=default)
     best_true = min(true.values())
     assert true[r.best] <= best_true * (1 + 0.12), (r.best, true[r.best], best_true)
     assert true[r.best] < true[default]
@@ -389,35 +401,35 @@ def test_search_budget_skips_the_tail():
         return now[0]
 
     cands = [C("decoupled_lookback", b) for b in (16384, 8192, 4096, 2048, 32768)]
-    r = at.search(cands, lambda c: 1.0, lambda c: True, budget=2.5, clock=clock)
+    r = search.search(cands, lambda c: 1.0, lambda c: True, budget=2.5, clock=clock)
     assert r.skipped and len(r.samples) + len(r.skipped) == len(cands)
     assert r.to_record()["complete"] is False
 
 
 def test_search_fails_when_the_default_fails():
-    with pytest.raises(at.TuningError, match="default"):
-        at.search([C("decoupled_lookback", 16384)], lambda c: 1 / 0, lambda c: True)
+    with pytest.raises(search.TuningError, match="default"):
+        search.search([C("decoupled_lookback", 16384)], lambda c: 1 / 0, lambda c: True)
 
 
 @pytest.mark.parametrize("kw, match", [(dict(finalists=0), "finalists"), (dict(rounds=-1), "rounds")])
 def test_search_rejects_bad_arguments(kw, match):
     with pytest.raises(ValueError, match=match):
-        at.search([C("decoupled_lookback", 16384)], lambda c: 1.0, lambda c: True, **kw)
+        search.search([C("decoupled_lookback", 16384)], lambda c: 1.0, lambda c: True, **kw)
 
 
 def test_same_is_bitwise_for_integers_and_tolerant_for_floats():
     a = torch.arange(100, dtype=torch.int64)
     b = a.clone()
     b[37] ^= 1 << 40
-    assert at._same(torch, a, a.clone()) and not at._same(torch, b, a)
+    assert measure.same_result(torch, a, a.clone()) and not measure.same_result(torch, b, a)
     f = torch.linspace(-5, 5, 101, dtype=torch.float32)
-    assert at._same(torch, f * (1 + 1e-6), f)
+    assert measure.same_result(torch, f * (1 + 1e-6), f)
     g = f.clone()
     g[3] += 0.5
-    assert not at._same(torch, g, f)
+    assert not measure.same_result(torch, g, f)
     g = f.clone()
     g[7] = float("nan")
-    assert not at._same(torch, g, f)
+    assert not measure.same_result(torch, g, f)
 
 
 # ---------------------------------------------------------------------------
@@ -447,9 +459,9 @@ def test_choose_config_uses_the_table_by_default(fake_gpu, monkeypatch):
     # the interpreter and an override win over the table
     assert planner.choose_config(DEV, 4, False, 1 << 20, 1, True) == tiles.INTERPRETER_TILE
     forced = TileConfig(1024, 2, 8)
-    planner.set_override(forced)
-    assert planner.choose_config(DEV, 4, False, 1 << 20, 1, False) == forced
-    planner.set_override(None)
+    with planner.override(forced):
+        assert planner.choose_config(DEV, 4, False, 1 << 20, 1, False) == forced
+    assert planner.choose_config(DEV, 4, False, 1 << 20, 1, False) == T1.tile
     # a CPU device never reads the table
     assert planner.choose_config(torch.device("cpu"), 4, False, 1 << 20, 1, False) == D4
 
@@ -460,36 +472,37 @@ def _config(**kw):
 
 def test_strategy_for_uses_the_table_explicit_wins(fake_gpu, monkeypatch):
     monkeypatch.setenv("PREFIXSCAN_AUTOTUNE", "0")
-    monkeypatch.setattr(at, "_strategy_launchers", lambda: frozenset({"reduce_then_scan", "persistent"}))
     r = searched({C("decoupled_lookback", 16384): 1.0, C("persistent", 16384): 0.5,
                   C("reduce_then_scan", 8192): 0.8, C("chained", 16384): 2.0},
                  deterministic_default=C("chained", 16384))
     write_table({KEY_20: r})
     accs = [torch.int32]
     M = 1 << 20
-    assert launch.strategy_for(_config(), DEV, accs, M, 1, False) == "persistent"
-    assert launch.strategy_for(_config(deterministic=True), DEV, accs, M, 1, False) == "persistent"
-    assert launch.strategy_for(_config(strategy="decoupled_lookback"), DEV, accs, M, 1, False) == "decoupled_lookback"
-    assert launch.strategy_for(_config(strategy="chained", deterministic=True), DEV, accs, M, 1, False) == "chained"
+    assert strategy_for(_config(), DEV, accs, M, 1, False) == "persistent"
+    assert strategy_for(_config(deterministic=True), DEV, accs, M, 1, False) == "persistent"
+    assert strategy_for(_config(strategy="decoupled_lookback"), DEV, accs, M, 1, False) == "decoupled_lookback"
+    assert strategy_for(_config(strategy="chained", deterministic=True), DEV, accs, M, 1, False) == "chained"
     assert planner.choose_config(DEV, 4, False, M, 1, False, strategy="reduce_then_scan") == C("x", 8192).tile
     # outside the table's keys, in the interpreter, or under an override: the fixed defaults
-    assert launch.strategy_for(_config(), DEV, accs, 1 << 10, 1, False) == "decoupled_lookback"
-    assert launch.strategy_for(_config(deterministic=True), DEV, accs, 1 << 10, 1, False) == "chained"
-    assert launch.strategy_for(_config(), DEV, accs, M, 1, True) == "decoupled_lookback"
-    planner.set_override(D4)
-    assert launch.strategy_for(_config(), DEV, accs, M, 1, False) == "decoupled_lookback"
-    planner.set_override(None)
+    assert strategy_for(_config(), DEV, accs, 1 << 10, 1, False) == "decoupled_lookback"
+    assert strategy_for(_config(deterministic=True), DEV, accs, 1 << 10, 1, False) == "chained"
+    assert strategy_for(_config(), DEV, accs, M, 1, True) == "decoupled_lookback"
+    with planner.override(D4):
+        assert strategy_for(_config(), DEV, accs, M, 1, False) == "decoupled_lookback"
 
 
-def test_strategy_whose_launcher_is_gone_falls_back(fake_gpu, monkeypatch):
+def test_a_strategy_this_version_lacks_falls_back(fake_gpu, monkeypatch):
+    """A table entry naming a strategy outside the registry (written by another
+    version) is skipped with a warning: the scan gets the defaults."""
     monkeypatch.setenv("PREFIXSCAN_AUTOTUNE", "0")
     r = searched({C("decoupled_lookback", 16384): 1.0, C("persistent", 16384): 0.5,
                   C("reduce_then_scan", 8192): 0.8, C("chained", 16384): 2.0},
                  deterministic_default=C("chained", 16384))
-    write_table({KEY_20: r})
-    monkeypatch.setattr(at, "_strategy_launchers", lambda: frozenset())  # strategies.py not importable
-    assert launch.strategy_for(_config(), DEV, [torch.int32], 1 << 20, 1, False) == "decoupled_lookback"
-    assert launch.strategy_for(_config(deterministic=True), DEV, [torch.int32], 1 << 20, 1, False) == "chained"
+    write_table({KEY_20: dict(r.to_record(), strategy="warp_shuffle_2030")})
+    with pytest.warns(table.TuningCacheWarning, match="warp_shuffle_2030"):
+        assert strategy_for(_config(), DEV, [torch.int32], 1 << 20, 1, False) == "decoupled_lookback"
+    assert not candidates.strategy_available("warp_shuffle_2030")
+    assert strategy_for(_config(deterministic=True), DEV, [torch.int32], 1 << 20, 1, False) == "chained"
 
 
 def test_deterministic_never_gets_a_look_back_strategy(fake_gpu, monkeypatch):
@@ -498,35 +511,35 @@ def test_deterministic_never_gets_a_look_back_strategy(fake_gpu, monkeypatch):
                  deterministic_default=C("chained", 16384))
     assert r.best_deterministic is None  # the only deterministic candidate was wrong
     write_table({KEY_20: r})
-    assert launch.strategy_for(_config(deterministic=True), DEV, [torch.int32], 1 << 20, 1, False) == "chained"
+    assert strategy_for(_config(deterministic=True), DEV, [torch.int32], 1 << 20, 1, False) == "chained"
     assert planner.choose_config(DEV, 4, False, 1 << 20, 1, False, strategy="chained") == D4
-    assert not at.runnable("decoupled_lookback", True) and at.runnable("persistent", True)
-    assert at.runnable("chained", True) and at.runnable("chained", False)
+    assert not candidates.runnable("decoupled_lookback", True) and candidates.runnable("persistent", True)
+    assert candidates.runnable("chained", True) and candidates.runnable("chained", False)
 
 
 @pytest.mark.skipif(not interpreter_mode(), reason="needs Triton's interpreter")
 def test_launch_passes_scan_details_to_choose_config(monkeypatch):
     seen = []
-    real = launch.choose_config
+    real = lookback.choose_config
 
     def spy(*args, **kwargs):
         seen.append(kwargs)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(launch, "choose_config", spy)
+    monkeypatch.setattr(lookback, "choose_config", spy)
     x = torch.arange(1, 100, dtype=torch.int32)
     assert torch.equal(ps.scan(x, backend="triton"), torch.cumsum(x, 0, dtype=torch.int32))
     ps.scan(x.float(), backend="triton", deterministic=True)
     ps.scan((torch.ones(99), x.float()), ps.AFFINE, backend="triton")
-    assert seen[0]["strategy"] == "decoupled_lookback" and seen[0]["accs"] == [torch.int32]
+    assert seen[0]["strategy"] == "decoupled_lookback" and list(seen[0]["accs"]) == [torch.int32]
     assert seen[0]["monoid"] is ps.BUILTIN_OPS["add"]
     assert seen[1]["strategy"] == "chained"
-    assert seen[2]["monoid"] is ps.AFFINE and seen[2]["accs"] == [torch.float32, torch.float32]
+    assert seen[2]["monoid"] is ps.AFFINE and list(seen[2]["accs"]) == [torch.float32, torch.float32]
 
 
 # ---------------------------------------------------------------------------
 # A scan's launch gets the table's choice.  The launch is faked: the scans run on
-# CPU tensors as if on a GPU with a table (no interpreter), and launch._run records
+# CPU tensors as if on a GPU with a table (no interpreter), and runtime.launch_kernel records
 # the kernel, the warps and the constexprs instead of compiling.
 
 @pytest.fixture
@@ -536,15 +549,18 @@ def launches(fake_gpu, monkeypatch):
         pytest.skip("CPU tensors reach the Triton backend only with TRITON_INTERPRET=1")
     seen = []
 
-    def record(kernel, grid_size, num_warps, stream, interpreter, args, constexprs, specialized_ints, maxnreg=None):
+    def record(launch):
+        kernel = launch.kernel
         seen.append(dict(kernel=kernel.fn.__name__ if hasattr(kernel, "fn") else str(kernel),
-                         num_warps=num_warps, interpreter=interpreter, maxnreg=maxnreg, **constexprs))
+                         num_warps=launch.num_warps, interpreter=launch.interpreter, maxnreg=launch.maxnreg,
+                         **launch.constexprs))
 
     monkeypatch.setenv("PREFIXSCAN_AUTOTUNE", "0")
-    monkeypatch.setattr(planner, "_TABLE_DEVICES", ("cuda", "cpu"))
-    monkeypatch.setattr(launch, "interpreter_mode", lambda: False)
-    monkeypatch.setattr(launch, "_run", record)
-    monkeypatch.setattr(launch, "_states", {})  # fake launches must not advance the real tile counters
+    monkeypatch.setattr(table, "TABLE_DEVICES", ("cuda", "cpu"))
+    monkeypatch.setattr(first_use, "interpreter_mode", lambda: False)
+    monkeypatch.setattr(scan_path, "interpreter_mode", lambda: False)
+    monkeypatch.setattr(runtime, "launch_kernel", record)
+    monkeypatch.setattr(status, "_states", {})  # fake launches must not advance the real tile counters
     planner.clear_memo()
     return seen
 
@@ -570,11 +586,8 @@ def test_scan_launches_with_the_tables_tile(launches):
         (D4.num_warps, D4.block, D4.window), (default_config(4, True).num_warps, default_config(4, True).block,
                                              default_config(4, True).window)]
     # a forced tile (bench sweeps) wins over the table
-    planner.set_override(TileConfig(4096, 2, 8))
-    try:
+    with planner.override(TileConfig(4096, 2, 8)):
         ps.scan(torch.ones(1 << 20, dtype=torch.int32), backend="triton")
-    finally:
-        planner.set_override(None)
     assert (launches[-1]["num_warps"], launches[-1]["BLOCK"], launches[-1]["WINDOW"]) == (2, 4096, 8)
     assert launches[-1]["maxnreg"] is None  # no occupancy: registers are the compiler's choice
 
@@ -589,14 +602,8 @@ def test_occupancy_caps_the_registers_of_every_look_back_kernel(launches, monkey
     """A tile's occupancy reaches the launch as maxnreg: 4 tiles of 4 warps per SM
     leave 65536 / (4 * 128) = 128 registers per thread.  The general kernels only
     (integer tuple sums otherwise take blocked.orders_kernel)."""
-    from prefixscan.backends.triton import launch
-
-    monkeypatch.setattr(launch, "BLOCKED_ORDERS", "never")
-    planner.set_override(TileConfig(4096, 4, 8, occupancy=4))
-    try:
+    with planner.override(TileConfig(4096, 4, 8, occupancy=4)), routing(blocked_orders="never"):
         ps.scan(torch.ones(shape, dtype=torch.int32), axis=axis, tuple_size=tuple_size, backend="triton")
-    finally:
-        planner.set_override(None)
     assert (launches[-1]["kernel"], launches[-1]["maxnreg"]) == (kernel, 128)
 
 
@@ -610,18 +617,16 @@ def test_occupancy_caps_the_registers_of_every_look_back_kernel(launches, monkey
 ])
 def test_kernel_variants_get_their_measured_occupancy(launches, monkeypatch, tile, shape, order, tuple_size, cap):
     """The order-2, ordered and masked-columns kernels borrow the plain kernels' tuned
-    tile but not its register cap: theirs comes from launch.VARIANT_OCCUPANCY, for
+    tile but not its register cap: theirs comes from lookback.VARIANT_OCCUPANCY, for
     the tiles it was measured at (32-bit words of tile data per thread).  The general
     kernels only: integer orders >= 3 otherwise take blocked.orders_kernel."""
-    from prefixscan.backends.triton import launch
-
-    monkeypatch.setattr(launch, "BLOCKED_ORDERS", "never")
     block, warps = tile
     table_tile = TileConfig(block, warps, 16, D4.max_kb, D4.packed, occupancy=4)
-    result = searched({C("decoupled_lookback", 16384): 1.0, at.Candidate("decoupled_lookback", table_tile): 0.5})
+    result = searched({C("decoupled_lookback", 16384): 1.0, keys.Candidate("decoupled_lookback", table_tile): 0.5})
     K = tuple_size
-    write_table({at.entry_key(4, False, "builtin", K, 1 << 17): result})
-    ps.scan(torch.ones(shape, dtype=torch.int32), order=order, tuple_size=tuple_size, backend="triton")
+    write_table({keys.entry_key(4, False, "builtin", K, 1 << 17): result})
+    with routing(blocked_orders="never"):
+        ps.scan(torch.ones(shape, dtype=torch.int32), order=order, tuple_size=tuple_size, backend="triton")
     assert launches[-1]["BLOCK"] == block and launches[-1]["maxnreg"] == cap
 
 
@@ -635,12 +640,12 @@ def test_register_cap(occupancy, warps, cap):
 
 def test_occupancy_round_trips_through_the_table(tmp_path):
     tile = TileConfig(8192, 4, 16, occupancy=5)
-    assert at._tile_from(at._tile_dict(tile)) == tile
-    legacy = {k: v for k, v in at._tile_dict(tile).items() if k != "occupancy"}  # tables written before it
-    assert at._tile_from(legacy) == TileConfig(8192, 4, 16)
+    assert keys.tile_from(keys.tile_dict(tile)) == tile
+    legacy = {k: v for k, v in keys.tile_dict(tile).items() if k != "occupancy"}  # tables written before it
+    assert keys.tile_from(legacy) == TileConfig(8192, 4, 16)
     for bad in (-1, 65, True, 2.5):
         with pytest.raises(ValueError, match="occupancy"):
-            at._tile_from(dict(at._tile_dict(tile), occupancy=bad))
+            keys.tile_from(dict(keys.tile_dict(tile), occupancy=bad))
 
 
 def test_scan_runs_chained_when_the_table_picks_it_for_auto_scans(launches):
@@ -659,22 +664,15 @@ def test_scan_runs_chained_when_the_table_picks_it_for_auto_scans(launches):
 def test_scan_uses_a_strategy_launcher_the_table_picks(launches, monkeypatch):
     calls = []
 
-    def persistent(xs, ys, idents, inits, pair, flat, commutative, accs, B, M, K, config, torch_, stream,
-                   interpreter):
-        calls.append((M, K, config.strategy, planner.choose_config(xs[0].device, 4, False, M, K, interpreter)))
+    def persistent(job):
+        calls.append((job.M, job.K, job.config.strategy,
+                      planner.choose_config(job.device, 4, False, job.M, job.K, job.interpreter)))
 
-    fake = types.ModuleType("prefixscan.backends.triton.strategies")
-    fake.LAUNCHERS = {"persistent": persistent}
-    import prefixscan.backends.triton as pkg
-
-    monkeypatch.setitem(sys.modules, fake.__name__, fake)
-    monkeypatch.setattr(pkg, "strategies", fake, raising=False)
-    at.reset()
+    monkeypatch.setitem(scan_path.LAUNCHERS, "persistent", persistent)
     r = searched({C("decoupled_lookback", 16384): 1.0, C("persistent", 8192): 0.5})
     write_table({KEY_20: r})
     ps.scan(torch.ones(1 << 20, dtype=torch.int32), backend="triton")
     assert calls == [(1 << 20, 1, "auto", C("persistent", 8192).tile)] and launches == []
-    at.reset()
 
 
 def test_memoized_lookup_reads_the_table_once_per_bucket(fake_gpu, monkeypatch):
@@ -682,15 +680,15 @@ def test_memoized_lookup_reads_the_table_once_per_bucket(fake_gpu, monkeypatch):
     result, T1, _ = two_tile_result()
     write_table({KEY_20: result})
     calls = []
-    real = at.resolve
-    monkeypatch.setattr(at, "resolve", lambda *a, **k: calls.append(a) or real(*a, **k))
+    real = table.lookup
+    monkeypatch.setattr(table, "lookup", lambda *a, **k: calls.append(a) or real(*a, **k))
     for n in ((1 << 17) + 1, 1 << 18, (1 << 18) + 7):
         assert planner.choose_config(DEV, 4, False, n, 1, False) == T1.tile
     assert len(calls) == 2  # one per log2 size class inside the bucket: 2^17+1..2^18, 2^18+7
     for n in ((1 << 17) + 1, 1 << 18, (1 << 18) + 7):
         assert planner.tuned_strategy(DEV, [torch.int32], n, 1, False) == "decoupled_lookback"
     assert len(calls) == 4
-    at.reset()  # forgets the memo too: the file is read again
+    forget()  # forgets the memo too: the file is read again
     assert planner.choose_config(DEV, 4, False, 1 << 18, 1, False) == T1.tile
     assert len(calls) == 5
 
@@ -708,64 +706,85 @@ def fake_tuner(monkeypatch):
         calls.append(dict(accs=accs, monoid=monoid, K=K, n=n, **kw))
         return result
 
-    monkeypatch.setattr(at, "tune_workload", fake)
+    monkeypatch.setattr(measure, "tune_workload", fake)
     return calls, T1
+
+
+def first_use_tile(nbytes, floating, M, K=1, accs=None):
+    """The tile a scan of M x K elements per lane gets: first-use tuning of its key
+    (what the backend's entry runs before the scan path), then the planner's lookup."""
+    opclass = keys.op_class(None, len(accs) if accs else 1)
+    first_use.resolve(DEV, nbytes, floating, opclass, K, M * K, accs=accs)
+    return planner.choose_config(DEV, nbytes, floating, M, K, False, accs=accs)
 
 
 def test_first_use_tunes_once_and_caches(fake_gpu, fake_tuner):
     calls, T1 = fake_tuner
-    assert planner.choose_config(DEV, 4, False, 1 << 22, 1, False, accs=[torch.int32]) == T1.tile
+    assert first_use_tile(4, False, 1 << 22, accs=[torch.int32]) == T1.tile
     assert len(calls) == 1
     call = calls[0]
-    assert call["n"] == 1 << 24 and call["quick"] and call["budget"] == at.DEFAULT_BUDGET
-    assert planner.choose_config(DEV, 4, False, 1 << 25, 1, False, accs=[torch.int32]) == T1.tile  # same bucket
+    assert call["n"] == 1 << 24 and call["quick"] and call["budget"] == first_use.DEFAULT_BUDGET
+    assert first_use_tile(4, False, 1 << 25, accs=[torch.int32]) == T1.tile  # same bucket
     assert len(calls) == 1
-    key = at.entry_key(4, False, "builtin", 1, 1 << 22)
-    data = json.loads(at.cache_path(GPU).read_text())
+    key = keys.entry_key(4, False, "builtin", 1, 1 << 22)
+    data = json.loads(table.cache_path(GPU).read_text())
     assert data["entries"][key]["source"] == "first-use"
-    at.reset()  # a new process reads the file and does not tune again
-    assert planner.choose_config(DEV, 4, False, 1 << 23, 1, False) == T1.tile
+    forget()  # a new process reads the file and does not tune again
+    assert first_use_tile(4, False, 1 << 23) == T1.tile
     assert len(calls) == 1
     # the largest bucket is tuned at 2^24 elements at most
-    planner.choose_config(DEV, 4, False, 1 << 30, 1, False)
+    first_use_tile(4, False, 1 << 30)
     assert calls[-1]["n"] == 1 << 24
+
+
+def test_the_planner_only_reads_the_table(fake_gpu, fake_tuner):
+    """No tuning below the launch path: the planner answers a missing key with the
+    defaults, and forgets that answer once first-use tuning stores the key."""
+    calls, T1 = fake_tuner
+    assert planner.choose_config(DEV, 4, False, 1 << 20, 1, False) == D4
+    assert planner.tuned_strategy(DEV, [torch.int32], 1 << 20, 1, False) == "decoupled_lookback"
+    assert calls == []
+    generation = planner.generation
+    assert first_use_tile(4, False, 1 << 20) == T1.tile and len(calls) == 1
+    assert planner.generation > generation  # planned replays of the default tile expire
 
 
 @pytest.mark.parametrize("value", ["0", "off", "false"])
 def test_first_use_disabled_by_env(fake_gpu, fake_tuner, monkeypatch, value):
     calls, _ = fake_tuner
     monkeypatch.setenv("PREFIXSCAN_AUTOTUNE", value)
-    assert planner.choose_config(DEV, 4, False, 1 << 20, 1, False) == D4
-    assert launch.strategy_for(_config(), DEV, [torch.int32], 1 << 20, 1, False) == "decoupled_lookback"
-    assert calls == [] and not at.cache_path(GPU).exists()
+    assert first_use_tile(4, False, 1 << 20) == D4
+    assert strategy_for(_config(), DEV, [torch.int32], 1 << 20, 1, False) == "decoupled_lookback"
+    assert calls == [] and not table.cache_path(GPU).exists()
 
 
 def test_first_use_budget_from_env(fake_gpu, fake_tuner, monkeypatch):
     calls, _ = fake_tuner
     monkeypatch.setenv("PREFIXSCAN_AUTOTUNE_BUDGET", "0.5")
-    planner.choose_config(DEV, 8, True, 1 << 20, 1, False)
+    first_use_tile(8, True, 1 << 20)
     assert calls[0]["budget"] == 0.5 and calls[0]["accs"] == [torch.float64]
 
 
 def test_first_use_is_guarded_against_recursion(fake_gpu, monkeypatch):
-    """The tuner scans through prefixscan.scan: lookups made while it runs
-    (same key or another) must not tune again."""
+    """First-use requests made while the tuner runs (same key or another) must
+    not tune again: they get the defaults."""
     calls = []
     result, _, _ = two_tile_result()
 
     def reentrant(device, accs, monoid=None, K=1, n=0, **kw):
         calls.append(n)
-        assert planner.choose_config(DEV, 4, False, 1 << 20, 1, False) == D4
-        assert planner.choose_config(DEV, 8, False, 1 << 10, 1, False) == default_config(8, False)
+        assert first_use_tile(4, False, 1 << 20) == D4
+        assert first_use_tile(8, False, 1 << 10) == default_config(8, False)
         return result
 
-    monkeypatch.setattr(at, "tune_workload", reentrant)
-    planner.choose_config(DEV, 4, False, 1 << 20, 1, False)
+    monkeypatch.setattr(measure, "tune_workload", reentrant)
+    first_use_tile(4, False, 1 << 20)
     assert calls == [1 << 20]
-    with at._TuningGuard():  # what tune_workload sets around its own scans
-        assert at.in_tuning()
-        assert planner.choose_config(DEV, 2, False, 1 << 20, 1, False) == default_config(2, False)
-    assert calls == [1 << 20] and not at.in_tuning()
+    with measure.TuningGuard():  # what tune_workload sets around its own scans
+        assert measure.in_tuning()
+        assert first_use.resolve(DEV, 2, False, "builtin", 1, 1 << 20) == (None, False)  # postponed
+        assert first_use_tile(2, False, 1 << 20) == default_config(2, False)
+    assert calls == [1 << 20] and not measure.in_tuning()
 
 
 def test_first_use_failure_warns_and_is_not_retried(fake_gpu, monkeypatch):
@@ -775,20 +794,20 @@ def test_first_use_failure_warns_and_is_not_retried(fake_gpu, monkeypatch):
         calls.append(1)
         raise RuntimeError("out of memory")
 
-    monkeypatch.setattr(at, "tune_workload", broken)
-    with pytest.warns(at.TuningCacheWarning, match="out of memory"):
-        assert planner.choose_config(DEV, 4, False, 1 << 20, 1, False) == D4
-    assert planner.choose_config(DEV, 4, False, 1 << 20, 1, False) == D4
+    monkeypatch.setattr(measure, "tune_workload", broken)
+    with pytest.warns(table.TuningCacheWarning, match="out of memory"):
+        assert first_use_tile(4, False, 1 << 20) == D4
+    assert first_use_tile(4, False, 1 << 20) == D4
     assert calls == [1]
 
 
 def test_no_first_use_under_graph_capture(fake_gpu, fake_tuner, monkeypatch):
     calls, T1 = fake_tuner
-    monkeypatch.setattr(at, "_capturing", lambda: True)
-    assert planner.choose_config(DEV, 4, False, 1 << 20, 1, False) == D4
+    monkeypatch.setattr(first_use, "_capturing", lambda: True)
+    assert first_use_tile(4, False, 1 << 20) == D4
     assert calls == []
-    monkeypatch.setattr(at, "_capturing", lambda: False)  # postponed, not forgotten
-    assert planner.choose_config(DEV, 4, False, 1 << 20, 1, False) == T1.tile
+    monkeypatch.setattr(first_use, "_capturing", lambda: False)  # postponed, not forgotten
+    assert first_use_tile(4, False, 1 << 20) == T1.tile
     assert len(calls) == 1
 
 
@@ -804,13 +823,53 @@ def test_first_use_through_scans_tunes_once_per_bucket(launches, fake_tuner, mon
     assert len(calls) == 2 and calls[1]["K"] == 4 and calls[1]["n"] == 1 << 20
 
 
+def test_no_first_use_while_a_tile_is_forced(launches, fake_tuner, monkeypatch):
+    """A study that forces a tile measures that tile: its scans do not tune; the
+    key is tuned by the first scan after the override is lifted."""
+    calls, T1 = fake_tuner
+    monkeypatch.setenv("PREFIXSCAN_AUTOTUNE", "1")
+    x = torch.ones(1 << 20, dtype=torch.int32)
+    with planner.override(TileConfig(4096, 2, 8)):
+        ps.scan(x, backend="triton")
+    assert calls == [] and (launches[-1]["BLOCK"], launches[-1]["num_warps"]) == (4096, 2)
+    ps.scan(x, backend="triton")
+    assert len(calls) == 1 and (launches[-1]["BLOCK"], launches[-1]["num_warps"]) == (T1.tile.block,
+                                                                                        T1.tile.num_warps)
+
+
+def test_override_is_a_context_and_bumps_the_generation():
+    import threading
+
+    a, b = TileConfig(4096, 4, 32), TileConfig(8192, 8, 16)
+    assert tuning.override is planner.override and not planner.overridden()
+    start = planner.generation
+    with tuning.override(a):
+        assert planner.current_override() == a
+        with tuning.override(b):
+            assert planner.current_override() == b
+            seen = []
+            worker = threading.Thread(target=lambda: seen.append(planner.current_override()))
+            worker.start()
+            worker.join()
+            assert seen == [None]  # other threads keep their own (none)
+        assert planner.current_override() == a
+        with tuning.override(None):  # the table's tile inside a forced block
+            assert not planner.overridden()
+    assert planner.current_override() is None and planner.generation == start + 6
+    planner.set_override(a)  # the non-block form, for sweeps
+    try:
+        assert planner.overridden() and planner.generation == start + 7
+    finally:
+        planner.set_override(None)
+
+
 def test_first_use_budget_env_must_be_a_number(monkeypatch):
     for bad in ("soon", "-1", "nan"):
         monkeypatch.setenv("PREFIXSCAN_AUTOTUNE_BUDGET", bad)
-        with pytest.warns(at.TuningCacheWarning, match="PREFIXSCAN_AUTOTUNE_BUDGET"):
-            assert at.first_use_budget() == at.DEFAULT_BUDGET
+        with pytest.warns(table.TuningCacheWarning, match="PREFIXSCAN_AUTOTUNE_BUDGET"):
+            assert first_use.first_use_budget() == first_use.DEFAULT_BUDGET
     monkeypatch.setenv("PREFIXSCAN_AUTOTUNE_BUDGET", "0.25")
-    assert at.first_use_budget() == 0.25
+    assert first_use.first_use_budget() == 0.25
 
 
 @pytest.mark.skipif(not interpreter_mode(), reason="needs Triton's interpreter")
@@ -818,8 +877,8 @@ def test_interpreter_scans_never_tune_or_read_the_table(fake_gpu, monkeypatch):
     def forbidden(*args, **kw):
         raise AssertionError("tuning path reached")
 
-    monkeypatch.setattr(at, "lookup", forbidden)
-    monkeypatch.setattr(at, "tune_workload", forbidden)
+    monkeypatch.setattr(table, "lookup", forbidden)
+    monkeypatch.setattr(measure, "tune_workload", forbidden)
     x = torch.arange(1, 200, dtype=torch.int64)
     for kw in ({}, {"deterministic": True}):
         assert torch.equal(ps.scan(x, backend="triton", **kw), torch.cumsum(x, 0))
@@ -833,36 +892,35 @@ def test_interpreter_scans_never_tune_or_read_the_table(fake_gpu, monkeypatch):
 
 @pytest.mark.skipif(not interpreter_mode(), reason="needs Triton's interpreter")
 def test_tune_workload_verifies_real_scans_and_excludes_a_wrong_strategy(monkeypatch):
-    """A fake 'persistent' launcher that corrupts one element must be excluded;
-    the real candidates pass verification against the decoupled look-back."""
-    def wrong_launcher(xs, ys, *args):
-        launch._launch(xs, ys, *args)
-        ys[0].view(-1)[-1] += 1
+    """A 'persistent' scan that corrupts one element must be excluded; the real
+    candidates pass verification against the decoupled look-back.  The tuner runs
+    its candidates through the scan path (scan.run_scan), never prefixscan.scan."""
+    from prefixscan.backends.triton import scan as scan_path
 
-    fake = types.ModuleType("prefixscan.backends.triton.strategies")
-    fake.LAUNCHERS = {"persistent": wrong_launcher}
-    import prefixscan.backends.triton as pkg
+    real = scan_path.run_scan
 
-    monkeypatch.setitem(sys.modules, fake.__name__, fake)
-    monkeypatch.setattr(pkg, "strategies", fake, raising=False)
-    at._strategy_launchers.cache_clear()
+    def corrupting(request, plan=False):
+        out = real(request, plan)
+        if request.config.strategy == "persistent":
+            (out[0] if plan else out)[0].view(-1)[-1] += 1
+        return out
+
+    monkeypatch.setattr(scan_path, "run_scan", corrupting)
+    monkeypatch.setattr(ps, "scan", lambda *a, **k: pytest.fail("the tuner called prefixscan.scan"))
     fast = {}
 
     def timer(fn):
         fn()
-        return fast.get(planner._override, 1.0)
+        return fast.get(planner.current_override(), 1.0)
 
-    try:
-        r = at.tune_workload(torch.device("cpu"), [torch.int32], None, 1, 96, quick=True, timer=timer,
-                             strategies=["decoupled_lookback", "chained", "persistent"])
-    finally:
-        at._strategy_launchers.cache_clear()
+    r = measure.tune_workload(torch.device("cpu"), [torch.int32], None, 1, 96, quick=True, timer=timer,
+                              strategies=["decoupled_lookback", "chained", "persistent"])
     labels = {c.strategy for c in r.times}
     assert {"decoupled_lookback", "chained"} <= labels
     assert [c.strategy for c in r.excluded] == ["persistent"] and "wrong result" in r.excluded[
-        at.Candidate("persistent", D4)]
+        keys.Candidate("persistent", D4)]
     assert r.best.strategy == "decoupled_lookback" and r.best_deterministic.strategy == "chained"
-    assert planner._override is None
+    assert planner.current_override() is None
 
 
 @pytest.mark.skipif(not interpreter_mode(), reason="needs Triton's interpreter")
@@ -874,78 +932,78 @@ def test_tune_workload_on_the_2d_layout(accs, monoid):
 
     def timer(fn):
         fn()
-        seen.append(planner._override)
-        return 1.0 if planner._override == default_config(sum(a.itemsize for a in accs), accs[0].is_floating_point) \
-            else 0.5
+        seen.append(planner.current_override())
+        default = default_config(sum(a.itemsize for a in accs), accs[0].is_floating_point)
+        return 1.0 if planner.current_override() == default else 0.5
 
-    r = at.tune_workload(torch.device("cpu"), accs, monoid, 4, 64, quick=True, timer=timer,
-                         strategies=["decoupled_lookback"], rounds=1)
+    r = measure.tune_workload(torch.device("cpu"), accs, monoid, 4, 64, quick=True, timer=timer,
+                              strategies=["decoupled_lookback"], rounds=1)
     assert not r.excluded and len(r.samples) >= 2 and r.best != r.default
     assert all(len(r.samples[c]) == 2 for c in r.finalists)
-    assert None not in seen and planner._override is None
+    assert None not in seen and planner.current_override() is None
 
 
 # ---------------------------------------------------------------------------
 # The tuned choice against every fixed choice (what the benchmark reports).
 
 def test_fixed_choices_are_the_sweep_tiles_and_the_default():
-    choices = at.fixed_choices(4, False, strategies=["decoupled_lookback"])
-    assert choices[0] == ("default table (no tuning)", at.Candidate("decoupled_lookback", D4))
+    choices = compare.fixed_choices(4, False, strategies=["decoupled_lookback"])
+    assert choices[0] == ("default table (no tuning)", keys.Candidate("decoupled_lookback", D4))
     tiles = {(c.tile.block, c.tile.num_warps, c.tile.window) for _, c in choices}
-    assert tiles == set(at.BENCH_TILES) | {(D4.block, D4.num_warps, D4.window)}
+    assert tiles == set(candidates.BENCH_TILES) | {(D4.block, D4.num_warps, D4.window)}
     assert len(choices) == len(tiles)
-    with_chained = at.fixed_choices(8, True, tiles=[(4096, 4, 32)], strategies=["decoupled_lookback", "chained"])
+    with_chained = compare.fixed_choices(8, True, tiles=[(4096, 4, 32)], strategies=["decoupled_lookback", "chained"])
     assert [label for label, _ in with_chained][-1] == "chained (default tile)"
 
 
 @pytest.mark.skipif(not interpreter_mode(), reason="needs Triton's interpreter")
 def test_compare_tuned_times_every_choice_and_judges_within_noise(monkeypatch):
     x = torch.arange(1, 9, dtype=torch.int32)  # tiny: the interpreter takes ~0.03 s a call
-    tiles = [(4096, 4, 32), (8192, 8, 32)]
+    sweep = [(4096, 4, 32), (8192, 8, 32)]
     fast = {None: 1.0, D4: 1.1, TileConfig(4096, 4, 32): 1.2, TileConfig(8192, 8, 32): 1.3}
     seen = []
 
     def timer(fn):  # the tile in force tells the choice apart (None: the tuned path)
         fn()
-        seen.append(planner._override)
-        return fast[planner._override]
+        seen.append(planner.current_override())
+        return fast[planner.current_override()]
 
     expected = torch.cumsum(x, 0, dtype=torch.int32)
-    rec = at.compare_tuned(x, tiles=tiles, strategies=["decoupled_lookback"], timer=timer, rounds=3,
-                           check=lambda r: torch.equal(r, expected))
+    rec = compare.compare_tuned(x, tiles=sweep, strategies=["decoupled_lookback"], timer=timer, rounds=3,
+                                check=lambda r: torch.equal(r, expected))
     assert rec["ok"] and rec["best_fixed"] == "default table (no tuning)"
     assert rec["best_fixed_over_tuned"] == pytest.approx(1.1) and rec["noise"] == 0
     assert [row["label"] for row in rec["choices"]][0] == "tuned"
     assert all(row["verified"] and len(row["samples"]) == 3 for row in rec["choices"])
     assert rec["tuned"]["strategy"] == "decoupled_lookback" and rec["tuned"]["block"] == tiles.INTERPRETER_TILE.block
     assert len(seen) == 3 * 4 and seen[:4] != seen[4:8]  # every round, in a rotated order
-    assert planner._override is None
+    assert planner.current_override() is None
 
     fast[TileConfig(8192, 8, 32)] = 0.5  # a fixed choice twice as fast: not ok
-    rec = at.compare_tuned(x, tiles=tiles, strategies=["decoupled_lookback"], timer=timer, rounds=2)
+    rec = compare.compare_tuned(x, tiles=sweep, strategies=["decoupled_lookback"], timer=timer, rounds=2)
     assert not rec["ok"] and rec["best_fixed"].endswith("b=8192 w=8 win=32")
-    assert "SLOWER THAN A FIXED CHOICE" in at.format_comparison([dict(rec, case="int32 8")])
+    assert "SLOWER THAN A FIXED CHOICE" in compare.format_comparison([dict(rec, case="int32 8")])
 
     # a fixed choice that computes a wrong result never counts as the best
     verdicts = iter([True, True, True, False])  # in the order of rec["choices"]
-    rec = at.compare_tuned(x, tiles=tiles, strategies=["decoupled_lookback"], timer=timer, rounds=2,
-                           check=lambda r: next(verdicts))
+    rec = compare.compare_tuned(x, tiles=sweep, strategies=["decoupled_lookback"], timer=timer, rounds=2,
+                                check=lambda r: next(verdicts))
     assert rec["choices"][3]["verified"] is False and rec["ok"]
-    assert "WRONG RESULT" in at.format_comparison([rec])
+    assert "WRONG RESULT" in compare.format_comparison([rec])
 
     # noise: the tuned choice 5% slower than the best fixed one passes only if the
     # measurements spread by more than that
     fast.update({None: 1.05, TileConfig(8192, 8, 32): 1.0})
-    assert not at.compare_tuned(x, tiles=tiles, strategies=["decoupled_lookback"], timer=timer)["ok"]
-    assert at.compare_tuned(x, tiles=tiles, strategies=["decoupled_lookback"], timer=timer,
-                            noise_floor=0.06)["ok"]
+    assert not compare.compare_tuned(x, tiles=sweep, strategies=["decoupled_lookback"], timer=timer)["ok"]
+    assert compare.compare_tuned(x, tiles=sweep, strategies=["decoupled_lookback"], timer=timer,
+                                 noise_floor=0.06)["ok"]
 
 
 def test_compare_tuned_rejects_bad_arguments():
     with pytest.raises(ValueError, match="rounds"):
-        at.compare_tuned(torch.ones(4), rounds=0)
+        compare.compare_tuned(torch.ones(4), rounds=0)
     with pytest.raises(TypeError, match="x: expected a torch tensor"):
-        at.compare_tuned([1, 2, 3])
+        compare.compare_tuned([1, 2, 3])
 
 
 # ---------------------------------------------------------------------------
@@ -985,7 +1043,7 @@ def test_tune_bad_arguments_name_the_argument(capsys, argv, message):
 ])
 def test_tune_all_bad_arguments_name_the_argument(kw, message):
     with pytest.raises(ValueError, match=message):
-        at.tune_all(**kw)
+        session.tune_all(**kw)
 
 
 def test_tune_all_plans_keys_shares_the_budget_and_writes_the_table(fake_gpu, monkeypatch, capsys):
@@ -1001,30 +1059,30 @@ def test_tune_all_plans_keys_shares_the_budget_and_writes_the_table(fake_gpu, mo
             raise RuntimeError("launch failed")
         return result
 
-    monkeypatch.setattr(at, "tune_workload", fake)
-    out = at.tune_all(device="cuda:0", dtypes=["int32", "float16", "float32"], sizes=[16, 20], ops=["builtin"],
+    monkeypatch.setattr(measure, "tune_workload", fake)
+    out = session.tune_all(device="cuda:0", dtypes=["int32", "float16", "float32"], sizes=[16, 20], ops=["builtin"],
                       layouts=["1d", "2d"], budget=100.0, repeats=3)
     assert [(c["accs"], c["K"], c["n"]) for c in calls] == [
         ([torch.int32], 1, 1 << 20), ([torch.int32], 1, 1 << 16), ([torch.int32], 4, 1 << 20),
         ([torch.int32], 4, 1 << 16), ([torch.float32], 1, 1 << 20), ([torch.float32], 1, 1 << 16),
         ([torch.float32], 4, 1 << 20), ([torch.float32], 4, 1 << 16)]
     assert all(c["repeats"] == 3 and c["monoid"] is None for c in calls)
-    total_weight = 4 * (at.COMPILE_WEIGHT + 1)
-    assert calls[0]["budget"] == pytest.approx(100.0 * at.COMPILE_WEIGHT / total_weight, rel=0.05)
+    total_weight = 4 * (session.COMPILE_WEIGHT + 1)
+    assert calls[0]["budget"] == pytest.approx(100.0 * session.COMPILE_WEIGHT / total_weight, rel=0.05)
     assert calls[1]["budget"] < calls[0]["budget"] / 2
-    bad = at.entry_key(4, True, "builtin", 4, 1 << 16)
+    bad = keys.entry_key(4, True, "builtin", 4, 1 << 16)
     assert list(out["failed"]) == [bad] and "launch failed" in out["failed"][bad]
     assert len(out["entries"]) == 7 and bad not in out["entries"]
-    on_disk = json.loads(at.cache_path(GPU).read_text())["entries"]
+    on_disk = json.loads(table.cache_path(GPU).read_text())["entries"]
     assert set(on_disk) == set(out["entries"]) and on_disk[KEY_20]["source"] == "prefixscan tune"
     assert "[8/8]" in capsys.readouterr().err
 
 
 def test_tune_command_end_to_end_with_a_fake_device(fake_gpu, monkeypatch, capsys, tmp_path):
     result, T1, _ = two_tile_result()
-    monkeypatch.setattr(at, "unavailable_reason", lambda: "")
+    monkeypatch.setattr(tuning, "unavailable_reason", lambda: "")
     monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
-    monkeypatch.setattr(at, "tune_workload", lambda *a, **k: result)
+    monkeypatch.setattr(measure, "tune_workload", lambda *a, **k: result)
     path = tmp_path / "out" / "tune.json"
     assert main(["tune", "--dtypes", "int32", "--sizes", "20", "--ops", "builtin", "--layouts", "1d",
                  "--json", str(path)]) == 0
@@ -1033,7 +1091,7 @@ def test_tune_command_end_to_end_with_a_fake_device(fake_gpu, monkeypatch, capsy
     data = json.loads(path.read_text())
     assert list(data["entries"]) == [KEY_20] and data["entries"][KEY_20]["tile"]["block"] == T1.tile.block
     monkeypatch.setenv("PREFIXSCAN_AUTOTUNE", "0")
-    at.reset()  # a new process: scans read what the command wrote
+    forget()  # a new process: scans read what the command wrote
     assert planner.choose_config(DEV, 4, False, 1 << 19, 1, False) == T1.tile
 
 
@@ -1056,12 +1114,12 @@ def test_tune_clear(fake_gpu, capsys):
 
 
 def test_info_shows_cache_path_and_table_presence(fake_gpu, capsys):
-    lines = at.info_lines(gpu_names=[GPU])
+    lines = session.info_lines(gpu_names=[GPU])
     text = "\n".join(lines)
     assert str(fake_gpu) in text and "no tuned table" in text
     write_table({KEY_20: two_tile_result()[0]})
-    text = "\n".join(at.info_lines(gpu_names=[GPU]))
-    assert str(at.cache_path(GPU)) in text and "tuned table present, 1 entries" in text
+    text = "\n".join(session.info_lines(gpu_names=[GPU]))
+    assert str(table.cache_path(GPU)) in text and "tuned table present, 1 entries" in text
     assert main(["info"]) == 0
     out = capsys.readouterr().out
     assert "tuning:" in out and str(fake_gpu) in out

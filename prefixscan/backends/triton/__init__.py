@@ -5,6 +5,11 @@ their own type (:mod:`prefixscan._arrays`).  Under ``TRITON_INTERPRET=1`` the
 same kernels run on CPU torch tensors in Triton's interpreter, which is how CI
 tests the kernel logic without a GPU.  Nothing here imports torch or triton
 until a scan runs.
+
+Implements :class:`prefixscan.backends.base.Backend` as a module: the scan path
+is :mod:`.scan` (strategies from :mod:`.registry`, tiles from :mod:`.planner`),
+delta encoding is the one-pass stencil kernel of :mod:`.delta`, and compaction
+scatters with torch indexing after the caller's exclusive scan.
 """
 
 from __future__ import annotations
@@ -12,10 +17,15 @@ from __future__ import annotations
 import functools
 import importlib.util
 
-from ...dispatch import interpreter_mode
+from ..._arrays import ArrayRef, as_torch
+from ..._environment import interpreter_mode
+from ...caches import register_cache
 
+NAME = "triton"
 DEVICES = ("cuda",)
 NATIVE_LIBRARY = "torch"  # run_scan returns torch tensors
+TAKES_ALGORITHM = False  # algorithm= names CPU scan networks
+TAKES_STRATEGY = True  # strategy= picks a strategy of .registry
 
 
 def unavailable_reason(device: str) -> str:
@@ -38,6 +48,9 @@ def _unavailable_reason(device: str, interpreter: bool) -> str:
     return ""
 
 
+register_cache("prefixscan.backends.triton.unavailable_reason", _unavailable_reason.cache_clear)
+
+
 def device_names() -> list[str]:
     import torch
 
@@ -47,8 +60,14 @@ def device_names() -> list[str]:
 
 
 def run_scan(request):
+    """Scan ``request`` into torch tensors.  A key the GPU's tuned table lacks is
+    tuned first, once per process (:func:`.tuner.first_use.ensure_for`); the scan
+    path below only reads the table."""
+    # The scan path loads triton: imported on the first scan, not with the package.
     from .scan import run_scan as _run
+    from .tuner.first_use import ensure_for
 
+    ensure_for(request)
     return _run(request)
 
 
@@ -56,5 +75,37 @@ def run_scan_planned(request):
     """``run_scan`` plus a replay function for later calls of the same signature
     (or None): ``fast(x, out) -> result or None`` (None: take the full path)."""
     from .scan import run_scan as _run
+    from .tuner.first_use import ensure_for
 
+    ensure_for(request)
     return _run(request, plan=True)
+
+
+def delta_encode(x: ArrayRef, order: int, tuple_size: int, axis: int):
+    """``order`` rounds of ``d[j] -= d[j - s]`` along ``axis`` in one kernel pass
+    (:mod:`.delta`); complex tensors, which Triton has no types for, take one torch
+    subtraction per round."""
+    t = as_torch(x)
+    if not t.is_complex():
+        from .delta import delta_encode as encode  # imports triton
+
+        return encode(t, order, tuple_size, axis)
+    d = t.clone()
+    n, s = d.shape[axis], tuple_size
+    for _ in range(order):
+        if n > s:
+            d.narrow(axis, s, n - s).sub_(d.narrow(axis, 0, n - s).clone())
+    return d
+
+
+def compact(x: ArrayRef, mask: ArrayRef, slots):
+    """Scatter the kept elements of x to their slots (the exclusive scan of the mask)
+    with torch indexing, on x's device."""
+    import torch
+
+    xt, mt = as_torch(x).reshape(-1), as_torch(mask).reshape(-1)
+    slots = slots if torch.is_tensor(slots) else torch.from_dlpack(slots)
+    count = int(slots[-1] + mt[-1]) if mt.numel() else 0
+    result = torch.empty(count, dtype=xt.dtype, device=xt.device)
+    result[slots[mt]] = xt[mt]
+    return result

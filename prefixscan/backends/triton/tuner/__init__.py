@@ -1,0 +1,33 @@
+"""Auto-tuning of the GPU scan: measure the candidates on this GPU, keep the
+fastest one whose result is right, and cache the choice on disk per GPU name.
+
+What is tuned, per key (:mod:`.keys`: accumulator bytes, int/float, operator
+class, layout, size bucket), is the tile (elements per tile, warps, look-back
+window, raking, register cap; :class:`..tiles.TileConfig`) and the
+meta-strategy (:mod:`..registry`).  The method follows the papers this library
+builds on, which both found that the best configuration depends on the GPU and
+the problem size in ways no model predicts well: SAM (Maleki, Yang & Burtscher,
+PLDI 2016) ships an auto-tuner that picks the elements per thread for ranges
+of problem sizes, and Merrill & Grimshaw 2009 (section 4.2) tune their
+data-movement configuration and grid size per GPU, having measured up to 1.3x
+(in-out) and 2.1x (in-only) between configurations they considered reasonable.
+
+For one key, at a representative size of its bucket, the tuner runs every
+candidate of a small grid (:mod:`.candidates`; it contains every fixed tile
+the benchmark sweep times), verifies each against the default scan on fresh
+random data before timing it (bitwise for integers), times it with CUDA
+events (a score that blends device time and the time a waiting caller sees,
+:mod:`.measure`), re-measures the few fastest in interleaved rounds, and
+replaces a default only by a challenger faster beyond the measured noise
+(:mod:`.search`); the chosen decoupled look-back tile is then tried under
+register caps.  Entries go to a JSON table per GPU and library version
+(:mod:`.table`).  A missing key is tuned on first use, before the scan runs, on
+a quick grid within a few seconds (:mod:`.first_use`); ``prefixscan tune``
+tunes a whole grid of keys (:mod:`.session`); :mod:`.compare` times the tuned
+choice against every fixed one for the benchmark.  Measurements and what
+shaped the method: docs/design/tuning-method.md; user documentation:
+docs/tuning.md; the public API: :mod:`prefixscan.tuning`.
+
+Layers depend one way: keys <- candidates <- search <- measure <- first_use <-
+compare / session, with table beside them; the planner reads the table only.
+"""

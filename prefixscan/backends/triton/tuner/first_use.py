@@ -1,0 +1,168 @@
+"""First-use tuning: a scan whose key has no tuned entry tunes it once per
+process, within a few seconds, before it runs.
+
+The Triton backend's entry (``backends/triton/__init__.py``, ``run_scan``)
+calls :func:`ensure_for` with every request, ahead of the scan path, so the
+planner below only ever reads the table.  A missing key is tuned with the
+quick grid (:func:`.candidates.candidate_grid`), at the bucket's size capped
+at 2^24 elements, within ``PREFIXSCAN_AUTOTUNE_BUDGET`` seconds (default 3:
+compiling the tile variants takes most of it), and the entry is stored in the
+table file.  Nothing tunes in Triton's interpreter, on non-CUDA tensors,
+while a tile is forced (a study measures that tile), inside a tuning run
+(:func:`.measure.in_tuning`), while another thread tunes, or while the stream
+is captured into a CUDA graph; the last three only postpone it to a later
+scan.  ``PREFIXSCAN_AUTOTUNE=0`` turns first-use tuning off (a table already
+on disk is still read).  A failed tuning warns once and leaves the defaults.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import threading
+import time
+import warnings
+
+from ...._arrays import as_torch
+from ...._environment import interpreter_mode
+from ....caches import register_cache
+from .. import planner
+from . import measure, table
+from .keys import Candidate, bucket_size, entry_key, size_bucket
+from .table import TuningCacheWarning, table_device
+
+__all__ = ["ensure_for", "resolve", "autotune_enabled", "first_use_budget", "DEFAULT_BUDGET",
+           "FIRST_USE_MAX_LOG2", "reset"]
+
+log = logging.getLogger("prefixscan.tune")
+
+FIRST_USE_MAX_LOG2 = 24  # first-use tuning scans at most 2^24 elements
+DEFAULT_BUDGET = 3.0  # seconds
+
+_attempted: set = set()  # (table path, key) tuned on first use already (or tried)
+_ensured: set = set()  # request signatures whose key is settled for this process: ensure_for returns at once
+_ENSURED_MAX = 4096  # signatures kept (shapes are part of them)
+_tune_lock = threading.Lock()  # one tuning at a time per process
+
+# Accumulator dtypes of a key, for a lookup that does not name them.
+_TORCH_DTYPES = {(1, False): "int8", (2, False): "int16", (4, False): "int32", (8, False): "int64",
+                 (4, True): "float32", (8, True): "float64"}
+
+
+def reset() -> None:
+    """Forget the first-use attempts, so that missing keys are tuned again."""
+    _attempted.clear()
+    _ensured.clear()
+
+
+register_cache(__name__, reset)
+table.on_change(_ensured.clear)
+
+
+def autotune_enabled() -> bool:
+    """First-use tuning is on unless ``PREFIXSCAN_AUTOTUNE`` is 0/false/no/off."""
+    return os.environ.get("PREFIXSCAN_AUTOTUNE", "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def first_use_budget() -> float:
+    """``PREFIXSCAN_AUTOTUNE_BUDGET`` seconds (default 3); a value that is not a
+    number >= 0 warns and gives the default."""
+    raw = os.environ.get("PREFIXSCAN_AUTOTUNE_BUDGET")
+    if raw is None or not raw.strip():
+        return DEFAULT_BUDGET
+    try:
+        value = float(raw)
+        if not (value >= 0 and math.isfinite(value)):
+            raise ValueError
+    except ValueError:
+        warnings.warn(f"prefixscan: PREFIXSCAN_AUTOTUNE_BUDGET={raw!r} is not a number of seconds >= 0; "
+                      f"using {DEFAULT_BUDGET:g}", TuningCacheWarning, stacklevel=2)
+        return DEFAULT_BUDGET
+    return value
+
+
+def _capturing() -> bool:
+    try:
+        import torch
+
+        return bool(torch.cuda.is_current_stream_capturing())
+    except Exception:  # noqa: BLE001 - no CUDA build: nothing is captured
+        return False
+
+
+def ensure_for(request) -> None:
+    """Tune the key of ``request`` (a checked scan request) if it has no entry yet
+    and first-use tuning applies; afterwards the planner finds it in the table."""
+    if not table_device(request.device):
+        return
+    config = request.config
+    x = as_torch(request.fields[0])
+    builtin = len(request.acc_dtypes) == 1 and bool(getattr(config.monoid, "builtin", False))
+    # Every non-replayed scan passes here: a repeated signature costs one set lookup.
+    seen = (x.get_device(), request.shape, request.axis, config.tuple_size, request.acc_dtypes, builtin)
+    if seen in _ensured or interpreter_mode() or planner.overridden():
+        return
+    from .. import scan  # the backend entry loaded it already (it imports triton)
+
+    B, M, K = scan._layout(request)
+    if B * M * K == 0:
+        return
+    # Bool scans run as scans of 0/1 bytes (scan.run_scan): their key is uint8's.
+    accs = [scan.torch_dtype("uint8" if d == "bool" else d) for d in request.acc_dtypes]
+    _, final = resolve(x.device, sum(a.itemsize for a in accs), any(a.is_floating_point for a in accs),
+                       "builtin" if builtin else "user", K, M * K, accs=accs, monoid=config.monoid)
+    if final:
+        if len(_ensured) >= _ENSURED_MAX:
+            _ensured.clear()
+        _ensured.add(seen)
+
+
+def resolve(device, nbytes: int, floating: bool, opclass: str, K: int, n: int, *, accs=None,
+            monoid=None) -> tuple:
+    """(the entry of the key or None, whether that answer holds for the rest of
+    the process).  A missing key is tuned here, once per process, unless
+    first-use tuning is off; the answer is not final while a tuning run, another
+    thread's tuning or a graph capture postpones it."""
+    if not table_device(device):
+        return None, True
+    tbl = table.table_for(table.gpu_name(device))
+    key = entry_key(nbytes, floating, opclass, K, n)
+    entry = tbl.entries.get(key)
+    if entry is not None or not autotune_enabled():
+        return entry, True
+    if measure.in_tuning():
+        return None, False
+    mark = (tbl.path, key)
+    if mark in _attempted:
+        return tbl.entries.get(key), True
+    if _capturing() or not _tune_lock.acquire(blocking=False):
+        return None, False
+    try:
+        if mark in _attempted:
+            return tbl.entries.get(key), True
+        _attempted.add(mark)
+        if accs is None:
+            import torch
+
+            name = _TORCH_DTYPES.get((nbytes, floating))
+            if name is None:
+                return None, True
+            accs = [getattr(torch, name)]
+        size = min(bucket_size(size_bucket(n)), 1 << FIRST_USE_MAX_LOG2)
+        budget = first_use_budget()
+        t0 = time.monotonic()
+        try:
+            result = measure.tune_workload(device, list(accs), monoid, K, size, quick=True, budget=budget,
+                                           repeats=7, rounds=1)
+        except Exception as exc:  # noqa: BLE001 - a scan must not fail because tuning did
+            warnings.warn(f"prefixscan: first-use tuning of {key} on {tbl.gpu} failed "
+                          f"({type(exc).__name__}: {exc}); the default choice runs", TuningCacheWarning,
+                          stacklevel=2)
+            return None, True
+        entry = table.store(tbl, key, result.to_record(n=size, K=K, source="first-use", budget=budget))
+        log.info("tuned %s on %s in %.1f s: %s (cached in %s)", key, tbl.gpu, time.monotonic() - t0,
+                 Candidate(entry.strategy, entry.tile).label, tbl.path)
+        return entry, True
+    finally:
+        _tune_lock.release()
