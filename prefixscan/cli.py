@@ -1,24 +1,36 @@
 """The ``prefixscan`` command line: ``info``, ``check``, ``bench`` and ``tune``.
 
 Run as ``prefixscan ...`` (console script) or ``python -m prefixscan ...``.
-Optional libraries (torch, triton, cupy, jax, matplotlib) are imported only
-inside the functions that use them.
+``check`` is :mod:`prefixscan.check`, ``bench`` :mod:`prefixscan.benchmark`,
+``tune`` and the tuning part of ``info`` :mod:`prefixscan.tuning`.  Optional
+libraries (torch, triton, cupy, jax, matplotlib) are imported only inside the
+functions that use them.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import json
+import os
 import platform
 import sys
+from pathlib import Path
 from typing import Sequence
+
+import numpy as np
+
+import prefixscan
+
+from . import benchmark, check, tuning
+from .benchmark.report import cpu_name
+from .dispatch import available_backends
 
 __all__ = ["main", "build_parser", "info_lines"]
 
 
 def _module_version(name: str) -> str | None:
     """The version of an importable module, or None (imports it)."""
-    import importlib
-
     try:
         mod = importlib.import_module(name)
     except Exception:  # noqa: BLE001 - a broken install counts as absent
@@ -63,10 +75,6 @@ def _gpu_lines() -> list[str]:
 
 def info_lines() -> list[str]:
     """What ``prefixscan info`` prints."""
-    import numpy as np
-
-    import prefixscan
-
     lines = [
         f"prefixscan {getattr(prefixscan, '__version__', '?')}",
         f"Python     {platform.python_version()} ({platform.python_implementation()}, "
@@ -80,8 +88,6 @@ def info_lines() -> list[str]:
         lines.append(f"{label:<10} {version if version else 'not installed'}")
     lines.append("backends:")
     try:
-        from prefixscan.dispatch import available_backends
-
         for b in available_backends():
             state = "available" if b.get("available") else "unavailable"
             devices = ", ".join(b.get("devices") or []) or "-"
@@ -92,24 +98,11 @@ def info_lines() -> list[str]:
     except Exception as exc:  # noqa: BLE001
         lines.append(f"  error while listing backends: {type(exc).__name__}: {exc}")
     lines.append("devices:")
-    import os
-
-    cpu = platform.processor() or "cpu"
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for row in fh:
-                if row.startswith("model name"):
-                    cpu = row.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    lines.append(f"  cpu: {cpu}, {os.cpu_count()} logical cores")
+    lines.append(f"  cpu: {cpu_name()}, {os.cpu_count()} logical cores")
     lines.extend(_gpu_lines())
     lines.append("tuning:")
     try:
-        from prefixscan.backends.triton import autotune
-
-        lines.extend(autotune.info_lines())
+        lines.extend(tuning.info_lines())
     except Exception as exc:  # noqa: BLE001
         lines.append(f"  error while reading the tuning cache: {type(exc).__name__}: {exc}")
     return lines
@@ -122,58 +115,67 @@ def _cmd_info(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from . import check
-
     return check.main(device=args.device, quick=args.quick, seed=args.seed, only=args.only,
                       verbose=args.verbose)
 
 
-def _cmd_bench(args: argparse.Namespace) -> int:
-    from . import bench
+def _argv_without(args: argparse.Namespace, parser: argparse.ArgumentParser, dropped: str) -> list[str]:
+    """The options of ``args`` that differ from ``parser``'s defaults, as a
+    command line, leaving out the option whose destination is ``dropped``."""
+    argv: list[str] = []
+    for action in parser._actions:
+        if not action.option_strings or action.dest in (dropped, "help"):
+            continue
+        value = getattr(args, action.dest, action.default)
+        if value == action.default:
+            continue
+        option = max(action.option_strings, key=len)  # the long form
+        argv += [option] if action.nargs == 0 else [option, str(value)]
+    return argv
 
-    return bench.main_from_args(args)
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    if args.fresh:
+        child_argv = _argv_without(args, args.command_parser, "fresh")
+        return benchmark.run_fresh(child_argv, args.out, json_file=args.json)
+    return benchmark.main_from_args(args)
 
 
 def _cmd_tune(args: argparse.Namespace) -> int:
-    from .backends.triton import autotune
-
     def fail(message: str) -> int:
         print(f"prefixscan tune: {message}", file=sys.stderr)
         return 2
 
     if args.clear:
-        removed = autotune.clear_cache()
+        removed = tuning.clear()
         for path in removed:
             print(f"removed {path}")
-        print(f"{len(removed)} tuning table(s) removed from {autotune.cache_dir()}")
+        print(f"{len(removed)} tuning table(s) removed from {tuning.cache_dir()}")
         return 0
     try:
-        checked = autotune.check_tune_args(
-            args.dtypes or autotune.DEFAULT_DTYPES, args.sizes or autotune.DEFAULT_SIZES,
-            args.ops or autotune.OP_CLASSES, args.layouts or autotune.LAYOUTS, args.strategies,
+        checked = tuning.check_tune_args(
+            args.dtypes or tuning.DEFAULT_DTYPES, args.sizes or tuning.DEFAULT_SIZES,
+            args.ops or tuning.OP_CLASSES, args.layouts or tuning.LAYOUTS, args.strategies,
             args.budget, args.repeats)
     except ValueError as exc:
         return fail(f"--{exc}")
     dtypes, sizes, ops, layouts, strategies = checked
-    reason = autotune.unavailable_reason()
+    reason = tuning.unavailable_reason()
     if reason:
         return fail(f"needs a CUDA GPU and the GPU backend (--device {args.device}): {reason}")
     if strategies:
-        missing = [s for s in strategies if not autotune.strategy_available(s)]
+        missing = [s for s in strategies if not tuning.strategy_available(s)]
         if missing:
             print(f"skipping {', '.join(missing)}: launcher not importable", file=sys.stderr)
-    result = autotune.tune_all(device=args.device, dtypes=dtypes, sizes=sizes, ops=ops, layouts=layouts,
+    result = tuning.tune(device=args.device, dtypes=dtypes, sizes=sizes, ops=ops, layouts=layouts,
                                strategies=strategies, budget=args.budget, repeats=args.repeats)
     print(f"GPU {result['gpu']}, prefixscan {result['version']}, strategies tried: "
           f"{', '.join(result['strategies'])}, {result['seconds']:.0f} s")
-    print(autotune.format_table(result["entries"]))
+    print(tuning.format_table(result["entries"]))
     for key, why in result["failed"].items():
         print(f"FAILED {key}: {why}")
     print(f"wrote {result['path']}")
     if args.json:
-        import json
-        from pathlib import Path
-
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(result, indent=1, sort_keys=True))
         print(f"wrote {args.json}")
@@ -185,12 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="prefixscan",
         description="Parallel prefix scans: environment info, self-test, benchmarks and tuning.",
     )
-    try:
-        import prefixscan
-
-        version = getattr(prefixscan, "__version__", "?")
-    except Exception:  # noqa: BLE001
-        version = "?"
+    version = getattr(prefixscan, "__version__", "?")
     parser.add_argument("--version", action="version", version=f"prefixscan {version}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -240,7 +237,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "in the Triton interpreter with TRITON_INTERPRET=1, default sizes 6,8,10)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.add_argument("--no-plot", action="store_true", help="do not write plot.png")
-    p.set_defaults(func=_cmd_bench)
+    p.add_argument("--fresh", action="store_true",
+                   help="run in a new Python process with an empty tuning cache (PREFIXSCAN_CACHE_DIR "
+                        "set to a new temporary directory): the numbers a new user gets out of the box; "
+                        "recorded in the results' metadata")
+    p.set_defaults(func=_cmd_bench, command_parser=p)
 
     p = sub.add_parser(
         "tune", help="measure tile sizes and strategies on this GPU and cache the fastest",

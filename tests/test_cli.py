@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from prefixscan import _reference as ref
 from prefixscan.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -88,7 +87,7 @@ def test_bench_outputs(tmp_path, capsys):
 
 
 def test_bench_api_order_tuple(tmp_path):
-    from prefixscan.bench import run_benchmark, write_outputs
+    from prefixscan.benchmark import run_benchmark, write_outputs
 
     result = run_benchmark(device="cpu", sizes=[10], dtypes=["int64", "float32"], repeats=2,
                            order=2, tuple_size=3, progress=False)
@@ -103,19 +102,21 @@ def test_bench_api_order_tuple(tmp_path):
 
 def test_bench_flags_wrong_peer():
     """A peer whose answer is wrong is reported FAILED and not timed."""
-    from prefixscan import bench
+    import numpy as np
+
+    from prefixscan.benchmark.cases import SizeCase
+    from prefixscan.benchmark.peers import Implementation
+    from prefixscan.benchmark.runner import Progress, measure_host
 
     def broken(ins, outs):
         return [lambda o=o: o for o in outs]  # leaves zeros
 
-    impls = [bench._Impl("copy", lambda ins, outs: [lambda: (outs[0].__setitem__(Ellipsis, ins[0]),
-                                                           outs[0])[1]], "cpu", is_copy=True),
-             bench._Impl("broken", broken, "cpu")]
-    import numpy as np
-
+    impls = [Implementation("copy", lambda ins, outs: [lambda: (outs[0].__setitem__(Ellipsis, ins[0]),
+                                                              outs[0])[1]], "cpu", is_copy=True),
+             Implementation("broken", broken, "cpu")]
     skipped = []
-    recs = bench._bench_size_cpu(impls, "int32", 1024, 10, 1, 1, 2, np.random.default_rng(0),
-                                 bench._Progress(2, False), skipped)
+    case = SizeCase(dtype="int32", n=1024, log2n=10, order=1, tuple_size=1, repeats=2)
+    recs = measure_host(impls, case, np.random.default_rng(0), Progress(2, False), skipped)
     by = {r["impl"]: r for r in recs}
     assert by["copy"]["verified"] and by["copy"]["seconds"] > 0
     assert by["broken"]["status"] == "FAILED" and not by["broken"]["verified"]
@@ -123,7 +124,7 @@ def test_bench_flags_wrong_peer():
 
 
 def test_parse_sizes():
-    from prefixscan.bench import parse_dtypes, parse_sizes
+    from prefixscan.benchmark import parse_dtypes, parse_sizes, parse_strategies
 
     assert parse_sizes("10:12") == [10, 11, 12]
     assert parse_sizes("10:24:2") == [10, 12, 14, 16, 18, 20, 22, 24]
@@ -135,31 +136,50 @@ def test_parse_sizes():
         parse_sizes("12:10")
     with pytest.raises(ValueError):
         parse_dtypes("complex64")
+    assert parse_strategies(None) == []
+    assert parse_strategies("chained, persistent,chained") == ["chained", "persistent"]
+    assert "decoupled_lookback" in parse_strategies("all")
+    with pytest.raises(ValueError):
+        parse_strategies("nonesuch")
+
+
+def test_bench_fresh(tmp_path, capfd):
+    """--fresh re-runs the same arguments in a new process with an empty tuning cache."""
+    from prefixscan import tuning
+
+    out = tmp_path / "fresh"
+    extra = tmp_path / "fresh.json"
+    status = main(["bench", "--fresh", "--quick", "--sizes", "10", "--dtypes", "int32", "--repeats", "2",
+                   "--out", str(out), "--json", str(extra), "--no-progress", "--no-plot"])
+    text = capfd.readouterr()
+    assert status == 0, text
+    data = json.loads((out / "results.json").read_text())
+    meta = data["metadata"]
+    assert meta["tuning_cache"] == "fresh process, empty user tuning cache"
+    assert meta["fresh_process"] is True
+    assert meta["tuning_cache_dir"] != str(tuning.cache_dir())
+    assert not Path(meta["tuning_cache_dir"]).exists()  # the temporary cache is gone
+    assert meta["sizes"] == [1024] and meta["dtypes"] == ["int32"] and meta["repeats"] == 2
+    assert {r["impl"] for r in data["records"]} >= {"copy", "prefixscan"}
+    assert json.loads(extra.read_text()) == data
+    assert "fresh process, empty user tuning cache" in (out / "results.md").read_text()
+    assert not (out / "plot.png").exists()
+    assert "2^10" in text.out  # the child's table
+
+
+def test_bench_fresh_argv():
+    """The child gets the same arguments minus --fresh."""
+    from prefixscan.cli import _argv_without, build_parser
+
+    args = build_parser().parse_args(["bench", "--fresh", "--sizes", "10:12", "--tuple-size", "3",
+                                      "--no-plot", "--out", "d"])
+    assert _argv_without(args, args.command_parser, "fresh") == [
+        "--sizes", "10:12", "--out", "d", "--tuple-size", "3", "--no-plot"]
 
 
 def test_bench_bad_arguments(capsys):
     assert main(["bench", "--sizes", "x:y", "--out", "unused"]) == 2
     assert main(["bench", "--dtypes", "object", "--out", "unused"]) == 2
-
-
-def test_reference_semantics():
-    # docs/semantics.md examples, on the plain-loop reference itself.
-    x = [1, 2, 3, 4]
-    assert ref.scan_1d(x, "add", dtype="int32") == [1, 3, 6, 10]
-    assert ref.scan_1d(x, "add", dtype="int32", inclusive=False, init=10) == [10, 11, 13, 16]
-    assert ref.scan_1d(x, "add", dtype="int32", reverse=True) == [10, 9, 7, 4]
-    assert ref.scan_1d(x, "add", dtype="int32", reverse=True, inclusive=False) == [9, 7, 4, 0]
-    assert ref.scan_1d([1, 2, 3, 4, 5, 6], "add", dtype="int32", tuple_size=2) == [1, 2, 4, 6, 9, 12]
-    assert ref.scan_1d(x, "add", dtype="int32", order=2) == [1, 4, 10, 20]
-    assert ref.scan_1d([2**31 - 1, 1], "add", dtype="int32") == [2**31 - 1, -(2**31)]
-    assert ref.segmented_scan([1, 2, 3, 4], [1, 0, 1, 0], "add", dtype="int64") == [1, 3, 3, 7]
-    assert ref.flags_from_offsets([0, 2, 2, 4], 4) == [True, False, True, False]
-    assert ref.flags_from_keys([5, 5, 7, 5]) == [True, False, True, True]
-    assert ref.compact([1, 2, 3], [True, False, True]) == [1, 3]
-    d = ref.delta_encode([5, 7, 1, 9, 3, 3], 2, 2, dtype="int8")
-    assert ref.delta_decode(d, 2, 2, dtype="int8") == [5, 7, 1, 9, 3, 3]
-    assert ref.linear_recurrence([1, 2], [1, 1], 3) == [4, 9]
-    assert ref.linear_recurrence([1, 2], [1, 1], 3, reverse=True) == [8, 7]
 
 
 def test_module_help():
@@ -171,7 +191,8 @@ def test_module_help():
 
 
 def test_no_heavy_imports_at_import_time():
-    code = ("import sys, prefixscan.cli, prefixscan.bench, prefixscan.check, prefixscan._reference; "
+    code = ("import sys, prefixscan.cli, prefixscan.benchmark, prefixscan.check, prefixscan.testing, "
+            "prefixscan.tuning; "
             "bad = [m for m in ('torch', 'cupy', 'jax', 'matplotlib', 'triton') if m in sys.modules]; "
             "print(bad); sys.exit(1 if bad else 0)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -182,22 +203,23 @@ def test_no_heavy_imports_at_import_time():
 def test_check_skips_only_deliberate_not_implemented():
     """A NotImplementedError raised by prefixscan's own code is a SKIP; one
     coming from a library it calls (torch's missing kernels, say) is a FAIL."""
-    from prefixscan import check
+    from prefixscan.check import is_deliberate_limitation
+    from prefixscan.check.cases import check_cpu_algorithms
 
     class _Ctx:
         class dev:  # noqa: N801
             name = "cuda"
 
     with pytest.raises(NotImplementedError) as info:
-        check.f_algorithms(_Ctx())
-    assert check._deliberate(info.value)
+        check_cpu_algorithms(_Ctx())
+    assert is_deliberate_limitation(info.value)
 
     def library_call():
         raise NotImplementedError("ufunc_add_CUDA not implemented for 'UInt16'")
 
     with pytest.raises(NotImplementedError) as info:
         library_call()
-    assert not check._deliberate(info.value)
+    assert not is_deliberate_limitation(info.value)
 
 
 def test_cuda_device_without_gpu(capsys):

@@ -1,0 +1,192 @@
+"""``prefixscan bench``: throughput of ``prefixscan.scan`` next to its peers.
+
+For every dtype and size ``n = 2**a`` the harness times, in one process, a copy
+of the same bytes (the roof), ``prefixscan.scan`` and the peers available on
+the device (:mod:`.peers`: NumPy on ``cpu``; torch, CuPy, cuda.compute and JAX
+on ``cuda``).  With ``strategies`` it also times ``prefixscan.scan`` with each
+GPU meta-strategy, whose records carry the device-memory traffic per element
+counted from the algorithm and ``model_ratio`` = 2 / traffic, the fraction of
+the copy's throughput a bandwidth-bound scan would reach; on ``cpu`` they run
+in Triton's interpreter (``TRITON_INTERPRET=1``): a smoke test of the whole
+path, not a measurement.
+
+Every result is checked against NumPy before it is timed (:mod:`.verify`); the
+measurement loop and the timing method are in :mod:`.runner`; the sizes,
+dtypes and strategies in :mod:`.cases`; the outputs (``results.json``,
+``results.md``, ``plot.png``) in :mod:`.report` and :mod:`.plot`.  With
+``--fresh`` the benchmark re-runs in a new Python process with an empty user
+tuning cache (:mod:`.fresh`): the numbers a new user gets out of the box.
+
+Python API: :func:`run_benchmark` returns a dict (metadata + records) and
+:func:`write_outputs` writes ``results.json``, ``results.md`` and ``plot.png``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import Sequence
+
+import numpy as np
+
+from .. import tuning
+from .cases import (DEFAULT_DTYPES, INTERPRETER_SIZES, SizeCase, default_repeats, default_sizes, parse_dtypes,
+                    parse_sizes, parse_strategies)
+from .fresh import run_fresh
+from .peers import cpu_peers, cuda_peers, strategy_variants
+from .report import (base_metadata, cpu_name, cuda_device_info, describe_timing, format_markdown, format_table,
+                     versions, write_outputs)
+from .runner import PER_CALL_CALLS, Progress, measure_cuda, measure_host
+
+__all__ = [
+    "DEFAULT_DTYPES",
+    "default_sizes",
+    "parse_sizes",
+    "parse_dtypes",
+    "parse_strategies",
+    "run_benchmark",
+    "run_fresh",
+    "write_outputs",
+    "format_table",
+    "format_markdown",
+    "main_from_args",
+]
+
+
+def run_benchmark(
+    device: str = "cpu",
+    sizes: Sequence[int] | str | None = None,
+    dtypes: Sequence[str] | str | None = None,
+    repeats: int | None = None,
+    order: int = 1,
+    tuple_size: int = 1,
+    progress: bool = True,
+    quick: bool = False,
+    seed: int | None = None,
+    impls: Sequence[str] | None = None,
+    strategies: Sequence[str] | str | None = None,
+) -> dict:
+    """Time prefixscan.scan and its peers; returns ``{"metadata", "records", "skipped"}``.
+
+    ``sizes`` are log2 sizes (a list, or a string as for ``--sizes``);
+    ``impls`` optionally restricts the implementations by name (the copy roof
+    always runs).  ``strategies`` ("all" or names) adds ``prefixscan.scan`` with
+    each GPU meta-strategy as ``strategy:<name>``, whose records also hold the
+    grid, the tile and the counted ``traffic_per_element`` (see
+    ``backends.triton.traffic.traffic_per_element``) and ``model_ratio`` =
+    2 / traffic; on ``cpu`` they run in Triton's interpreter (a smoke test).
+    Each record holds impl, dtype, n, log2n, order, tuple_size, seconds
+    (median), gelem_per_s, gb_per_s, ratio_to_copy, verified, status.
+    """
+    if device not in ("cpu", "cuda"):
+        raise ValueError(f"device must be 'cpu' or 'cuda', got {device!r}")
+    order, tuple_size = int(order), int(tuple_size)
+    if order < 1 or tuple_size < 1:
+        raise ValueError("order and tuple_size must be >= 1")
+    strategy_names = parse_strategies(strategies)
+    if sizes is None and strategy_names and device == "cpu":
+        sizes = INTERPRETER_SIZES
+    exps = parse_sizes(sizes, device, quick)
+    dts = parse_dtypes(dtypes)
+    repeats = max(1, int(default_repeats(device, quick) if repeats is None else repeats))
+    seed = int(np.random.SeedSequence().entropy % (2**32)) if seed is None else int(seed)
+    per_call_calls = 50 if quick else PER_CALL_CALLS
+
+    if device == "cuda":
+        try:
+            import torch
+        except Exception as exc:  # noqa: BLE001
+            raise RuntimeError(f"--device cuda needs torch (pip install prefixscan[gpu]): {exc}")
+        if not torch.cuda.is_available():
+            raise RuntimeError("--device cuda: torch sees no CUDA device")
+        impl_list = cuda_peers(order, tuple_size)
+        dev_info = cuda_device_info()
+    else:
+        impl_list = cpu_peers(order, tuple_size)
+        dev_info = {"name": cpu_name(), "logical_cores": os.cpu_count()}
+    if impls:
+        wanted = set(impls) | {"copy"}
+        impl_list = [i for i in impl_list if i.name in wanted]
+    if strategy_names:
+        impl_list += strategy_variants(order, tuple_size, strategy_names, device)
+
+    metadata = base_metadata(device, dev_info)
+    metadata.update({
+        "log2_sizes": exps,
+        "sizes": [1 << e for e in exps],
+        "dtypes": dts,
+        "repeats": repeats,
+        "order": order,
+        "tuple_size": tuple_size,
+        "quick": bool(quick),
+        "seed": seed,
+        "implementations": {i.name: i.note for i in impl_list},
+        "strategies": strategy_names,
+        "tuning_cache": "user tuning cache as found",
+        "tuning_cache_dir": str(tuning.cache_dir()),
+        "timing": describe_timing(device, per_call_calls),
+    })
+
+    records: list[dict] = []
+    skipped: list[dict] = []
+    bar = Progress(len(dts) * len(exps) * len(impl_list), progress)
+    rng = np.random.default_rng(seed)
+    t_start = time.perf_counter()
+    try:
+        for dtype in dts:
+            for e in exps:
+                n = ((1 << e) // tuple_size) * tuple_size
+                if n == 0:
+                    skipped.append({"dtype": dtype, "n": 1 << e, "impl": "*",
+                                    "reason": f"2^{e} < tuple_size {tuple_size}"})
+                    bar.update(f"{dtype} 2^{e}", len(impl_list))
+                    continue
+                case = SizeCase(dtype, n, e, order, tuple_size, repeats)
+                if device == "cpu":
+                    recs = measure_host(impl_list, case, rng, bar, skipped)
+                else:
+                    recs = measure_cuda(impl_list, case, rng, bar, skipped,
+                                        l2_cache_bytes=dev_info.get("l2_cache_bytes"),
+                                        per_call_calls=per_call_calls)
+                records.extend(recs)
+    finally:
+        bar.close()
+    metadata["versions"] = versions()
+    metadata["wall_seconds"] = round(time.perf_counter() - t_start, 3)
+    return {"metadata": metadata, "records": records, "skipped": skipped}
+
+
+def main_from_args(args) -> int:
+    """``prefixscan bench``: run, print the table, write the outputs.  Exit
+    status 1 when prefixscan itself failed verification or raised, 2 on bad
+    arguments.  (``--fresh`` is handled by the command line, which re-runs
+    these arguments through :func:`run_fresh`.)"""
+    try:
+        strategy_names = parse_strategies(getattr(args, "strategies", None))
+        sizes = args.sizes
+        if sizes is None and strategy_names and args.device == "cpu":
+            sizes = INTERPRETER_SIZES
+        sizes = parse_sizes(sizes, args.device, args.quick)
+        dtypes = parse_dtypes(args.dtypes)
+    except ValueError as exc:
+        print(f"prefixscan bench: {exc}", file=sys.stderr)
+        return 2
+    if args.order < 1 or args.tuple_size < 1:
+        print("prefixscan bench: --order and --tuple-size must be >= 1", file=sys.stderr)
+        return 2
+    try:
+        result = run_benchmark(device=args.device, sizes=sizes, dtypes=dtypes, repeats=args.repeats,
+                               order=args.order, tuple_size=args.tuple_size,
+                               progress=not args.no_progress, quick=args.quick, seed=args.seed,
+                               strategies=strategy_names or None)
+    except RuntimeError as exc:
+        print(f"prefixscan bench: {exc}", file=sys.stderr)
+        return 2
+    print(format_table(result))
+    paths = write_outputs(result, args.out, plot=not args.no_plot, json_file=args.json)
+    print("wrote " + ", ".join(str(p) for p in paths.values()))
+    print(f"total {result['metadata']['wall_seconds']:.1f} s")
+    broken = [r for r in result["records"]
+              if (r["impl"] == "prefixscan" or r.get("strategy")) and r["status"] != "ok"]
+    return 1 if broken else 0

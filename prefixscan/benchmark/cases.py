@@ -1,0 +1,120 @@
+"""What ``prefixscan bench`` measures: dtypes, log2 sizes, strategies, and the
+one (dtype, size, order, tuple size) case the runner times at a time.
+
+Defaults: on ``cpu`` sizes 2^10..2^24 in steps of 2 (``--quick``: 2^10..2^20);
+on ``cuda`` every exponent 2^10..2^30 (``--quick``: 2^10..2^26 in steps of 2),
+so the curve shows where launch latency gives way to memory bandwidth.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from ..backends.triton.registry import STRATEGY_NAMES
+
+__all__ = ["DEFAULT_DTYPES", "SUPPORTED_DTYPES", "INTERPRETER_SIZES", "SizeCase", "default_sizes",
+           "parse_sizes", "parse_dtypes", "parse_strategies", "default_repeats"]
+
+DEFAULT_DTYPES = ("int32", "float32", "int64", "float64")
+SUPPORTED_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                    "float32", "float64")
+#: Default log2 sizes for strategies on ``cpu``: Triton's interpreter runs a few
+#: thousand elements a second.
+INTERPRETER_SIZES = [6, 8, 10]
+
+
+@dataclass(frozen=True)
+class SizeCase:
+    """One measurement point: every implementation is timed on these inputs."""
+
+    dtype: str
+    n: int  # elements: 2^log2n rounded down to a multiple of tuple_size
+    log2n: int
+    order: int
+    tuple_size: int
+    repeats: int
+
+
+def default_sizes(device: str = "cpu", quick: bool = False) -> list[int]:
+    """Default log2 sizes: cpu 10..24 step 2 (quick 10..20), cuda 10..30 (quick 10..26 step 2)."""
+    if device == "cuda":
+        return list(range(10, 27, 2)) if quick else list(range(10, 31))
+    return list(range(10, 21, 2)) if quick else list(range(10, 25, 2))
+
+
+def default_repeats(device: str, quick: bool) -> int:
+    """Timed repeats per measurement: cpu 9 (quick 3), cuda 20 (quick 5)."""
+    return (3 if quick else 9) if device == "cpu" else (5 if quick else 20)
+
+
+def parse_sizes(spec: str | Sequence[int] | None, device: str = "cpu", quick: bool = False) -> list[int]:
+    """Log2 sizes from ``"A:B"`` (every exponent, inclusive), ``"A:B:STEP"``,
+    ``"10,16,20"`` or a sequence of ints; None gives the defaults."""
+    if spec is None:
+        return default_sizes(device, quick)
+    if not isinstance(spec, str):
+        exps = [int(v) for v in spec]
+    else:
+        exps = []
+        for part in spec.replace(" ", "").split(","):
+            if not part:
+                continue
+            if ":" in part:
+                fields = part.split(":")
+                if len(fields) not in (2, 3):
+                    raise ValueError(f"--sizes: expected A:B or A:B:STEP, got {part!r}")
+                a, b = int(fields[0]), int(fields[1])
+                step = int(fields[2]) if len(fields) == 3 else 1
+                if step < 1 or b < a:
+                    raise ValueError(f"--sizes: empty range {part!r}")
+                exps.extend(range(a, b + 1, step))
+            else:
+                exps.append(int(part))
+    bad = [e for e in exps if not 0 <= e <= 40]
+    if bad or not exps:
+        raise ValueError(f"--sizes: log2 sizes must lie in 0..40, got {spec!r}")
+    return sorted(set(exps))
+
+
+def parse_dtypes(spec: str | Sequence[str] | None) -> list[str]:
+    """Dtype names from ``"int32,float64"`` or a sequence; None gives :data:`DEFAULT_DTYPES`."""
+    if spec is None:
+        return list(DEFAULT_DTYPES)
+    names = spec.split(",") if isinstance(spec, str) else list(spec)
+    out = []
+    for name in names:
+        name = str(name).strip()
+        if not name:
+            continue
+        dt = np.dtype(name).name
+        if dt not in SUPPORTED_DTYPES:
+            raise ValueError(f"--dtypes: {name!r} is not benchmarked; choose from "
+                             f"{', '.join(SUPPORTED_DTYPES)}")
+        if dt not in out:
+            out.append(dt)
+    if not out:
+        raise ValueError("--dtypes: empty list")
+    return out
+
+
+def parse_strategies(spec: str | Sequence[str] | None) -> list[str]:
+    """``"all"`` or a comma-separated list of GPU meta-strategy names (None: none)."""
+    if spec is None:
+        return []
+    known = list(STRATEGY_NAMES)
+    names = spec.split(",") if isinstance(spec, str) else list(spec)
+    out: list[str] = []
+    for name in (str(v).strip() for v in names):
+        if not name:
+            continue
+        for nm in (known if name == "all" else [name]):
+            if nm not in known:
+                raise ValueError(f"--strategies: unknown strategy {nm!r}; choose from all, {', '.join(known)}")
+            if nm not in out:
+                out.append(nm)
+    if not out:
+        raise ValueError("--strategies: empty list")
+    return out

@@ -1,0 +1,305 @@
+"""The measurement loop of ``prefixscan bench``: one :class:`~.cases.SizeCase`
+at a time, every implementation on the same data, the copy roof measured in the
+same process.
+
+Each implementation is built on fresh output buffers, called once, verified
+against NumPy (a wrong result is reported as FAILED and not timed), warmed up
+and timed (timers from :mod:`prefixscan.timing`):
+
+* CPU: ``time.perf_counter`` around an inner loop sized to ~2 ms, median of the
+  repeats after a warm-up;
+* CUDA: ``torch.cuda.Event`` pairs around each call, queued behind a short GPU
+  sleep so that the host's launch overhead is hidden (device time), median of
+  the repeats after a warm-up, rotating among input/output buffers that together
+  exceed the L2 cache for ``n >= 2**22``; for ``n <= 2**20`` also the per-call
+  time seen from Python (back-to-back calls between two events), which small
+  sizes are dominated by.  JAX runs on its own streams and is timed with
+  ``perf_counter`` around ``block_until_ready``.
+
+Throughput: elements/s (Gel/s) and GB/s counting the bytes read and written
+once (``2 * n * itemsize``, the least any scan must move, whatever the order),
+and the ratio to the copy's throughput.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import statistics
+import sys
+import time
+
+import numpy as np
+
+from .._errors import short_error
+from ..timing import per_call_cuda_events, per_call_wall, time_cpu, time_cuda_events, time_wall
+from .cases import SizeCase
+from .peers import Implementation, NotApplicable, strategy_plan
+from .verify import expected_result, verify_device, verify_host
+
+__all__ = ["Progress", "measure_host", "measure_cuda", "ROTATE_FROM_LOG2", "PER_CALL_UP_TO_LOG2",
+           "PER_CALL_CALLS"]
+
+ROTATE_FROM_LOG2 = 22  # rotate buffers on CUDA from this size on
+SLOW_CALL_SECONDS = 1.0  # a call slower than this (twice) is timed once
+PER_CALL_UP_TO_LOG2 = 20  # report host-inclusive per-call time up to this size
+PER_CALL_CALLS = 200
+CPU_MEASURE_BUDGET = 1.5  # seconds per CPU measurement before repeats are cut short (>= 3 kept)
+
+
+class Progress:
+    """A progress bar on stderr (no dependency); on a pipe, a line every 5 s."""
+
+    def __init__(self, total: int, enabled: bool, stream=None):
+        self.total = max(1, total)
+        self.done = 0
+        self.stream = stream if stream is not None else sys.stderr
+        self.enabled = enabled
+        self.tty = enabled and hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.t0 = time.perf_counter()
+        self.last = 0.0
+        self.width = 0
+
+    def update(self, label: str, advance: int = 0) -> None:
+        self.done = min(self.total, self.done + advance)
+        if not self.enabled:
+            return
+        now = time.perf_counter()
+        if not self.tty and now - self.last < 5.0 and self.done < self.total:
+            return
+        self.last = now
+        frac = self.done / self.total
+        bar = "#" * int(30 * frac) + "-" * (30 - int(30 * frac))
+        text = f"[{bar}] {self.done}/{self.total} {now - self.t0:6.1f}s  {label}"
+        if self.tty:
+            pad = max(0, self.width - len(text))
+            self.stream.write("\r" + text + " " * pad)
+            self.width = len(text)
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled and self.tty:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+# ---------------------------------------------------------------------------
+# Records.
+
+def _record(impl: str, case: SizeCase, **kw) -> dict:
+    rec = {"impl": impl, "dtype": case.dtype, "n": case.n, "log2n": case.log2n, "order": case.order,
+           "tuple_size": case.tuple_size, "seconds": None, "seconds_min": None, "samples": 0,
+           "elements_per_s": None, "gelem_per_s": None, "gb_per_s": None, "ratio_to_copy": None,
+           "verified": False, "status": "ok", "error": None}
+    rec.update(kw)
+    return rec
+
+
+def _fill_rates(rec: dict, n: int, itemsize: int) -> None:
+    sec = rec.get("seconds")
+    if sec:
+        rec["elements_per_s"] = n / sec
+        rec["gelem_per_s"] = n / sec / 1e9
+        rec["gb_per_s"] = 2 * n * itemsize / sec / 1e9
+    pc = rec.get("per_call_seconds")
+    if pc:
+        rec["per_call_gelem_per_s"] = n / pc / 1e9
+
+
+def _set_ratios(recs: list[dict]) -> None:
+    copy = next((r for r in recs if r["impl"] == "copy" and r.get("seconds")), None)
+    for r in recs:
+        if copy is not None and r.get("seconds"):
+            r["ratio_to_copy"] = copy["seconds"] / r["seconds"]
+
+
+def _label(impl: Implementation, case: SizeCase) -> str:
+    return f"{impl.name} {case.dtype} 2^{case.log2n}"
+
+
+# ---------------------------------------------------------------------------
+# Host arrays.
+
+def measure_host(impls: list[Implementation], case: SizeCase, rng: np.random.Generator, bar: Progress,
+                 skipped: list[dict]) -> list[dict]:
+    """Records of every implementation on host arrays of ``case`` (NumPy; the
+    strategies on ``cpu`` wrap them as torch tensors for Triton's interpreter)."""
+    dt = np.dtype(case.dtype)
+    small = rng.integers(-4, 5, size=case.n, dtype=np.int8)
+    x = small.astype(dt)
+    expected = expected_result(small, case)
+    recs = []
+    for impl in impls:
+        label = _label(impl, case)
+        bar.update(label)
+        out = np.empty_like(x)
+        out[...] = 0  # touch the pages before timing
+        try:
+            fns = impl.build([x], [out])
+        except NotApplicable as exc:
+            skipped.append({"impl": impl.name, "dtype": case.dtype, "n": case.n, "reason": str(exc)})
+            bar.update(label, 1)
+            continue
+        rec = _record(impl.name, case)
+        try:
+            result = fns[0]()
+            if impl.is_copy:
+                ok = np.array_equal(np.asarray(result), x)
+                why = "" if ok else "the copy differs from its source"
+            else:
+                ok, why = verify_host(result, expected)
+            rec.update(strategy_plan(impl, case, "cpu"))
+            if not ok:
+                rec.update(status="FAILED", error=why)
+            else:
+                rec["verified"] = True
+                samples, inner = time_cpu(fns[0], case.repeats, CPU_MEASURE_BUDGET)
+                rec.update(seconds=statistics.median(samples), seconds_min=min(samples),
+                           samples=len(samples), inner_loop=inner)
+        except Exception as exc:  # noqa: BLE001 - reported in the record
+            rec.update(status="error", error=short_error(exc), verified=False, seconds=None)
+        _fill_rates(rec, case.n, dt.itemsize)
+        recs.append(rec)
+        bar.update(label, 1)
+    _set_ratios(recs)
+    return recs
+
+
+# ---------------------------------------------------------------------------
+# CUDA tensors.
+
+def _rotating_buffers(case: SizeCase, l2_cache_bytes: int | None) -> int:
+    """Input/output pairs to rotate among, so that from 2^22 on each timed call
+    reads from device memory rather than from the L2 cache (4x L2 in all, <= 16)."""
+    if case.log2n < ROTATE_FROM_LOG2:
+        return 1
+    nbytes = case.n * np.dtype(case.dtype).itemsize
+    l2 = l2_cache_bytes or 60 * 2**20
+    return max(1, min(16, math.ceil(4 * l2 / nbytes)))
+
+
+def _time_on_device(impl: Implementation, fns: list, case: SizeCase, t_first: float,
+                    per_call_calls: int) -> dict:
+    """Timing fields of a verified implementation on CUDA."""
+    import torch
+
+    slow = None
+    if t_first > SLOW_CALL_SECONDS:  # compiling, or a peer that takes seconds
+        t0 = time.perf_counter()
+        fns[0]()
+        torch.cuda.synchronize()
+        slow = time.perf_counter() - t0
+    if slow is not None and slow > SLOW_CALL_SECONDS:
+        # Seconds per call (torch.cumsum along dim 0 of a tall array): one
+        # timed call is enough to place it, and repeats would take minutes.
+        return {"seconds": slow, "seconds_min": slow, "samples": 1, "timing": "one wall-clock call"}
+    for f in fns[1:]:  # warm-up of every buffer
+        f()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    fns[0]()
+    host_seconds = time.perf_counter() - t0
+    torch.cuda.synchronize()
+    if impl.timing == "wall":
+        samples = time_wall(fns, case.repeats)
+    else:
+        samples = time_cuda_events(fns, case.repeats, host_seconds)
+    fields = {"seconds": statistics.median(samples), "seconds_min": min(samples), "samples": len(samples)}
+    if case.log2n <= PER_CALL_UP_TO_LOG2:
+        if impl.timing == "wall":
+            fields["per_call_seconds"] = per_call_wall(fns, per_call_calls)
+        else:
+            fields["per_call_seconds"] = per_call_cuda_events(fns, per_call_calls)
+    return fields
+
+
+def measure_cuda(impls: list[Implementation], case: SizeCase, rng: np.random.Generator, bar: Progress,
+                 skipped: list[dict], *, l2_cache_bytes: int | None, per_call_calls: int) -> list[dict]:
+    """Records of every implementation on torch CUDA tensors of ``case``; a
+    size that does not fit the free device memory is skipped whole."""
+    import torch
+
+    dt = np.dtype(case.dtype)
+    n = case.n
+    nbytes = n * dt.itemsize
+    k = _rotating_buffers(case, l2_cache_bytes)
+    # Memory: k inputs + k outputs + the float64/int reference + one peer
+    # result or temporary + the int8 seed data, with some slack.
+    ref_bytes = n * (8 if dt.kind == "f" else dt.itemsize)
+    need = 2 * k * nbytes + ref_bytes + 2 * nbytes + n + 512 * 2**20
+    gc.collect()
+    torch.cuda.empty_cache()
+    free, _total = torch.cuda.mem_get_info()
+    if need > 0.9 * free:
+        for impl in impls:
+            skipped.append({"impl": impl.name, "dtype": case.dtype, "n": n,
+                            "reason": f"needs ~{need / 2**30:.1f} GiB, {free / 2**30:.1f} GiB free"})
+        bar.update(f"{case.dtype} 2^{case.log2n} (no room)", len(impls))
+        return []
+
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(int(rng.integers(0, 2**62)))
+    small_dev = torch.randint(-4, 5, (n,), dtype=torch.int8, device="cuda", generator=gen)
+    small = small_dev.cpu().numpy()
+    x0 = small_dev.to(getattr(torch, case.dtype))
+    del small_dev
+    ins = [x0] + [x0.clone() for _ in range(k - 1)]
+    expected = expected_result(small, case)
+    ref_dev = torch.from_numpy(expected.reference).to("cuda")
+    tolerance = expected.tolerance
+    del expected, small  # the host reference can be GiBs
+
+    recs = []
+    for impl in impls:
+        label = _label(impl, case)
+        bar.update(label)
+        outs = [torch.zeros_like(x0) for _ in range(k)]
+        rec = _record(impl.name, case, buffers=k)
+        fns = None
+        try:
+            try:
+                fns = impl.build(ins, outs)
+                t_first = time.perf_counter()
+                result = fns[0]()
+                torch.cuda.synchronize()
+                t_first = time.perf_counter() - t_first
+            except NotApplicable:
+                raise
+            except Exception as exc:  # noqa: BLE001
+                if not impl.optional:
+                    raise
+                raise NotApplicable(f"call failed: {short_error(exc)}") from exc
+            if impl.is_copy:
+                ok = bool(torch.equal(result, x0))
+                why = "" if ok else "the copy differs from its source"
+            else:
+                ok, why = verify_device(result, ref_dev, case.dtype, tolerance)
+            del result
+            rec.update(strategy_plan(impl, case, "cuda"))
+            if not ok:
+                rec.update(status="FAILED", error=why)
+            else:
+                rec["verified"] = True
+                rec.update(_time_on_device(impl, fns, case, t_first, per_call_calls))
+        except NotApplicable as exc:
+            skipped.append({"impl": impl.name, "dtype": case.dtype, "n": n, "reason": str(exc)})
+            rec = None
+        except Exception as exc:  # noqa: BLE001 - reported in the record
+            rec.update(status="error", error=short_error(exc), verified=False, seconds=None)
+            try:
+                torch.cuda.synchronize()
+            except Exception:  # noqa: BLE001
+                pass
+        fns = None
+        del outs
+        if rec is not None:
+            _fill_rates(rec, n, dt.itemsize)
+            recs.append(rec)
+        bar.update(label, 1)
+    del ins, x0, ref_dev
+    gc.collect()
+    torch.cuda.empty_cache()
+    _set_ratios(recs)
+    return recs
