@@ -36,14 +36,45 @@ def _torch_dtype_name(dtype: Any) -> str:
     return str(dtype).replace("torch.", "")
 
 
+def is_jax_tracer(obj: Any) -> bool:
+    """True for the abstract values of ``jax.jit`` / ``vmap`` / ``grad`` tracing
+    (subclasses of ``jax.core.Tracer``), recognised without importing jax."""
+    if _root_module(obj) not in ("jax", "jaxlib"):
+        return False
+    return any(c.__name__.endswith("Tracer") for c in type(obj).__mro__)
+
+
+def refuse_unsupported(obj: Any, argument: str) -> None:
+    """Raise TypeError naming ``argument`` for arrays whose data a scan cannot take
+    as they are: JAX tracers (no concrete values) and NumPy masked arrays (the
+    mask would be dropped silently)."""
+    if is_jax_tracer(obj):
+        raise TypeError(f"{argument}: prefixscan runs on concrete JAX arrays, outside jax.jit / vmap / grad; "
+                        f"got a {type(obj).__name__}.  Call it outside the traced function (or through "
+                        "jax.pure_callback)")
+    if isinstance(obj, np.ma.MaskedArray):
+        raise TypeError(f"{argument}: masked arrays are not supported (the mask would be ignored); fill the "
+                        f"masked elements first, e.g. {argument}.filled(0) for a sum or {argument}.filled(1) "
+                        "for a product, or use numpy.ma.cumsum")
+
+
+def _not_numeric(argument: str, dtype: Any) -> TypeError:
+    return TypeError(f"{argument}: expected a numeric or bool array, got dtype {dtype}")
+
+
 def inspect_array(obj: Any, argument: str = "x") -> ArrayRef:
-    """Describe ``obj``; lists and scalars become NumPy arrays."""
+    """Describe ``obj``; lists and scalars become NumPy arrays.  Raises TypeError
+    naming ``argument`` for what is not a numeric or bool array (strings, objects,
+    masked arrays, JAX tracers)."""
     root = _root_module(obj)
     if root == "torch" and hasattr(obj, "is_cuda"):
         dev = "cuda" if obj.is_cuda else "cpu"
         return ArrayRef(obj, "torch", dev, tuple(obj.shape), _torch_dtype_name(obj.dtype))
-    if isinstance(obj, np.ndarray):
+    if type(obj) is np.ndarray or isinstance(obj, np.ndarray) and not isinstance(obj, np.ma.MaskedArray):
+        if obj.dtype.kind not in "biufc":
+            raise _not_numeric(argument, obj.dtype)
         return ArrayRef(obj, "numpy", "cpu", obj.shape, obj.dtype.name)
+    refuse_unsupported(obj, argument)
     if hasattr(obj, "__cuda_array_interface__") or _dlpack_on_cuda(obj):
         library = root if root in ("cupy", "jax", "jaxlib") else "other"
         library = "jax" if library == "jaxlib" else library
@@ -57,8 +88,8 @@ def inspect_array(obj: Any, argument: str = "x") -> ArrayRef:
         arr = np.asarray(obj)
     except Exception as exc:  # noqa: BLE001 - the message names the argument
         raise TypeError(f"{argument}: cannot convert {type(obj).__name__} to an array ({exc})") from None
-    if arr.dtype == object or arr.dtype.kind not in "biufc":
-        raise TypeError(f"{argument}: expected a numeric or bool array, got dtype {arr.dtype}")
+    if arr.dtype.kind not in "biufc":
+        raise _not_numeric(argument, arr.dtype)
     return ArrayRef(arr, "numpy" if isinstance(obj, np.ndarray) else "other", "cpu", arr.shape, arr.dtype.name)
 
 

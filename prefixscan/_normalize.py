@@ -15,19 +15,20 @@ them without importing the checks.
 
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any
 
 import numpy as np
 
-from ._arrays import ArrayRef, inspect_array
+from ._arrays import ArrayRef, as_torch, inspect_array, refuse_unsupported
 from ._request import ScanConfig, ScanRequest, np_dtype
 from .backends.triton.registry import DETERMINISTIC_STRATEGIES, STRATEGY_NAMES
 from .monoid import Monoid, accumulator_dtype_name, resolve_op
 
 __all__ = ["ALGORITHMS", "STRATEGIES", "make_config", "build_request", "check_init_shape", "check_axis",
            "check_recurrence_args", "check_delta_args", "check_segmented_values", "check_segments",
-           "check_compact_args"]
+           "check_compact_args", "check_init_value", "check_flag"]
 
 ALGORITHMS = ("auto", "serial", "kogge_stone", "sklansky", "brent_kung", "reduce_then_scan")
 # GPU meta-strategies (backends/triton/registry.py); "auto" asks the tuner (decoupled
@@ -42,6 +43,11 @@ def _as_int(value: Any, name: str) -> int:
         return operator.index(value)
     except TypeError:
         raise TypeError(f"{name} must be an integer, got {type(value).__name__}") from None
+
+
+def check_flag(value: Any, name: str) -> bool:
+    """A True/False argument (``exclusive``, ``reverse``, ...), refused otherwise."""
+    return _as_bool(value, name)
 
 
 def _as_bool(value: Any, name: str) -> bool:
@@ -109,12 +115,7 @@ def build_request(config: ScanConfig, x: Any, init: Any, out: Any) -> ScanReques
     ``out``'s shape, dtype, device and writability) and describe the scan."""
     values, struct = _split_fields(x)
     monoid = config.monoid
-    if monoid.fields is not None and monoid.fields != len(values):
-        raise ValueError(
-            f"x: op {monoid.name!r} combines {monoid.fields} field(s); pass x as a tuple of "
-            f"{monoid.fields} arrays" if monoid.fields > 1 else
-            f"x: op {monoid.name!r} takes a single array, got a tuple of {len(values)}"
-        )
+    monoid.check_fields(len(values), struct)
     fields = [inspect_array(v, "x" if not struct else f"x[{i}]") for i, v in enumerate(values)]
     shape = fields[0].shape
     for i, f in enumerate(fields[1:], 1):
@@ -147,23 +148,140 @@ def build_request(config: ScanConfig, x: Any, init: Any, out: Any) -> ScanReques
 
     identity = tuple(np.asarray(v, dtype=np_dtype(d)) for v, d in
                      zip(monoid.identity_values([np_dtype(d) for d in acc]), acc))
+    monoid.check_combine(acc)
     request = ScanRequest(config, fields, struct, device, shape, norm_axis, lane_len, acc, out_dtypes,
                           out_shape, None, (), identity=identity)
     request.init_shape = request.lanes_shape + ((s,) if s > 1 else ())
     if init is not None:
-        request.init = _check_init(init, len(fields), struct, request.init_shape)
+        request.init = _check_init(init, acc, struct, request.init_shape)
     if out is not None:
         request.out = _check_out(out, request)
     return request
 
 
-def _check_init(init: Any, nfields: int, struct: bool, target: tuple) -> tuple:
+def _check_init(init: Any, acc: tuple, struct: bool, target: tuple) -> tuple:
     values = list(init) if struct else [init]
-    if struct and (not isinstance(init, tuple) or len(values) != nfields):
-        raise ValueError(f"init: expected a tuple of {nfields} values for a struct monoid")
-    for v in values:
+    if struct and (not isinstance(init, tuple) or len(values) != len(acc)):
+        raise ValueError(f"init: expected a tuple of {len(acc)} values for a struct monoid")
+    names = ["init" if not struct else f"init[{i}]" for i in range(len(values))]
+    for v, name in zip(values, names):
+        refuse_unsupported(v, name)
         check_init_shape(v, target)
-    return tuple(values)
+    return tuple(check_init_value(v, a, name) for v, a, name in zip(values, acc, names))
+
+
+# ---------------------------------------------------------------------------
+# init's values against the accumulator dtype.
+
+_KIND_NAMES = {"b": "bool", "i": "integer", "u": "unsigned integer", "f": "float", "c": "complex"}
+
+
+def check_init_value(value: Any, acc: str, argument: str = "init") -> Any:
+    """``value`` checked against the accumulator dtype ``acc`` (scan's rule for
+    ``init``): an integer accumulator takes numbers it holds exactly (integers in
+    its range, integral floats included), a bool one True/False only, a float one
+    any real number (rounded), a complex one any number.  Returns a NumPy array of
+    ``acc`` for host values, the tensor itself for torch and device arrays."""
+    refuse_unsupported(value, argument)
+    kind = np_dtype(acc).kind
+    if isinstance(value, (bool, int, float, complex, str, bytes, np.generic)) and np.ndim(value) == 0:
+        _check_scalar(value, acc, kind, argument)
+        with np.errstate(over="ignore"):  # a float init beyond a float32 range rounds to inf
+            return np.asarray(value, dtype=np_dtype(acc))
+    if type(value).__module__.split(".")[0] == "torch" and hasattr(value, "is_cuda"):
+        _check_tensor(value, acc, kind, argument)
+        return value
+    ref = inspect_array(value, argument)
+    if ref.device != "cpu":
+        tensor = as_torch(ref)  # CuPy, JAX, ... on a GPU: checked through a zero-copy torch view
+        _check_tensor(tensor, acc, kind, argument)
+        return tensor
+    host = np.asarray(ref.obj)
+    _check_host_array(host, acc, kind, argument)
+    with np.errstate(over="ignore"):
+        return host.astype(np_dtype(acc))
+
+
+def _refuse_kind(value_kind: str, acc: str, kind: str, argument: str, shown: Any) -> None:
+    """TypeError when values of NumPy kind ``value_kind`` never fit an accumulator of ``kind``."""
+    if value_kind not in "biufc":
+        raise TypeError(f"{argument}: expected a number or numeric array, got {shown}")
+    if kind == "b" and value_kind != "b":
+        raise TypeError(f"{argument}: the accumulator dtype is bool; init must be True or False "
+                        f"(or a bool array), got {shown}")
+    if value_kind == "c" and kind != "c":
+        raise TypeError(f"{argument}: a complex value does not fit the {_KIND_NAMES[kind]} accumulator "
+                        f"dtype {acc}; got {shown}")
+
+
+def _check_scalar(value: Any, acc: str, kind: str, argument: str) -> None:
+    if isinstance(value, (str, bytes)) or isinstance(value, np.generic) and value.dtype.kind not in "biufc":
+        raise TypeError(f"{argument}: expected a number, got {type(value).__name__} {value!r}")
+    value_kind = "b" if isinstance(value, (bool, np.bool_)) else np.asarray(value).dtype.kind
+    if isinstance(value, int) and not isinstance(value, bool):
+        value_kind = "i"  # a Python int too large for int64 is still an integer
+    _refuse_kind(value_kind, acc, kind, argument, repr(value))
+    if kind in "iu":
+        if value_kind == "f" and not (math.isfinite(value) and float(value).is_integer()):
+            raise ValueError(f"{argument}: {value!r} is not a finite integer, so the integer accumulator "
+                             f"dtype {acc} cannot hold it exactly; round it, or pass a float dtype= to accumulate in")
+        info = np.iinfo(acc)
+        if not info.min <= int(value) <= info.max:
+            raise ValueError(f"{argument}: {value!r} is out of the range of the accumulator dtype {acc} "
+                             f"[{info.min}, {info.max}]; pass a wider dtype= to accumulate in")
+    elif kind in "fc" and value_kind in "iu":
+        try:
+            float(value)
+        except OverflowError:
+            raise ValueError(f"{argument}: {value!r} is out of the range of the accumulator dtype {acc}") from None
+
+
+def _check_host_array(arr: np.ndarray, acc: str, kind: str, argument: str) -> None:
+    _refuse_kind(arr.dtype.kind, acc, kind, argument, f"dtype {arr.dtype}")
+    if kind not in "iu" or arr.size == 0 or np.can_cast(arr.dtype, acc, "safe"):
+        return
+    info = np.iinfo(acc)
+    if arr.dtype.kind == "f":
+        bad = ~np.isfinite(arr) | (arr != np.trunc(arr))
+        if bad.any():
+            raise ValueError(f"{argument}: {arr[bad].flat[0]!r} is not a finite integer, so the integer accumulator "
+                             f"dtype {acc} cannot hold it exactly; round it, or pass a float dtype=")
+        # Powers of two, exact in every float type: the range is [min, max + 1).
+        out_of_range = (arr < float(info.min)) | (arr >= float(info.max + 1))
+    elif arr.dtype.kind == "b":
+        return
+    else:
+        out_of_range = (arr < info.min) | (arr > info.max)
+    if out_of_range.any():
+        raise ValueError(f"{argument}: {arr[out_of_range].flat[0]!r} is out of the range of the accumulator "
+                         f"dtype {acc} [{info.min}, {info.max}]; pass a wider dtype= to accumulate in")
+
+
+def _check_tensor(t: Any, acc: str, kind: str, argument: str) -> None:
+    """The same checks as for host arrays, with torch operations on t's device."""
+    import torch
+
+    name = str(t.dtype).replace("torch.", "")
+    value_kind = "f" if name == "bfloat16" else ("b" if name == "bool" else np_dtype(name).kind)
+    _refuse_kind(value_kind, acc, kind, argument, f"dtype {name}")
+    if kind not in "iu" or t.numel() == 0 or value_kind == "b" or (
+            name != "bfloat16" and np.can_cast(np_dtype(name), acc, "safe")):
+        return
+    info = np.iinfo(acc)
+    if value_kind == "f":
+        if not bool(torch.all(torch.isfinite(t) & (t == torch.trunc(t)))):
+            raise ValueError(f"{argument}: holds values that are not integers, so the integer accumulator "
+                             f"dtype {acc} cannot hold them exactly; round them, or pass a float dtype=")
+        low, high = float(info.min), float(info.max + 1)
+        bad = bool(torch.any((t < low) | (t >= high)))
+    elif name in ("uint16", "uint32", "uint64"):  # torch has no comparisons for these: check on the host
+        _check_host_array(t.detach().cpu().numpy(), acc, kind, argument)
+        return
+    else:
+        bad = int(t.min()) < info.min or int(t.max()) > info.max
+    if bad:
+        raise ValueError(f"{argument}: holds values out of the range of the accumulator dtype {acc} "
+                         f"[{info.min}, {info.max}]; pass a wider dtype= to accumulate in")
 
 
 def check_init_shape(value: Any, target: tuple) -> tuple:
@@ -186,6 +304,8 @@ def _check_out(out: Any, request: ScanRequest) -> list[ArrayRef]:
         if isinstance(v, (list, tuple)) or np.isscalar(v):
             raise TypeError(f"out must be an array, got {type(v).__name__}")
         ref = inspect_array(v, "out")
+        if ref.library == "jax":
+            raise TypeError("out: JAX arrays are immutable; leave out=None and use the returned array")
         if ref.library == "other" and not isinstance(v, np.ndarray):
             raise TypeError(f"out must be a NumPy array or tensor, got {type(v).__name__}")
         if ref.shape != request.out_shape:
@@ -205,6 +325,7 @@ def _check_out(out: Any, request: ScanRequest) -> list[ArrayRef]:
 
 def check_axis(ref: ArrayRef, axis: int, argument: str = "x") -> int:
     """``axis`` made non-negative for an array of at least one dimension."""
+    axis = _as_int(axis, "axis")
     if len(ref.shape) == 0:
         raise ValueError(f"{argument} must have at least one dimension")
     ndim = len(ref.shape)
@@ -224,12 +345,11 @@ def check_recurrence_args(a: Any, b: Any, init: Any, axis: int) -> tuple[ArrayRe
         raise TypeError(f"b has dtype {rb.dtype} but a has dtype {ra.dtype}")
     if len(ra.shape) == 0:
         raise ValueError("a must have at least one dimension")
+    axis = check_axis(ra, axis, "a")
     widen = False
-    if init is not None:  # checked before any work; without init the scan checks the axis
-        ndim = len(ra.shape)
-        if not -ndim <= axis < ndim:
-            raise ValueError(f"axis {axis} is out of range for an array of {ndim} dimension(s)")
-        widen = bool(check_init_shape(init, ra.shape[: axis % ndim] + ra.shape[axis % ndim + 1:]))
+    if init is not None:  # checked before any work: init is h[-1], held in a's dtype
+        widen = bool(check_init_shape(init, ra.shape[:axis] + ra.shape[axis + 1:]))
+        check_init_value(init, accumulator_dtype_name(ra.dtype))
     return ra, rb, widen
 
 
@@ -252,12 +372,15 @@ def check_delta_args(x: Any, axis: int, order: Any, tuple_size: Any) -> tuple[Ar
     return ref, axis, order, tuple_size
 
 
-def check_segmented_values(x: Any, op: Any) -> tuple[Monoid, list[ArrayRef]]:
-    """``segmented_scan``'s operator and values: 1-D host arrays of one shape whose
-    dtypes the operator takes."""
+def check_segmented_values(x: Any, op: Any, inclusive: Any, reverse: Any) -> tuple[Monoid, list[ArrayRef]]:
+    """``segmented_scan``'s operator, values and flags: 1-D host arrays of one shape
+    whose dtypes and number the operator takes."""
     monoid = resolve_op(op)
-    values = list(x) if isinstance(x, tuple) else [x]
-    refs = [inspect_array(v, "x") for v in values]
+    _as_bool(inclusive, "inclusive")
+    _as_bool(reverse, "reverse")
+    values, struct = _split_fields(x)
+    monoid.check_fields(len(values), struct)
+    refs = [inspect_array(v, "x" if not struct else f"x[{i}]") for i, v in enumerate(values)]
     for r in refs:
         if len(r.shape) != 1:
             raise ValueError(f"x must be 1-D for a segmented scan, got shape {r.shape}")
@@ -266,6 +389,8 @@ def check_segmented_values(x: Any, op: Any) -> tuple[Monoid, list[ArrayRef]]:
         monoid.check_dtype(r.dtype)
     if any(r.shape != refs[0].shape for r in refs):
         raise ValueError("x: fields of a struct monoid must have one shape")
+    monoid.identity_values([np_dtype(accumulator_dtype_name(r.dtype)) for r in refs])
+    monoid.check_combine([accumulator_dtype_name(r.dtype) for r in refs])
     return monoid, refs
 
 

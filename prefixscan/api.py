@@ -106,7 +106,10 @@ class Scan:
                     self._plans.clear()
                 self._plans[key] = (request.rebind(None, None), backend, fast)
         native = backend.NATIVE_LIBRARY
-        if request.out is None and request.fields[0].library != native:
+        if request.out is not None:
+            # The caller's own objects (a CuPy out= is run through a torch view).
+            results = [o.obj for o in request.out]
+        elif request.fields[0].library != native:
             results = [from_native(r, like, native, d)
                        for r, like, d in zip(results, request.fields, request.out_dtypes)]
         return tuple(results) if request.struct else results[0]
@@ -247,7 +250,15 @@ def scan(x, op="add", *, axis=None, inclusive=True, reverse=False, init=None, or
         The seed of every lane: a scalar, or an array that broadcasts to the
         lane shape (x's shape without ``axis``; ``()`` for ``axis=None``),
         followed by ``(tuple_size,)`` when ``tuple_size > 1`` (one seed per
-        stream).  A tuple of those for a struct operator.
+        stream).  A tuple of those for a struct operator.  It is converted to
+        the accumulator dtype (see ``dtype``), and a value that dtype cannot
+        hold exactly is refused, elementwise for arrays: an integer
+        accumulator takes integers in its range (integral floats such as
+        ``2.0`` included; ``0.5``, NaN, ``2**40`` for int32 or ``-1`` for
+        uint8 raise ValueError), a bool accumulator True or False only.  A
+        float accumulator takes any real number, rounded to its dtype (a value
+        beyond its range becomes ±inf); a complex one any number.  A string,
+        or a complex value for a real accumulator, raises TypeError.
     order : int, default 1
         ``order=q`` applies the scan described by the other arguments q times.
         With ``op="add"`` and ``inclusive=True`` this decodes a q-th order
@@ -264,8 +275,11 @@ def scan(x, op="add", *, axis=None, inclusive=True, reverse=False, init=None, or
         The accumulation and output dtype (a NumPy or torch dtype, or its name).
         By default the input dtype is kept, with no widening unlike
         ``numpy.cumsum``; float16 and bfloat16 accumulate in float32 and are
-        rounded once on output.  Integer overflow wraps as in C.  ``"add"`` and
-        ``"mul"`` on bool input need an integer ``dtype``.
+        rounded once on output (``scan`` only: :func:`cumsum` and
+        :func:`cumprod` follow NumPy's rule and accumulate float16 in float16).
+        An explicit ``dtype`` is the accumulator too.  Integer overflow wraps
+        as in C.  ``"add"`` and ``"mul"`` on bool input need an integer
+        ``dtype``.
     out : array or tuple of arrays, optional
         Where to write the result: an array of the result's shape, dtype and
         device (a tuple for a struct operator); it may be ``x`` itself.  Nothing
@@ -310,13 +324,20 @@ def scan(x, op="add", *, axis=None, inclusive=True, reverse=False, init=None, or
     Raises
     ------
     TypeError
-        An argument of the wrong type, a dtype the operator does not take, or
-        ``out`` of the wrong dtype.  The message names the argument.
+        An argument of the wrong type (a string or masked array ``x``, a JAX
+        tracer from inside ``jax.jit``), a dtype the operator does not take,
+        ``out`` of the wrong dtype, an ``init`` of the wrong kind, or a
+        Monoid whose ``combine`` uses Python's ``max``/``if`` on arrays.  The
+        message names the argument.
     ValueError
         An out-of-range ``axis``, ``order`` or ``tuple_size`` below 1, a
         ``tuple_size`` that does not divide the lane length, an ``init`` or
-        ``out`` of the wrong shape, an unknown name, or ``algorithm`` /
-        ``strategy`` given to the backend that does not take it.
+        ``out`` of the wrong shape, an ``init`` value the accumulator cannot
+        hold, a tuple ``x`` whose length the Monoid's identity does not
+        match, an unknown name, or ``algorithm`` / ``strategy`` given to the
+        backend that does not take it.  Every argument is checked before any
+        work starts: nothing is written to ``out`` when one of these is
+        raised.
     prefixscan.BackendUnavailableError
         No backend can scan x here (e.g. a CUDA array without the GPU extra);
         the message says what to install.

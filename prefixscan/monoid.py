@@ -16,9 +16,11 @@ A monoid over a struct of arrays combines tuples: ``combine((a1, b1), (a2, b2))`
 returns a tuple of the same arity.  The left operand always holds the earlier
 elements, so non-commutative operators (affine maps, matrix products) are safe.
 
-Dtype rule (as Triton's ``standard.py`` makes explicit): unless the caller asks
-for a ``dtype``, a scan keeps the input dtype for its output and accumulates in
-that dtype, except that 16-bit floats accumulate in float32.
+Dtype rule of :func:`prefixscan.scan` (as Triton's ``standard.py`` makes
+explicit): unless the caller asks for a ``dtype``, a scan keeps the input dtype
+for its output and accumulates in that dtype, except that 16-bit floats
+accumulate in float32.  ``cumsum``/``cumprod`` pass NumPy's result dtype as
+``dtype``, so they accumulate float16 in float16 as NumPy does.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ __all__ = [
     "log",
     "log1p",
     "accumulator_dtype_name",
+    "is_truth_value_error",
 ]
 
 _TRITON_BUILTIN = "__triton_builtin__"
@@ -150,10 +153,56 @@ class Monoid:
         if not isinstance(ident, tuple):
             ident = (ident,)
         if len(ident) != len(dtypes):
-            raise ValueError(
-                f"op: monoid {self.name!r} has {len(ident)} field(s) but x has {len(dtypes)}"
-            )
+            raise ValueError(f"op: the identity of monoid {self.name!r} gives {len(ident)} value(s) but x has "
+                             f"{len(dtypes)} field(s); a struct monoid's identity has one value per field")
         return ident
+
+    def check_fields(self, nfields: int, struct: bool) -> None:
+        """Raise ValueError when x's ``nfields`` fields (``struct``: x was a tuple)
+        do not match the number of values of the identity."""
+        fields = self.fields
+        if fields is None or fields == nfields:
+            return
+        if isinstance(self.identity, tuple) and struct:
+            raise ValueError(f"op: the identity of monoid {self.name!r}, {self.identity!r}, has {fields} "
+                             f"value(s) but x is a tuple of {nfields} arrays; give the identity one value per "
+                             f"field (a tuple of {nfields})")
+        if isinstance(self.identity, tuple):
+            raise ValueError(f"x: op {self.name!r} combines {fields} fields (its identity is {self.identity!r}); "
+                             f"pass x as a tuple of {fields} arrays")
+        hint = ("" if self.builtin else
+                f" (its identity {self.identity!r} is one value; a struct monoid's identity is a tuple, "
+                "one value per field)")
+        raise ValueError(f"x: op {self.name!r} takes a single array, got a tuple of {nfields}{hint}")
+
+    def check_combine(self, dtypes: Sequence[Any]) -> None:
+        """Run ``combine`` once on two-element NumPy arrays of the identity (one per
+        field, of ``dtypes``), before any scan runs, to catch a combine written with
+        Python's ``max``/``min``/``if``/``and``/``or``, which cannot take arrays.
+        Other errors of the probe are left to the scan itself to report."""
+        if self.builtin:
+            return
+        try:
+            values = self.identity_values([_host_dtype(d) for d in dtypes])
+            a = tuple(np.full(2, v, dtype=_host_dtype(d)) for v, d in zip(values, dtypes))
+            b = tuple(np.full(2, v, dtype=_host_dtype(d)) for v, d in zip(values, dtypes))
+        except Exception:  # noqa: BLE001 - the checks and the scan report bad identities
+            return
+        with np.errstate(all="ignore"):
+            try:
+                self.combine(a, b) if len(a) > 1 else self.combine(a[0], b[0])
+            except ValueError as exc:
+                if is_truth_value_error(exc):
+                    raise self.truth_value_error() from None
+            except Exception:  # noqa: BLE001 - reported by the scan, in its context
+                pass
+
+    def truth_value_error(self) -> TypeError:
+        """The error for a combine that used an array as a Python truth value."""
+        return TypeError(
+            f"op: the combine of monoid {self.name!r} uses an array as a truth value (Python's max, min, "
+            "if, and, or on arrays); combine runs on whole arrays and in Triton kernels: write it with "
+            "prefixscan.maximum, prefixscan.minimum, prefixscan.where and the & | ~ operators")
 
     def check_dtype(self, dtype: np.dtype | str, argument: str = "x") -> None:
         """Raise TypeError when a built-in operator does not apply to this dtype."""
@@ -178,6 +227,16 @@ class Monoid:
 def _dtype_name(dtype: Any) -> str:
     name = str(dtype)
     return name[len("torch."):] if name.startswith("torch.") else name
+
+
+def is_truth_value_error(exc: BaseException) -> bool:
+    """NumPy's (and torch's) error for ``bool(array)`` of more than one element."""
+    return isinstance(exc, (ValueError, RuntimeError)) and "truth value of" in str(exc) and "ambiguous" in str(exc)
+
+
+def _host_dtype(dtype: Any) -> np.dtype:
+    name = _dtype_name(dtype)
+    return np.dtype("float32" if name == "bfloat16" else name)
 
 
 def _dtype_kind(dtype: Any) -> str:

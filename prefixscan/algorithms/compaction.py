@@ -38,7 +38,7 @@ def compact(x, mask):
     ValueError
         A mask of another shape or on another device.
     TypeError
-        A mask that is not bool.
+        A mask that is not bool, or an x that is not a numeric or bool array.
 
     Examples
     --------
@@ -48,7 +48,7 @@ def compact(x, mask):
     array([5, 7, 2])
     """
     rx, rm = check_compact_args(x, mask)
+    backend = select_backend(None, rx.device)  # before any work: it may be unavailable here
     slots = scan(rm.obj, "add", inclusive=False, dtype="int64")  # flattened: axis=None
-    backend = select_backend(None, rx.device)
     result = backend.compact(rx, rm, slots)
     return from_native(result, rx, backend.NATIVE_LIBRARY, rx.dtype)

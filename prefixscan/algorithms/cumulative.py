@@ -4,6 +4,12 @@ Each is :func:`prefixscan.scan` with a built-in operator and NumPy's dtype
 promotion (``cumsum``/``cumprod`` widen small integers and bool to the platform
 integer, as NumPy does; ``cummax``/``cummin`` keep the dtype), plus
 ``exclusive`` and ``reverse``, which NumPy lacks.
+
+Accumulator: ``cumsum``/``cumprod`` follow NumPy's rule, not :func:`prefixscan.scan`'s:
+they accumulate in the result dtype, so float16 sums and products accumulate in
+float16, as ``numpy.cumsum`` does (bfloat16 in bfloat16 on the GPU), where
+``scan`` accumulates 16-bit floats in float32 and rounds once on output.
+``cummax``/``cummin`` are exact in any accumulator.
 """
 
 from __future__ import annotations
@@ -14,18 +20,28 @@ from typing import Any, Callable
 import numpy as np
 
 from .._arrays import inspect_array
+from .._normalize import check_flag
 from ..api import scan
 from ..caches import register_cache
 
 __all__ = ["cumsum", "cumprod", "cummax", "cummin"]
 
 
-def _numpy_result_dtype(x, dtype, probe: Callable) -> Any:
-    """NumPy's accumulation dtype for ``probe`` (np.cumsum, ...) on x's dtype."""
+def _check_a(a, exclusive, reverse) -> Any:
+    """``a``'s dtype (a NumPy dtype object or a name), after refusing what is not a
+    numeric or bool array and flags that are not True/False; errors name ``a``."""
+    check_flag(exclusive, "exclusive")
+    check_flag(reverse, "reverse")
+    # A NumPy dtype object is a cheap cache key (its .name is a slow property).
+    if type(a) is np.ndarray and a.dtype.kind in "biufc":
+        return a.dtype
+    return inspect_array(a, "a").dtype
+
+
+def _numpy_result_dtype(dtype_key, dtype, probe: Callable) -> Any:
+    """NumPy's accumulation dtype for ``probe`` (np.cumsum, ...) on ``dtype_key``."""
     if dtype is not None:
         return dtype
-    # A NumPy dtype object is a cheap cache key (its .name is a slow property).
-    dtype_key = x.dtype if type(x) is np.ndarray else inspect_array(x, "a").dtype
     if isinstance(dtype_key, str) and dtype_key == "bfloat16":
         return dtype_key
     return _numpy_rule(dtype_key, probe.__name__)
@@ -47,7 +63,7 @@ _SHARED_PARAMETERS = """
         None scans the flattened array and returns 1-D, as NumPy does; an
         integer scans along that axis.
     dtype : dtype, optional
-        Accumulation and output dtype; by default {default}.
+        Accumulation and output dtype; by default {default}.{accumulator}
     out : array, optional
         Where to write the result (the result's shape and dtype, x's device).
     exclusive : bool, default False
@@ -66,34 +82,45 @@ _SHARED_PARAMETERS = """
 
 
 def cumsum(a, axis=None, dtype=None, out=None, *, exclusive=False, reverse=False, backend=None):
-    return scan(a, "add", axis=axis, inclusive=not exclusive, reverse=reverse,
-                dtype=_numpy_result_dtype(a, dtype, np.cumsum), out=out, backend=backend)
+    dtype = _numpy_result_dtype(_check_a(a, exclusive, reverse), dtype, np.cumsum)
+    return scan(a, "add", axis=axis, inclusive=not exclusive, reverse=reverse, dtype=dtype, out=out,
+                backend=backend)
 
 
 def cumprod(a, axis=None, dtype=None, out=None, *, exclusive=False, reverse=False, backend=None):
-    return scan(a, "mul", axis=axis, inclusive=not exclusive, reverse=reverse,
-                dtype=_numpy_result_dtype(a, dtype, np.cumprod), out=out, backend=backend)
+    dtype = _numpy_result_dtype(_check_a(a, exclusive, reverse), dtype, np.cumprod)
+    return scan(a, "mul", axis=axis, inclusive=not exclusive, reverse=reverse, dtype=dtype, out=out,
+                backend=backend)
 
 
 def cummax(a, axis=None, dtype=None, out=None, *, exclusive=False, reverse=False, backend=None):
+    _check_a(a, exclusive, reverse)
     return scan(a, "max", axis=axis, inclusive=not exclusive, reverse=reverse, dtype=dtype, out=out,
                 backend=backend)
 
 
 def cummin(a, axis=None, dtype=None, out=None, *, exclusive=False, reverse=False, backend=None):
+    _check_a(a, exclusive, reverse)
     return scan(a, "min", axis=axis, inclusive=not exclusive, reverse=reverse, dtype=dtype, out=out,
                 backend=backend)
 
 
+_NUMPY_ACCUMULATOR = ("\n        Accumulates in that dtype, as NumPy does: float16 in float16, unlike"
+                      "\n        :func:`prefixscan.scan`, which accumulates 16-bit floats in float32; bfloat16"
+                      "\n        accumulates in bfloat16 on the GPU (the CPU backend holds it in float32)."
+                      "\n        Pass ``dtype=np.float32`` to accumulate (and return) float32.")
+_NUMPY_DEFAULT = "NumPy's (small integers and bool widen\n        to the platform integer)"
 cumsum.__doc__ = ("Cumulative sum: ``numpy.cumsum`` with NumPy's signature and dtype promotion, plus "
                   "``exclusive`` and ``reverse``.\n"
-                  + _SHARED_PARAMETERS.format(default="NumPy's (small integers and bool widen to the "
-                                              "platform integer)", identity="0"))
+                  + _SHARED_PARAMETERS.format(default=_NUMPY_DEFAULT, accumulator=_NUMPY_ACCUMULATOR,
+                                              identity="0"))
 cumprod.__doc__ = ("Cumulative product: ``numpy.cumprod`` with NumPy's signature and dtype promotion, plus "
                    "``exclusive`` and ``reverse``.\n"
-                   + _SHARED_PARAMETERS.format(default="NumPy's (small integers and bool widen to the "
-                                               "platform integer)", identity="1"))
+                   + _SHARED_PARAMETERS.format(default=_NUMPY_DEFAULT, accumulator=_NUMPY_ACCUMULATOR,
+                                               identity="1"))
 cummax.__doc__ = ("Running maximum (``np.maximum.accumulate``); keeps the dtype.  NaN propagates.\n"
-                  + _SHARED_PARAMETERS.format(default="a's", identity="the dtype's lowest value"))
+                  + _SHARED_PARAMETERS.format(default="a's (max is exact in any dtype)", accumulator="",
+                                              identity="the dtype's lowest value"))
 cummin.__doc__ = ("Running minimum (``np.minimum.accumulate``); keeps the dtype.  NaN propagates.\n"
-                  + _SHARED_PARAMETERS.format(default="a's", identity="the dtype's highest value"))
+                  + _SHARED_PARAMETERS.format(default="a's (min is exact in any dtype)", accumulator="",
+                                              identity="the dtype's highest value"))

@@ -82,11 +82,14 @@ def segmented_scan(x, op="add", *, flags=None, offsets=None, keys=None, inclusiv
     Raises
     ------
     ValueError
-        Not exactly one segment description, x not 1-D, or flags / keys /
-        offsets that do not fit x.
+        Not exactly one segment description, x not 1-D, flags / keys /
+        offsets that do not fit x, or a tuple x whose length the operator's
+        identity does not match.
     TypeError
-        Flags that are not bool, offsets that are not integers, or a dtype
-        the operator does not take.
+        Flags that are not bool, offsets that are not integers, a dtype the
+        operator does not take, or ``inclusive`` / ``reverse`` not True/False.
+
+    Every argument is checked before any work starts.
     NotImplementedError
         x on a GPU: segmented scans run on host arrays for now.
 
@@ -96,7 +99,7 @@ def segmented_scan(x, op="add", *, flags=None, offsets=None, keys=None, inclusiv
     >>> prefixscan.segmented_scan(np.array([1, 2, 3, 4, 5]), offsets=np.array([0, 2]))
     array([ 1,  3,  3,  7, 12])
     """
-    monoid, refs = check_segmented_values(x, op)
+    monoid, refs = check_segmented_values(x, op, inclusive, reverse)
     n = refs[0].shape[0]
     heads = _segment_heads(n, *check_segments(n, flags, offsets, keys))
     arrays = [as_numpy(r) for r in refs]

@@ -16,6 +16,7 @@ import numpy as np
 
 from .._arrays import ArrayRef, as_numpy, write_host
 from .._request import ScanRequest, np_dtype
+from ..monoid import is_truth_value_error
 from ..networks import run_network
 
 NAME = "cpu"
@@ -143,8 +144,13 @@ def run_scan(request: ScanRequest) -> list:
             x = x.reshape(-1)
         work.append(to_lanes(x, request).astype(np_dtype(acc), copy=True))
     if work[0].size:
-        for _ in range(request.config.order):
-            scan_lanes(work, request)
+        try:
+            for _ in range(request.config.order):
+                scan_lanes(work, request)
+        except ValueError as exc:  # a data-dependent Python branch the up-front probe missed
+            if is_truth_value_error(exc):
+                raise request.config.monoid.truth_value_error() from exc
+            raise
     results = []
     for i, (w, out_dtype) in enumerate(zip(work, request.out_dtypes)):
         y = from_lanes(w, request)
