@@ -10,7 +10,7 @@ import pytest
 
 import prefixscan as ps
 
-from conftest import affine_data, affine_monoid, poisoned
+from prefixscan.testing import affine_data, affine_monoid, poisoned
 
 
 def assert_names(excinfo, *names):

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import prefixscan as ps
 
 from .._errors import short_error
+from .._install_hint import install_command
 from .cases import FEATURES
 from .context import CheckFailure, Context, Device
 
@@ -109,6 +110,10 @@ def main(device: str = "cpu", quick: bool = False, seed: int | None = None, only
     t0 = time.perf_counter()
     try:
         results = run_checks(device, quick=quick, seed=seed, only=only, stream=stream, verbose=verbose)
+    except ImportError as exc:  # only the device set-up imports: torch for --device cuda
+        print(f"prefixscan check: --device {device} needs torch: {install_command('gpu')} ({exc})",
+              file=sys.stderr)
+        return 2
     except RuntimeError as exc:
         print(f"prefixscan check: {exc}", file=sys.stderr)
         return 2
