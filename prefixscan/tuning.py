@@ -3,10 +3,12 @@ tuned tables, compare the tuned choice with fixed ones, and force a tile for
 studies.
 
 On a GPU, each scan's tile and meta-strategy come from a table tuned per GPU
-name (:mod:`prefixscan.backends.triton.tuner` describes the method; the
-user guide is docs/tuning.md).  A key the table lacks is tuned on its first
-use within a few seconds; :func:`tune` measures a whole grid of keys with the
-full candidate grid (``prefixscan tune`` on the command line)::
+(:mod:`prefixscan.backends.triton.tuner` describes the method; the user guide
+is docs/tuning.md): the user's own, over the table shipped for that GPU (or
+the closest one of its architecture), over the defaults.  Only on a GPU that
+no shipped table serves is a missing key tuned on its first use, within a few
+seconds.  :func:`tune` measures a whole grid of keys with the full candidate
+grid (``prefixscan tune`` on the command line) and writes the user's table::
 
     import prefixscan
     import prefixscan.tuning as tuning
@@ -14,7 +16,7 @@ full candidate grid (``prefixscan tune`` on the command line)::
     tuning.tune(dtypes=["float32"], budget=120)       # writes the table
     with tuning.override(tuning.TileConfig(8192, 4, 32)):
         prefixscan.scan(x)                             # runs on that tile
-    tuning.clear()                                     # deletes every table
+    tuning.clear()                                     # deletes your tables (shipped ones stay)
 
 Importing this module imports neither torch nor triton.
 """

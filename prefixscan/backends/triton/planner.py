@@ -1,10 +1,11 @@
 """Which strategy and which tile a scan runs with.
 
 The caller's strategy, else the tuned table's choice for the scan's key (GPU
-name, accumulator bytes, int/float, operator class, layout, size bucket; see
-:mod:`.tuner`), else the defaults: the decoupled look-back (Merrill & Garland
-2016) or, for ``deterministic=True``, the chained hand-off, on the
-hand-measured tile of :mod:`.tiles`.  A forced tile (:func:`set_override`,
+name, accumulator bytes, int/float, operator class, layout, size bucket; the
+user's table over the shipped one, :mod:`.tuner.sources`), else the defaults:
+the decoupled look-back (Merrill & Garland 2016) or, for
+``deterministic=True``, the chained hand-off, on the key's default tile of
+:mod:`.tiles`.  A forced tile (:func:`set_override`,
 public as :func:`prefixscan.tuning.override`) wins over everything: benchmark
 sweeps and tests use it.  Answers are memoized per key, because small scans
 are dominated by host time.  The planner only reads the table: a missing key
@@ -19,7 +20,7 @@ import contextvars
 
 from ...caches import register_cache
 from .tiles import INTERPRETER_TILE, TileConfig, default_config
-from .tuner import table
+from .tuner import sources, table
 from .tuner.candidates import runnable
 from .tuner.table import table_device
 
@@ -78,7 +79,7 @@ def choose_config(device, itemsize: int, floating: bool, M: int, K: int, interpr
     """The tile of a scan of M x K elements per lane with ``itemsize`` accumulator
     bytes: the override, else the interpreter's, else the tuned one for
     ``strategy`` (None: the tile of the tuned auto choice), else
-    :func:`default_config`.  ``accs`` (torch dtypes of the fields) and
+    :func:`default_config` of the key.  ``accs`` (torch dtypes of the fields) and
     ``monoid`` pick the operator class; without them the scan counts as a
     built-in operator on one field."""
     forced = _override.get()
@@ -93,7 +94,7 @@ def choose_config(device, itemsize: int, floating: bool, M: int, K: int, interpr
         entry = _tuned_entry(device, itemsize, floating, M, K, builtin)
         tile = entry.tile_for(strategy) if entry is not None else None
         if tile is None:
-            tile = default_config(itemsize, floating)
+            tile = default_config(itemsize, floating, K, M * K)
         _tiles[key] = tile
     return tile
 
@@ -143,4 +144,4 @@ table.on_change(clear_memo)
 
 def _tuned_entry(device, itemsize, floating, M, K, builtin):
     """The tuned table's entry of the scan's key, or None."""
-    return table.lookup(device, itemsize, floating, "builtin" if builtin else "user", K, M * K)
+    return sources.lookup(device, itemsize, floating, "builtin" if builtin else "user", K, M * K)

@@ -1,21 +1,23 @@
-"""Tile configurations of the look-back kernels and the hand-measured defaults.
+"""Tile configurations of the look-back kernels and their defaults per key.
 
 A tile is what one program scans: ``block`` elements (rows x column block for
 the 2-D kernel), ``num_warps`` warps, a look-back window of ``window`` status
 words per step (Merrill & Garland 2016, section 4), an optional raking row
 length (Merrill & Grimshaw 2009's SRTS) and a register cap expressed as
 resident tiles per SM.  The defaults below were measured, not modelled, as SAM
-(Maleki et al. 2016) and Merrill & Grimshaw tune theirs; the tuner
-(:mod:`.tuner`) replaces them per GPU.  In the interpreter tiles are tiny so
-that multi-tile look-back paths run on small inputs.
+(Maleki et al. 2016) and Merrill & Grimshaw tune theirs: per key, the tile best
+across the GPUs whose tuned tables ship with the package, so that a key no
+table covers still runs a good tile; a tuned table (:mod:`.tuner`) replaces
+them per GPU.  In the interpreter tiles are tiny so that multi-tile look-back
+paths run on small inputs.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["TileConfig", "INTERPRETER_TILE", "default_config", "register_cap", "raking_rows",
-           "REGISTERS_PER_SM", "MAX_REGISTERS_PER_THREAD"]
+__all__ = ["TileConfig", "INTERPRETER_TILE", "SIZE_BUCKETS", "size_bucket", "default_config", "register_cap",
+           "raking_rows", "REGISTERS_PER_SM", "MAX_REGISTERS_PER_THREAD"]
 
 
 @dataclass(frozen=True)
@@ -38,17 +40,78 @@ class TileConfig:
 
 INTERPRETER_TILE = TileConfig(block=32, num_warps=1, window=4, max_kb=4)
 
-# (element bytes, floating) -> config.  Measured on an H100 80GB HBM3 at n = 2^28
-# (4-byte) and 2^27 (8-byte), docs/design/tuning-method.md: fewer warps
-# per tile won every time (4 warps beat 8 by 20-40%), larger tiles helped 4-byte ints.
-_MEASURED = {(4, False): TileConfig(16384, 4, 32), (4, True): TileConfig(8192, 4, 32),
-             (8, False): TileConfig(4096, 8, 32), (8, True): TileConfig(8192, 4, 32)}
-# Element sizes not measured yet: the 4-byte choice scaled to about 64 KB per tile.
+#: Size buckets of the elements per lane, M * K: (name, largest log2 size in it or
+#: None, log2 size it is tuned at).  A tuned table has one entry per bucket
+#: (:mod:`.tuner.keys`), and so do the defaults below.
+SIZE_BUCKETS = (("n<=2^16", 16, 16), ("2^17-2^21", 21, 20), ("2^22-2^25", 25, 24), ("n>=2^26", None, 26))
+
+
+def size_bucket(n: int) -> str:
+    """The size bucket of ``n`` elements per lane (a log2 range, never n itself)."""
+    e = max(int(n) - 1, 0).bit_length()  # n <= 2^e
+    for name, top, _ in SIZE_BUCKETS:
+        if top is None or e <= top:
+            return name
+    raise AssertionError("unreachable")
+
+
+def _tiles(*specs) -> dict:
+    return {bucket: TileConfig(*spec) for (bucket, _, _), spec in zip(SIZE_BUCKETS, specs)}
+
+
+# The default tile of a key (accumulator bytes, float or not, layout, size bucket):
+# the decoupled look-back tile that is best across the GPUs we have tuned, derived
+# from the shipped tables (tuner/tables/: one full `prefixscan tune` each on an
+# H100 80GB HBM3 and an H200, 2026-11-22) by tuner.shipped.derive_defaults: among
+# the uncapped look-back tiles measured on both, the one whose worse ratio to that
+# GPU's fastest measured choice is lowest (ties within 1%: the one measured more
+# often).  Ratios H100/H200 (1.000: the fastest measured there):
+#
+#   key           n <= 2^16             2^17-2^21              2^22-2^25            >= 2^26
+#   4B int   1d   2048x4    1.000/1.000 4096x8    1.004/1.026  8192x4 1.000/1.000   8192x4 1.000/1.000
+#   4B int   2d   8192x8w16 1.019/1.000 8192x8w64 1.021/1.000  4096x4 1.054/1.000a  4096x4 1.066/1.000a
+#   4B float 1d   8192x8    1.033/1.005 8192x4    1.008/1.036  4096x4 1.000/1.000   8192x4 1.012/1.000
+#   4B float 2d   4096x8    1.010/1.000 8192x4    1.000/1.000  4096x4 1.004/1.000   8192x4 1.014/1.000
+#   8B int   1d   2048x4    1.000/1.028 8192x4    1.001/1.018  4096x4 1.000/1.000   4096x4 1.004/1.000
+#   8B int   2d   4096x4    1.000/1.000 4096x4    1.000/1.000  8192x4 1.000/1.000   8192x4 1.000/1.000
+#   8B float 1d   8192x8    1.067/1.001 4096x8    1.000/1.229b 4096x4 1.039/1.000a  4096x4 1.046/1.000a
+#   8B float 2d   8192x4    1.000/1.000c 8192x4   1.000/1.000c 8192x4 1.000/1.000c  8192x4 1.000/1.000
+#
+# (BLOCKxWARPS, window 32 unless wN.)  Marked: (a) the H100's fastest was a
+# register-capped tile, which the H200 tune (before register caps) never measured,
+# so the defaults have no caps; (b) the H100 tune ran out of budget after 12 of 27
+# candidates and missed the H200's best (2048x4); (c) a tune measured only the
+# default tile of the time, so 1.000 says nothing.  Other ratios over 1.02 are
+# below 2^22, within the spread the tunes measured there (2-35%).  The per-dtype
+# defaults these replace (16384x4 int32, 8192x4 float32, 4096x8 int64, 8192x4
+# float64, measured on the H100 at 2^27-2^28) were up to 1.83x slower than the
+# best (int64 2-D at 2^26 on the H200).  After a shipped table changes,
+# `python -m prefixscan.backends.triton.tuner.shipped derive` prints this again
+# (tests/test_tuner.py checks that the two agree).
+_DEFAULTS = {
+    (4, False, "1d"): _tiles((2048, 4, 32), (4096, 8, 32), (8192, 4, 32), (8192, 4, 32)),
+    (4, False, "2d"): _tiles((8192, 8, 16), (8192, 8, 64), (4096, 4, 32), (4096, 4, 32)),
+    (4, True, "1d"): _tiles((8192, 8, 32), (8192, 4, 32), (4096, 4, 32), (8192, 4, 32)),
+    (4, True, "2d"): _tiles((4096, 8, 32), (8192, 4, 32), (4096, 4, 32), (8192, 4, 32)),
+    (8, False, "1d"): _tiles((2048, 4, 32), (8192, 4, 32), (4096, 4, 32), (4096, 4, 32)),
+    (8, False, "2d"): _tiles((4096, 4, 32), (4096, 4, 32), (8192, 4, 32), (8192, 4, 32)),
+    (8, True, "1d"): _tiles((8192, 8, 32), (4096, 8, 32), (4096, 4, 32), (4096, 4, 32)),
+    (8, True, "2d"): _tiles((8192, 4, 32), (8192, 4, 32), (8192, 4, 32), (8192, 4, 32)),
+}
+# Element sizes not measured: 1- and 2-byte integers get the hand-measured 4-byte
+# tile scaled to about 64 KB per tile; any other size (several fields) the 8-byte one.
 _FALLBACK = {1: TileConfig(16384, 4, 32), 2: TileConfig(16384, 4, 32)}
 
-def default_config(itemsize: int, floating: bool) -> TileConfig:
-    """The hand-measured choice for ``itemsize`` accumulator bytes (no tuned entry)."""
-    return _MEASURED.get((itemsize, floating)) or _FALLBACK.get(itemsize) or _MEASURED[(8, floating)]
+
+def default_config(itemsize: int, floating: bool, K: int = 1, n: int | None = None) -> TileConfig:
+    """The default tile of a key without a tuned entry: ``itemsize`` accumulator
+    bytes (summed over the fields), float or not, ``K`` interleaved streams (1: the
+    1-D layout) and ``n`` elements per lane (None: the largest size bucket)."""
+    if itemsize in _FALLBACK:
+        return _FALLBACK[itemsize]
+    layout = "1d" if K == 1 else "2d"
+    per_bucket = _DEFAULTS.get((itemsize, floating, layout)) or _DEFAULTS[(8, floating, layout)]
+    return per_bucket[size_bucket(n) if n is not None else SIZE_BUCKETS[-1][0]]
 
 
 #: Registers per SM on the GPUs tuned for (sm_70 to sm_90) and the cap ptxas accepts per thread.

@@ -18,16 +18,22 @@ the benchmark sweep times), verifies each against the default scan on fresh
 random data before timing it (bitwise for integers), times it with CUDA
 events (a score that blends device time and the time a waiting caller sees,
 :mod:`.measure`), re-measures the few fastest in interleaved rounds, and
-replaces a default only by a challenger faster beyond the measured noise
-(:mod:`.search`); the chosen decoupled look-back tile is then tried under
-register caps.  Entries go to a JSON table per GPU and library version
-(:mod:`.table`).  A missing key is tuned on first use, before the scan runs, on
-a quick grid within a few seconds (:mod:`.first_use`); ``prefixscan tune``
-tunes a whole grid of keys (:mod:`.session`); :mod:`.compare` times the tuned
-choice against every fixed one for the benchmark.  Measurements and what
+replaces a default only by a challenger faster in those rounds by more than
+their measured spread (:func:`.search.replaces`); the chosen decoupled
+look-back tile is then tried under register caps.  Entries go to a JSON table
+per GPU and library version (:mod:`.table`).
+
+Tables for the GPUs we have measured ship with the package (:mod:`.shipped`),
+and a GPU of the same architecture uses the closest one; the user's own table
+overrides them key by key (:mod:`.sources`, which the planner reads).  Only a
+GPU that no shipped table serves tunes a missing key on first use, at the size
+its bucket serves, within a few seconds (:mod:`.first_use`); ``prefixscan
+tune`` tunes a whole grid of keys (:mod:`.session`); :mod:`.compare` times the
+tuned choice against every fixed one for the benchmark.  Measurements and what
 shaped the method: docs/design/tuning-method.md; user documentation:
 docs/tuning.md; the public API: :mod:`prefixscan.tuning`.
 
 Layers depend one way: keys <- candidates <- search <- measure <- first_use <-
-compare / session, with table beside them; the planner reads the table only.
+compare / session, with table <- shipped <- sources beside them; the planner
+reads sources only.
 """

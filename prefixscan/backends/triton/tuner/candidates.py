@@ -4,7 +4,8 @@ Every strategy of :mod:`..registry` can run (each has a launcher in the scan
 path), so availability is the registry's list, not an import probe.  The grid
 is small and ordered most promising first, so a budget that runs out skips
 the least likely ones: each strategy's hand-measured default tile
-(:func:`..tiles.default_config`), then the decoupled look-back's neighbours.
+of the key (:func:`..tiles.default_config`), then the decoupled look-back's
+neighbours.
 The full grid adds every fixed tile that ``benchmarks/sweep.py`` times, so
 the tuned choice is measured against each of them, and the raking in-tile scan
 (Merrill & Grimshaw 2009's SRTS).  Nothing here imports torch or triton.
@@ -53,10 +54,11 @@ def runnable(name: str | None, deterministic: bool) -> bool:
 
 
 def candidate_grid(strategies: Sequence[str], nbytes: int, floating: bool, n: int,
-                   quick: bool = False) -> list[Candidate]:
+                   quick: bool = False, K: int = 1) -> list[Candidate]:
     """A small grid of tiles per strategy, most promising first.
 
-    Every strategy's default tile comes first, then the default's neighbours
+    Every strategy's default tile (the key's, :func:`..tiles.default_config`, for
+    ``n`` elements per lane in ``K`` streams) comes first, then the default's neighbours
     for the decoupled look-back (block x2 and /2, the other warp count).  That
     is all in ``quick`` mode (first use).  Otherwise also: the decoupled
     look-back on every tile of :data:`BENCH_TILES` (the fixed choices of
@@ -66,7 +68,7 @@ def candidate_grid(strategies: Sequence[str], nbytes: int, floating: bool, n: in
     on its default's block x2 and /2.  Blocks that hold all ``n`` elements in one
     tile run alike (the single-tile path): one of them is kept.
     """
-    d = default_config(nbytes, floating)
+    d = default_config(nbytes, floating, K, n)
     out: list[Candidate] = []
 
     def add(strategy, block, warps, window):

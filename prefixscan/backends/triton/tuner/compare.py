@@ -2,7 +2,7 @@
 
 ``benchmarks/sweep.py --compare-tuned`` calls :func:`compare_tuned` per case:
 the scan as every scan runs it (the tuned table, ``strategy="auto"``) against
-the hand-measured default tile, every fixed tile the sweep times and every
+the key's default tile, every fixed tile the sweep times and every
 other strategy, in interleaved rounds, and reports whether the tuned choice is
 at least as fast as the fastest fixed one within the measured noise
 (docs/design/tuning-method.md, "Checking it").  torch and the scan path are
@@ -49,13 +49,15 @@ def resolved_choice(x, op="add", *, axis=None) -> tuple[str, TileConfig]:
     return strategy, tile
 
 
-def fixed_choices(nbytes: int, floating: bool, tiles=None, strategies=None) -> list[tuple[str, Candidate]]:
+def fixed_choices(nbytes: int, floating: bool, tiles=None, strategies=None, *, K: int = 1,
+                  n: int | None = None) -> list[tuple[str, Candidate]]:
     """The fixed (untuned) choices a comparison times: the decoupled look-back on
-    the hand-measured default tile and on every (block, warps, window) of
+    the key's default tile (``n`` elements per lane in ``K`` streams,
+    :func:`..tiles.default_config`) and on every (block, warps, window) of
     ``tiles`` (default :data:`.candidates.BENCH_TILES`), and every other
     available strategy of ``strategies`` (default all) on the default tile.
     (label, Candidate)."""
-    d = default_config(nbytes, floating)
+    d = default_config(nbytes, floating, K, n)
     out = {Candidate("decoupled_lookback", d): "default table (no tuning)"}
     for block, warps, window in (BENCH_TILES if tiles is None else tiles):
         c = Candidate("decoupled_lookback", TileConfig(block, warps, window, d.max_kb, d.packed))
@@ -99,7 +101,8 @@ def compare_tuned(x, op="add", *, axis=None, out=None, tiles=None, strategies=No
     request = scan_request(x, op, axis=axis)
     accs = [getattr(torch, "uint8" if d == "bool" else d) for d in request.acc_dtypes]
     nbytes, floating = sum(a.itemsize for a in accs), any(a.is_floating_point for a in accs)
-    choices = [("tuned", None)] + fixed_choices(nbytes, floating, tiles, strategies)
+    _, M, K = scan._layout(request)
+    choices = [("tuned", None)] + fixed_choices(nbytes, floating, tiles, strategies, K=K, n=M * K)
     sync = torch.cuda.synchronize if first.is_cuda else (lambda: None)
     # One request per choice, checked once; the tuned one names no strategy.
     requests = {c: scan_request(x, op, axis=axis, out=out, strategy=c.strategy if c else "auto")

@@ -1,18 +1,27 @@
-"""First-use tuning: a scan whose key has no tuned entry tunes it once per
-process, within a few seconds, before it runs.
+"""First-use tuning: on a GPU that no shipped table serves, a scan whose key
+has no tuned entry tunes it once per process, within a few seconds, before it
+runs.
 
 The Triton backend's entry (``backends/triton/__init__.py``, ``run_scan``)
 calls :func:`ensure_for` with every request, ahead of the scan path, so the
-planner below only ever reads the table.  A missing key is tuned with the
-quick grid (:func:`.candidates.candidate_grid`), at the bucket's size capped
-at 2^24 elements, within ``PREFIXSCAN_AUTOTUNE_BUDGET`` seconds (default 3:
-compiling the tile variants takes most of it), and the entry is stored in the
-table file.  Nothing tunes in Triton's interpreter, on non-CUDA tensors,
-while a tile is forced (a study measures that tile), inside a tuning run
+planner below only ever reads the table.  A GPU with a shipped table of its
+own or of its architecture (:mod:`.sources`) never tunes: a key that table
+lacks runs the defaults.  Elsewhere a missing key is tuned with the quick grid
+(:func:`.candidates.candidate_grid`) at the size its bucket serves (2^26
+elements for the largest bucket, never 2^24: choices made at 2^24 and served
+at 2^27 were sometimes slower than torch.cumsum on the H100), within
+``PREFIXSCAN_AUTOTUNE_BUDGET`` seconds (default 3: compiling the tile
+variants takes most of it), over
+:data:`.search.MIN_ROUNDS` interleaved rounds, so that a challenger replaces
+the default only when faster by more than the measured spread
+(:func:`.search.replaces`); the entry is stored in the user's table file.  A
+key whose tuning would not fit in the GPU's free memory is left to the
+defaults.  Nothing tunes in Triton's interpreter, on non-CUDA tensors, while a
+tile is forced (a study measures that tile), inside a tuning run
 (:func:`.measure.in_tuning`), while another thread tunes, or while the stream
 is captured into a CUDA graph; the last three only postpone it to a later
-scan.  ``PREFIXSCAN_AUTOTUNE=0`` turns first-use tuning off (a table already
-on disk is still read).  A failed tuning warns once and leaves the defaults.
+scan.  ``PREFIXSCAN_AUTOTUNE=0`` turns first-use tuning off (tables are still
+read).  A failed tuning warns once and leaves the defaults.
 """
 
 from __future__ import annotations
@@ -28,17 +37,22 @@ from ...._arrays import as_torch
 from ...._environment import interpreter_mode
 from ....caches import register_cache
 from .. import planner
-from . import measure, table
+from . import measure, sources, table
 from .keys import Candidate, bucket_size, entry_key, size_bucket
+from .search import MIN_ROUNDS
 from .table import TuningCacheWarning, table_device
 
-__all__ = ["ensure_for", "resolve", "autotune_enabled", "first_use_budget", "DEFAULT_BUDGET",
-           "FIRST_USE_MAX_LOG2", "reset"]
+__all__ = ["ensure_for", "resolve", "autotune_enabled", "first_use_budget", "DEFAULT_BUDGET", "ROUNDS",
+           "WORKSPACE_COPIES", "reset"]
 
 log = logging.getLogger("prefixscan.tune")
 
-FIRST_USE_MAX_LOG2 = 24  # first-use tuning scans at most 2^24 elements
 DEFAULT_BUDGET = 3.0  # seconds
+ROUNDS = MIN_ROUNDS  # interleaved rounds of the finalists: the fewest that may replace a default
+#: Copies of the tuned key's data a tuning holds at once, with room to spare: input,
+#: output, reference, verification output, the torch.cumsum check and the float64
+#: temporaries of the float comparison.
+WORKSPACE_COPIES = 16
 
 _attempted: set = set()  # (table path, key) tuned on first use already (or tried)
 _ensured: set = set()  # request signatures whose key is settled for this process: ensure_for returns at once
@@ -91,6 +105,19 @@ def _capturing() -> bool:
         return False
 
 
+def _room_for(device, data_bytes: int) -> bool:
+    """Whether :data:`WORKSPACE_COPIES` copies of ``data_bytes`` fit in the GPU's
+    free memory (what the CUDA allocator has free plus what torch caches unused)."""
+    try:
+        import torch
+
+        free, _ = torch.cuda.mem_get_info(device)
+        free += torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
+    except Exception:  # noqa: BLE001 - cannot tell: try, a failure warns and leaves the defaults
+        return True
+    return free >= WORKSPACE_COPIES * data_bytes
+
+
 def ensure_for(request) -> None:
     """Tune the key of ``request`` (a checked scan request) if it has no entry yet
     and first-use tuning applies; afterwards the planner finds it in the table."""
@@ -121,18 +148,20 @@ def ensure_for(request) -> None:
 def resolve(device, nbytes: int, floating: bool, opclass: str, K: int, n: int, *, accs=None,
             monoid=None) -> tuple:
     """(the entry of the key or None, whether that answer holds for the rest of
-    the process).  A missing key is tuned here, once per process, unless
-    first-use tuning is off; the answer is not final while a tuning run, another
-    thread's tuning or a graph capture postpones it."""
+    the process): the user's entry, else the shipped table's (:mod:`.sources`).
+    A key missing from both is tuned here, once per process, unless a shipped
+    table serves the GPU or first-use tuning is off; the answer is not final
+    while a tuning run, another thread's tuning or a graph capture postpones it."""
     if not table_device(device):
         return None, True
-    tbl = table.table_for(table.gpu_name(device))
+    src = sources.sources_for(device)
     key = entry_key(nbytes, floating, opclass, K, n)
-    entry = tbl.entries.get(key)
-    if entry is not None or not autotune_enabled():
-        return entry, True
+    entry = src.entry(key)
+    if entry is not None or src.shipped is not None or not autotune_enabled():
+        return entry, True  # a GPU a shipped table serves never tunes
     if measure.in_tuning():
         return None, False
+    tbl = src.user
     mark = (tbl.path, key)
     if mark in _attempted:
         return tbl.entries.get(key), True
@@ -149,18 +178,23 @@ def resolve(device, nbytes: int, floating: bool, opclass: str, K: int, n: int, *
             if name is None:
                 return None, True
             accs = [getattr(torch, name)]
-        size = min(bucket_size(size_bucket(n)), 1 << FIRST_USE_MAX_LOG2)
+        size = bucket_size(size_bucket(n))  # the size the entry serves: never smaller
+        if not _room_for(device, size * nbytes):
+            log.info("not tuning %s on %s: %d MB of scratch does not fit in free memory; the default runs",
+                     key, tbl.gpu, WORKSPACE_COPIES * size * nbytes >> 20)
+            return None, True
         budget = first_use_budget()
         t0 = time.monotonic()
         try:
             result = measure.tune_workload(device, list(accs), monoid, K, size, quick=True, budget=budget,
-                                           repeats=7, rounds=1)
+                                           repeats=7, rounds=ROUNDS)
         except Exception as exc:  # noqa: BLE001 - a scan must not fail because tuning did
             warnings.warn(f"prefixscan: first-use tuning of {key} on {tbl.gpu} failed "
                           f"({type(exc).__name__}: {exc}); the default choice runs", TuningCacheWarning,
                           stacklevel=2)
             return None, True
-        entry = table.store(tbl, key, result.to_record(n=size, K=K, source="first-use", budget=budget))
+        entry = table.store(tbl, key, result.to_record(n=size, K=K, source="first-use", budget=budget),
+                            properties=table.gpu_properties(device))
         log.info("tuned %s on %s in %.1f s: %s (cached in %s)", key, tbl.gpu, time.monotonic() - t0,
                  Candidate(entry.strategy, entry.tile).label, tbl.path)
         return entry, True

@@ -20,25 +20,14 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from ..registry import DETERMINISTIC_STRATEGIES, STRATEGY_NAMES
-from ..tiles import TileConfig
+from ..tiles import SIZE_BUCKETS, TileConfig, size_bucket
 
 __all__ = ["BUCKETS", "size_bucket", "bucket_size", "op_class", "layout_class", "entry_key", "Candidate", "Entry",
            "tile_dict", "tile_from"]
 
-#: (bucket, largest log2 size in it or None, log2 size it is tuned at)
-BUCKETS = (("n<=2^16", 16, 16), ("2^17-2^21", 21, 20), ("2^22-2^25", 25, 24), ("n>=2^26", None, 26))
-
-
-def size_bucket(n: int) -> str:
-    """The size bucket of ``n`` elements per lane (a log2 range, never n itself)."""
-    return _bucket_of_log2(max(int(n) - 1, 0).bit_length())  # n <= 2^e
-
-
-def _bucket_of_log2(e: int) -> str:
-    for name, top, _ in BUCKETS:
-        if top is None or e <= top:
-            return name
-    raise AssertionError("unreachable")
+#: (bucket, largest log2 size in it or None, log2 size it is tuned at); defined
+#: with the tiles, whose defaults are per bucket too.
+BUCKETS = SIZE_BUCKETS
 
 
 def bucket_size(bucket: str) -> int:

@@ -192,8 +192,8 @@ def tune_workload(device, accs, monoid=None, K: int = 1, n: int = 1 << 20, *, st
     names = available_strategies(strategies or STRATEGY_NAMES)
     nbytes = sum(a.itemsize for a in accs)
     floating = any(a.is_floating_point for a in accs)
-    candidates = candidate_grid(names, nbytes, floating, n, quick=quick)
-    default = Candidate("decoupled_lookback", default_config(nbytes, floating))  # the reference, always run
+    candidates = candidate_grid(names, nbytes, floating, n, quick=quick, K=K)
+    default = Candidate("decoupled_lookback", default_config(nbytes, floating, K, n))  # the reference, always run
     det_default = Candidate("chained", default.tile) if "chained" in names else None
     op = monoid if monoid is not None else "add"
     builtin = monoid is None or getattr(monoid, "builtin", False)

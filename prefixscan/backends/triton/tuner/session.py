@@ -19,10 +19,11 @@ from typing import Mapping, Sequence
 from ....monoid import Monoid, accumulator_dtype_name
 from .. import unavailable_reason as backend_unavailable_reason
 from ..registry import STRATEGY_NAMES
-from . import measure, table
+from . import measure, sources, table
 from .candidates import available_strategies
 from .first_use import autotune_enabled, first_use_budget
 from .keys import BUCKETS, entry_key, size_bucket
+from .shipped import shipped_tables
 
 __all__ = ["tune_all", "check_tune_args", "format_table", "info_lines", "unavailable_reason", "DEFAULT_DTYPES",
            "DEFAULT_SIZES", "OP_CLASSES", "LAYOUTS", "CLI_K", "COMPILE_WEIGHT", "MAX_LOG2"]
@@ -155,6 +156,7 @@ def tune_all(*, device: str = "cuda", dtypes: Sequence[str] = DEFAULT_DTYPES,
     if dev.index is None:
         dev = torch.device(dev.type, torch.cuda.current_device())
     tbl = table.table_for(table.gpu_name(dev))
+    properties = table.gpu_properties(dev)
     jobs = _jobs(torch, dtypes, sizes, ops, layouts)
     entries, failed = {}, {}
     start = time.monotonic()
@@ -173,7 +175,7 @@ def tune_all(*, device: str = "cuda", dtypes: Sequence[str] = DEFAULT_DTYPES,
             print(f"    FAILED {failed[key]}", file=stream, flush=True)
             continue
         record = result.to_record(n=n, K=K, source="prefixscan tune", budget=share)
-        table.store(tbl, key, record)
+        table.store(tbl, key, record, properties=properties)
         entries[key] = record
         for c, why in result.excluded.items():
             print(f"    excluded {c.label}: {why}", file=stream, flush=True)
@@ -201,36 +203,38 @@ def format_table(entries: Mapping[str, dict]) -> str:
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows)
 
 
-def info_lines(gpu_names: Sequence[str] | None = None) -> list[str]:
-    """What ``prefixscan info`` says about tuning: cache directory, each GPU's
-    table file and whether it holds tuned entries."""
+def info_lines(gpu_names: Sequence[str | table.GpuProperties] | None = None) -> list[str]:
+    """What ``prefixscan info`` says about tuning: cache directory, first-use
+    tuning, and per GPU which table it uses (user, shipped, closest shipped for
+    <GPU>, a user table over one of those, or none; :mod:`.sources`) with the
+    files.  ``gpu_names``: names or :class:`.table.GpuProperties` (default: this
+    machine's GPUs, with their SM counts and compute capabilities)."""
     d = table.cache_dir()
     source = ("PREFIXSCAN_CACHE_DIR" if os.environ.get("PREFIXSCAN_CACHE_DIR") else
               "XDG_CACHE_HOME" if os.environ.get("XDG_CACHE_HOME") else "default")
     lines = [f"  cache dir: {d} ({source})",
              f"  first-use tuning: {'on' if autotune_enabled() else 'off'} (PREFIXSCAN_AUTOTUNE), "
-             f"budget {first_use_budget():g} s (PREFIXSCAN_AUTOTUNE_BUDGET)"]
-    if gpu_names is None:
-        gpu_names = []
+             f"budget {first_use_budget():g} s (PREFIXSCAN_AUTOTUNE_BUDGET), only on GPUs no shipped table serves"]
+    if gpu_names is not None:
+        gpus = [g if isinstance(g, table.GpuProperties) else table.GpuProperties(g) for g in gpu_names]
+    else:
+        gpus = []
         try:
             import torch
 
             if torch.cuda.is_available():
-                gpu_names = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+                gpus = [table.gpu_properties(torch.device("cuda", i)) for i in range(torch.cuda.device_count())]
         except Exception:  # noqa: BLE001 - torch absent or broken: no GPU to describe
-            gpu_names = []
-    version = table.library_version()
-    for i, name in enumerate(gpu_names):
-        path = table.cache_path(name, version)
-        records, problem = table.read_records(path, name, version)
-        if problem:
-            state = f"unusable, ignored: {problem}"
-        elif records:
-            state = f"tuned table present, {len(records)} entries"
-        else:
-            state = "no tuned table (first use tunes; or run prefixscan tune)"
-        lines.append(f"  cuda:{i} {name}: {path} ({state})")
-    if not gpu_names:
+            gpus = []
+    for i, gpu in enumerate(gpus):
+        label, detail = sources.describe(gpu)
+        arch = (f" (compute capability {gpu.capability[0]}.{gpu.capability[1]}, {gpu.sm_count} SMs)"
+                if gpu.known else "")
+        lines.append(f"  cuda:{i} {gpu.name}{arch}: table: {label}")
+        lines.extend(f"      {line}" for line in detail)
+    if not gpus:
         files = sorted(d.glob("tuning-*.json")) if d.is_dir() else []
-        lines.append(f"  no CUDA device: tables are per GPU; {len(files)} table file(s) in the cache dir")
+        shipped = ", ".join(t.gpu.name for t in shipped_tables()) or "none"
+        lines.append(f"  no CUDA device: tables are per GPU; {len(files)} table file(s) in the cache dir; "
+                     f"shipped tables: {shipped}")
     return lines

@@ -1,15 +1,17 @@
-"""The tuned tables: on disk, one JSON file per GPU name and library version,
-and in memory, each file read once per process.
+"""The user's tuned tables: on disk, one JSON file per GPU name and library
+version, and in memory, each file read once per process.
 
 ``PREFIXSCAN_CACHE_DIR`` names the directory (default
 ``$XDG_CACHE_HOME/prefixscan``, else ``~/.cache/prefixscan``).  Files are
 written atomically (a temporary file, then ``os.replace``) and merged with the
 entries already there; a corrupt file, one written for another GPU or version,
 or a bad entry is ignored with a :class:`TuningCacheWarning`, and the scan
-runs with the hand-measured defaults.  :func:`lookup` is what the planner
-reads; it never tunes (first-use tuning is :mod:`.first_use`'s, at the
-backend's entry).  Nothing here imports torch or triton until a GPU's name is
-asked.
+runs with the shipped table or the defaults.  The tables shipped with the
+package (:mod:`.shipped`) have the same format; :mod:`.sources` says which
+table serves a GPU, and is what the planner reads.  A file records the GPU's
+SM count and compute capability next to its name, so that a table can be
+matched to a GPU of the same architecture.  Nothing here imports torch or
+triton until a GPU's name or properties are asked.
 """
 
 from __future__ import annotations
@@ -26,11 +28,12 @@ from pathlib import Path
 from typing import Callable, Mapping
 
 from ....caches import clear_caches, register_cache
-from .keys import Entry, entry_key
+from .keys import Entry
 
 __all__ = ["FORMAT", "TuningCacheWarning", "cache_dir", "cache_path", "library_version", "read_records",
-           "load_table", "save_table", "clear_cache", "Table", "table_for", "gpu_name", "store", "lookup",
-           "table_device", "TABLE_DEVICES", "on_change", "reset"]
+           "read_file", "load_table", "parse_entries", "save_table", "write_json", "sanitize", "clear_cache",
+           "Table", "table_for", "gpu_name", "GpuProperties", "gpu_properties", "store", "table_device",
+           "TABLE_DEVICES", "on_change", "reset"]
 
 FORMAT = "prefixscan-tuning/1"
 
@@ -75,38 +78,44 @@ def library_version() -> str:
     return str(v)
 
 
-def _sanitize(text: str) -> str:
+def sanitize(text: str) -> str:
+    """``text`` as a safe part of a file name (no path separators, no '..')."""
     return re.sub(r"[^A-Za-z0-9+-]*\.\.+[^A-Za-z0-9+-]*|[^A-Za-z0-9.+-]+", "_", str(text)).strip("._") or "unknown"
 
 
 def cache_path(gpu: str, version: str | None = None, directory: Path | None = None) -> Path:
     """The table file of GPU ``gpu`` for library ``version``."""
     version = version or library_version()
-    return Path(directory or cache_dir()) / f"tuning-{_sanitize(gpu)}-{_sanitize(version)}.json"
+    return Path(directory or cache_dir()) / f"tuning-{sanitize(gpu)}-{sanitize(version)}.json"
 
 
 def read_records(path: Path, gpu: str, version: str) -> tuple[dict, str | None]:
     """(records, problem): the raw entries of a table file and, when it cannot be
     used, why (None: fine or absent)."""
+    data, problem = read_file(path, gpu, version)
+    return (data["entries"], None) if data is not None else ({}, problem)
+
+
+def read_file(path: Path, gpu: str, version: str) -> tuple[dict | None, str | None]:
+    """(the whole JSON object of a table file or None, why it cannot be used or None)."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
-        return {}, None
+        return None, None
     except (OSError, UnicodeDecodeError) as exc:
-        return {}, f"unreadable ({exc})"
+        return None, f"unreadable ({exc})"
     try:
         data = json.loads(text)
     except ValueError as exc:
-        return {}, f"corrupt JSON ({exc})"
+        return None, f"corrupt JSON ({exc})"
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        return {}, "not a prefixscan tuning table"
+        return None, "not a prefixscan tuning table"
     if data.get("gpu") != gpu or data.get("version") != version:
-        return {}, (f"written for GPU {data.get('gpu')!r} and prefixscan {data.get('version')!r}, "
-                    f"not {gpu!r} and {version!r}")
-    entries = data.get("entries")
-    if not isinstance(entries, dict):
-        return {}, "no entries object"
-    return entries, None
+        return None, (f"written for GPU {data.get('gpu')!r} and prefixscan {data.get('version')!r}, "
+                      f"not {gpu!r} and {version!r}")
+    if not isinstance(data.get("entries"), dict):
+        return None, "no entries object"
+    return data, None
 
 
 def load_table(path: Path, gpu: str, version: str | None = None) -> dict:
@@ -117,6 +126,12 @@ def load_table(path: Path, gpu: str, version: str | None = None) -> dict:
     if problem:
         warnings.warn(f"prefixscan: ignoring tuning cache {path}: {problem}", TuningCacheWarning, stacklevel=2)
         return {}
+    return parse_entries(records, path)
+
+
+def parse_entries(records: Mapping, path) -> dict:
+    """``{key: Entry}`` of a table's raw records; a bad one is skipped with a
+    :class:`TuningCacheWarning` naming ``path``."""
     out, bad = {}, []
     for key, rec in records.items():
         try:
@@ -129,23 +144,41 @@ def load_table(path: Path, gpu: str, version: str | None = None) -> dict:
     return out
 
 
-def save_table(path: Path, gpu: str, entries: Mapping, version: str | None = None, merge: bool = True) -> Path:
+def save_table(path: Path, gpu: str, entries: Mapping, version: str | None = None, merge: bool = True,
+               properties: "GpuProperties | None" = None) -> Path:
     """Write ``entries`` ({key: Entry or record}) atomically (a temporary file in
     the same directory, then ``os.replace``), merged into the usable entries
-    already in the file unless ``merge`` is false."""
+    already in the file unless ``merge`` is false.  ``properties``: the GPU's SM
+    count and compute capability, recorded with its name (else those already in
+    the file are kept)."""
     version = version or library_version()
     path = Path(path)
-    records = dict(read_records(path, gpu, version)[0]) if merge else {}
+    old = read_file(path, gpu, version)[0] if merge else None
+    records = dict(old["entries"]) if old else {}
     records.update({k: (e.record if isinstance(e, Entry) else e) for k, e in entries.items()})
     versions = {m: getattr(sys.modules[m], "__version__", "?") for m in ("torch", "triton") if m in sys.modules}
     data = {"format": FORMAT, "gpu": gpu, "version": version, "versions": versions,
             "written": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "entries": records}
+            **_architecture(properties, old), "entries": records}
+    write_json(path, data)
+    return path
+
+
+def _architecture(properties: "GpuProperties | None", old: dict | None) -> dict:
+    """The metadata fields ``sm_count`` and ``compute_capability`` of a table file."""
+    if properties is not None and properties.sm_count is not None:
+        return {"sm_count": properties.sm_count, "compute_capability": list(properties.capability)}
+    return {k: old[k] for k in ("sm_count", "compute_capability") if old and k in old}
+
+
+def write_json(path: Path, data: dict, indent: int | None = 1) -> None:
+    """Write ``data`` to ``path`` atomically (a temporary file, fsync, ``os.replace``)."""
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=1, sort_keys=True)
+            json.dump(data, fh, indent=indent, sort_keys=True)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -155,7 +188,6 @@ def save_table(path: Path, gpu: str, entries: Mapping, version: str | None = Non
         except OSError:
             pass
         raise
-    return path
 
 
 def clear_cache(directory: Path | None = None) -> list[Path]:
@@ -187,6 +219,7 @@ class Table:
 
 _tables: dict = {}  # (gpu, cache env) -> Table, each file read once per process
 _gpu_names: dict = {}
+_gpu_properties: dict = {}
 # Called (no arguments) whenever an answer of lookup() may change: the planner's
 # memo of tiles and strategies subscribes, so that it never outlives the table.
 _listeners: list = []
@@ -208,6 +241,7 @@ def reset() -> None:
     files are read again (tests, ``prefixscan tune --clear``)."""
     _tables.clear()
     _gpu_names.clear()
+    _gpu_properties.clear()
     _changed()
 
 
@@ -226,6 +260,38 @@ def gpu_name(device) -> str:
     return name
 
 
+@dataclass(frozen=True)
+class GpuProperties:
+    """What matches a GPU to a table of another GPU of the same architecture:
+    its name, SM count and compute capability (None where unknown)."""
+
+    name: str
+    sm_count: int | None = None
+    capability: tuple | None = None  # (major, minor)
+
+    @property
+    def known(self) -> bool:
+        return self.sm_count is not None and self.capability is not None
+
+
+def gpu_properties(device) -> GpuProperties:
+    """The name, SM count and compute capability of the CUDA device ``device``
+    (``torch.cuda.get_device_properties``), asked once per process; a device
+    whose properties cannot be read gets its name only."""
+    index = getattr(device, "index", None)
+    props = _gpu_properties.get(index)
+    if props is None:
+        try:
+            import torch
+
+            p = torch.cuda.get_device_properties(index if index is not None else torch.cuda.current_device())
+            props = GpuProperties(str(p.name), int(p.multi_processor_count), (int(p.major), int(p.minor)))
+        except Exception:  # noqa: BLE001 - no properties: no architecture match, nothing worse
+            props = GpuProperties(gpu_name(device))
+        _gpu_properties[index] = props
+    return props
+
+
 def table_for(gpu: str) -> Table:
     """The table of GPU ``gpu`` under the current cache directory, read from disk once."""
     env = (os.environ.get("PREFIXSCAN_CACHE_DIR"), os.environ.get("XDG_CACHE_HOME"))
@@ -237,23 +303,17 @@ def table_for(gpu: str) -> Table:
     return table
 
 
-def store(table: Table, key: str, record: dict) -> Entry:
+def store(table: Table, key: str, record: dict, properties: GpuProperties | None = None) -> Entry:
     """Add a tuned entry to the in-process table and write the file (a failed
-    write warns; the entry still serves this process)."""
+    write warns; the entry still serves this process).  ``properties``: the
+    GPU's, recorded in the file."""
     entry = Entry.from_record(record)
     table.entries[key] = entry
     _changed()
     try:
-        save_table(table.path, table.gpu, {key: entry}, table.version)
+        save_table(table.path, table.gpu, {key: entry}, table.version, properties=properties)
     except OSError as exc:
         warnings.warn(f"prefixscan: could not write tuning cache {table.path}: {exc}", TuningCacheWarning,
                       stacklevel=2)
     return entry
 
-
-def lookup(device, nbytes: int, floating: bool, opclass: str, K: int, n: int) -> Entry | None:
-    """The tuned entry of a scan on ``device`` of ``n`` elements per lane in ``K``
-    streams, or None (then the defaults run).  Reads the table; never tunes."""
-    if not table_device(device):
-        return None
-    return table_for(gpu_name(device)).entries.get(entry_key(nbytes, floating, opclass, K, n))
