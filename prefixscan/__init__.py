@@ -2,8 +2,10 @@
 
 NumPy arrays scan on the CPU backend (vectorized NumPy); CUDA arrays (torch,
 CuPy, JAX, any DLPack array) scan on the GPU backend (Triton kernels, a
-single-pass decoupled look-back scan, Merrill & Garland 2016) when
-``prefixscan[gpu]`` is installed.  Importing this package imports NumPy only.
+single-pass decoupled look-back scan, Merrill & Garland 2016) when the
+``gpu`` extra (torch and Triton) is installed: ``pip install -e '.[gpu]'`` in a
+checkout; without it, the error names the command for this install.
+Importing this package imports NumPy only.
 
 :func:`scan` and :func:`make_scan` are the scan itself (:mod:`prefixscan.api`);
 the functions built on it are in :mod:`prefixscan.algorithms`;

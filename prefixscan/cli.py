@@ -23,6 +23,7 @@ import numpy as np
 import prefixscan
 
 from . import benchmark, check, tuning
+from ._install_hint import install_command
 from .benchmark.report import cpu_name
 from .dispatch import available_backends
 
@@ -51,7 +52,7 @@ def _gpu_lines() -> list[str]:
     try:
         import torch
     except Exception:  # noqa: BLE001
-        return ["  GPU: torch not installed (pip install prefixscan[gpu])"]
+        return [f"  GPU: torch not installed ({install_command('gpu')})"]
     try:
         if not torch.cuda.is_available():
             return ["  GPU: torch sees no CUDA device"]

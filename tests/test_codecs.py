@@ -1,4 +1,14 @@
-"""prefixscan.codecs.Delta through numcodecs' own codec checks."""
+"""prefixscan.codecs: the numcodecs codec through numcodecs' own codec checks,
+and both codecs in chunked Zarr arrays (format 2: numcodecs, format 3:
+prefixscan.codecs.zarr3) written, reopened from disk by their stored names, and
+read back."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -6,6 +16,7 @@ import pytest
 numcodecs = pytest.importorskip("numcodecs")
 from numcodecs.tests.common import check_config, check_encode_decode  # noqa: E402
 
+import prefixscan  # noqa: E402
 from prefixscan.codecs import Delta  # noqa: E402
 
 INT_DTYPES = ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"]
@@ -64,3 +75,140 @@ def test_torch_tensors_stay_tensors():
     enc = codec.encode(x)
     assert isinstance(enc, torch.Tensor)
     assert torch.equal(codec.decode(enc), x)
+
+
+# ---------------------------------------------------------------------------
+# Zarr arrays on disk.  zarr.open reopens each one from its stored metadata, which
+# names the codec: ``prefixscan.delta`` in numcodecs' registry (format 2) and in
+# zarr's (format 3).
+
+ZARR_SHAPE, ZARR_CHUNKS = (13, 10), (6, 4)  # 24 elements a chunk: every tuple size 1-3 divides it
+
+
+def _zarr():
+    return pytest.importorskip("zarr", minversion="3")
+
+
+def _create(zarr, path, fmt, dtype, order, tuple_size, compressed=True):
+    if fmt == 3:
+        from prefixscan.codecs.zarr3 import Delta as Zarr3Delta
+
+        filters = [Zarr3Delta(order=order, tuple_size=tuple_size)]
+    else:
+        filters = [Delta(order=order, tuple_size=tuple_size, dtype=dtype)]
+    extra = {} if compressed else {"compressors": None}
+    return zarr.create_array(str(path), shape=ZARR_SHAPE, chunks=ZARR_CHUNKS, dtype=dtype, filters=filters,
+                             zarr_format=fmt, **extra)
+
+
+def _raw_first_chunk(path, fmt, dtype):
+    name = "c/0/0" if fmt == 3 else "0.0"
+    return np.frombuffer((Path(path) / name).read_bytes(), dtype=dtype)
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("dtype", ["int8", "uint16", "int32", "int64", "uint64"])
+@pytest.mark.parametrize("order", [1, 2, 3])
+@pytest.mark.parametrize("tuple_size", [1, 2, 3])
+def test_zarr_round_trip(tmp_path, fmt, dtype, order, tuple_size):
+    zarr = _zarr()
+    x = wrapping_data(dtype, int(np.prod(ZARR_SHAPE)), 1000 * fmt + 10 * order + tuple_size).reshape(ZARR_SHAPE)
+    path = tmp_path / f"a{fmt}.zarr"
+    _create(zarr, path, fmt, dtype, order, tuple_size, compressed=False)[...] = x
+
+    again = zarr.open_array(str(path), mode="r")  # a fresh open: the codec found by its stored name
+    assert again.metadata.zarr_format == fmt
+    np.testing.assert_array_equal(again[...], x)
+    np.testing.assert_array_equal(again[3:11, 1:7], x[3:11, 1:7])  # chunks read partially
+    # The stored chunk is the delta code of the chunk's elements in C order.
+    chunk = x[:ZARR_CHUNKS[0], :ZARR_CHUNKS[1]].reshape(-1)
+    np.testing.assert_array_equal(_raw_first_chunk(path, fmt, dtype),
+                                  prefixscan.delta_encode(chunk, order, tuple_size))
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_zarr_float_round_trip_and_edit(tmp_path, fmt):
+    zarr = _zarr()
+    x = np.random.default_rng(fmt).standard_normal(ZARR_SHAPE).astype("float64")
+    path = tmp_path / "f.zarr"
+    arr = _create(zarr, path, fmt, "float64", 2, 2)
+    arr[...] = x
+    arr[5:9, 2:3] = -1.0  # a partial chunk write: read, decode, change, encode
+    x[5:9, 2:3] = -1.0
+    np.testing.assert_allclose(zarr.open_array(str(path), mode="r")[...], x, rtol=0, atol=1e-12)
+
+
+def test_zarr3_metadata_and_registry(tmp_path):
+    zarr = _zarr()
+    from zarr.registry import get_codec_class
+
+    from prefixscan.codecs.zarr3 import CODEC_NAME, Delta as Zarr3Delta
+
+    codec = Zarr3Delta(order=3, tuple_size=2)
+    assert codec.to_dict() == {"name": "prefixscan.delta", "configuration": {"order": 3, "tuple_size": 2}}
+    assert Zarr3Delta.from_dict(codec.to_dict()) == codec
+    assert Zarr3Delta.from_dict({"name": CODEC_NAME}) == Zarr3Delta()
+    assert get_codec_class(CODEC_NAME) is Zarr3Delta
+    path = tmp_path / "m.zarr"
+    _create(zarr, path, 3, "int32", 3, 2)
+    stored = json.loads((path / "zarr.json").read_text())["codecs"][0]
+    assert stored == codec.to_dict()
+
+
+def test_zarr3_errors_name_the_argument(tmp_path):
+    zarr = _zarr()
+    from prefixscan.codecs.zarr3 import Delta as Zarr3Delta
+
+    with pytest.raises(ValueError, match="order"):
+        Zarr3Delta(order=0)
+    with pytest.raises(ValueError, match="tuple_size"):
+        Zarr3Delta(tuple_size=True)
+    with pytest.raises(ValueError, match="unknown configuration"):
+        Zarr3Delta.from_dict({"name": "prefixscan.delta", "configuration": {"dtype": "i4"}})
+    with pytest.raises(ValueError, match="tuple_size=5"):  # chunks of 24 elements
+        zarr.create_array(str(tmp_path / "e.zarr"), shape=ZARR_SHAPE, chunks=ZARR_CHUNKS, dtype="int32",
+                          filters=[Zarr3Delta(tuple_size=5)])
+    with pytest.raises(TypeError, match="integer or float"):
+        zarr.create_array(str(tmp_path / "b.zarr"), shape=ZARR_SHAPE, chunks=ZARR_CHUNKS, dtype="bool",
+                          filters=[Zarr3Delta()])
+
+
+_READER = textwrap.dedent("""
+    import sys
+    from importlib.metadata import entry_points
+    import numpy as np
+    import zarr
+
+    if not entry_points(group="zarr.codecs").select(name="prefixscan.delta"):
+        sys.exit(77)  # this prefixscan install predates the entry point
+    for fmt in (2, 3):
+        np.testing.assert_array_equal(zarr.open_array(f"a{fmt}.zarr", mode="r")[...], np.load("x.npy"))
+    print(sorted(m for m in sys.modules if m.startswith("prefixscan")))
+""")
+
+
+def test_zarr_reader_finds_the_codecs_by_entry_point(tmp_path):
+    """A process that never imports prefixscan reads both arrays: zarr loads the
+    format 3 codec through its ``zarr.codecs`` entry point, numcodecs the
+    format 2 one through ``numcodecs.codecs``."""
+    zarr = _zarr()
+    x = wrapping_data("int16", int(np.prod(ZARR_SHAPE)), 5).reshape(ZARR_SHAPE)
+    np.save(tmp_path / "x.npy", x)
+    for fmt in (2, 3):
+        _create(zarr, tmp_path / f"a{fmt}.zarr", fmt, "int16", 2, 3)[...] = x
+    # Run in tmp_path: a stale prefixscan.egg-info in the checkout would hide the installed entry points.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.run([sys.executable, "-c", _READER], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=120)
+    if proc.returncode == 77:
+        pytest.skip("the installed prefixscan metadata has no zarr.codecs entry point (reinstall: pip install -e .)")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    loaded = proc.stdout.strip().splitlines()[-1]
+    assert "prefixscan.codecs.zarr3" in loaded and "prefixscan.codecs.numcodecs_delta" in loaded
+
+
+def test_import_does_not_import_zarr():
+    code = ("import sys, prefixscan, prefixscan.codecs; "
+            "sys.exit(1 if any(m == 'zarr' or m.startswith('zarr.') for m in sys.modules) else 0)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -31,6 +31,7 @@ from typing import Sequence
 import numpy as np
 
 from .. import tuning
+from .._install_hint import install_command
 from .cases import (DEFAULT_DTYPES, INTERPRETER_SIZES, SizeCase, default_repeats, default_sizes, parse_dtypes,
                     parse_sizes, parse_strategies)
 from .fresh import run_fresh
@@ -97,7 +98,7 @@ def run_benchmark(
         try:
             import torch
         except Exception as exc:  # noqa: BLE001
-            raise RuntimeError(f"--device cuda needs torch (pip install prefixscan[gpu]): {exc}")
+            raise RuntimeError(f"--device cuda needs torch: {install_command('gpu')} ({exc})")
         if not torch.cuda.is_available():
             raise RuntimeError("--device cuda: torch sees no CUDA device")
         impl_list = cuda_peers(order, tuple_size)

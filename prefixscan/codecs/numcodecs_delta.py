@@ -7,24 +7,29 @@ sum scan applied q times per stream (:func:`prefixscan.delta_decode`); for
 integers the round trip is exact, wrap-around included.  Host buffers go through
 NumPy; device arrays (CuPy, torch) stay on the device and come back as their own
 type.  The codec id ``prefixscan.delta`` is registered with numcodecs when this
-module is imported and through the ``numcodecs.codecs`` entry point.
+module is imported and through the ``numcodecs.codecs`` entry point, so Zarr
+format 2 arrays (``filters=[Delta(...)]``) reopen by name.  Zarr format 3 arrays
+take :class:`prefixscan.codecs.zarr3.Delta` instead.
 
-Needs the ``codecs`` extra: ``pip install 'prefixscan[codecs]'``.
+Needs numcodecs (the ``codecs`` extra).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from .._install_hint import install_command
+
 try:
     from numcodecs import registry
     from numcodecs.abc import Codec
     from numcodecs.compat import ensure_contiguous_ndarray, ndarray_copy
 except ImportError as exc:  # pragma: no cover - exercised only without numcodecs
-    raise ImportError("prefixscan.codecs needs numcodecs: pip install 'prefixscan[codecs]'") from exc
+    raise ImportError(f"prefixscan.codecs needs numcodecs: {install_command('codecs')}") from exc
 
-from ._arrays import inspect_array
-from .algorithms.delta import delta_decode, delta_encode
+from .._arrays import inspect_array
+from ..algorithms.delta import delta_decode, delta_encode
+from ._parameters import check_dtype, check_length, check_order_and_tuple_size
 
 __all__ = ["Delta"]
 
@@ -48,19 +53,11 @@ class Delta(Codec):
     codec_id = "prefixscan.delta"
 
     def __init__(self, order: int = 1, tuple_size: int = 1, dtype="int64"):
-        if isinstance(order, bool) or not isinstance(order, (int, np.integer)) or order < 1:
-            raise ValueError(f"order must be an integer >= 1, got {order!r}")
-        if isinstance(tuple_size, bool) or not isinstance(tuple_size, (int, np.integer)) or tuple_size < 1:
-            raise ValueError(f"tuple_size must be an integer >= 1, got {tuple_size!r}")
-        self.order = int(order)
-        self.tuple_size = int(tuple_size)
-        self.dtype = np.dtype(dtype)
-        if self.dtype.kind not in "iuf":
-            raise TypeError(f"dtype must be an integer or float dtype, got {self.dtype}")
+        self.order, self.tuple_size = check_order_and_tuple_size(order, tuple_size)
+        self.dtype = check_dtype(dtype)
 
     def _check_length(self, n: int) -> None:
-        if n % self.tuple_size:
-            raise ValueError(f"tuple_size={self.tuple_size} does not divide the chunk's {n} elements")
+        check_length(n, self.tuple_size)
 
     def encode(self, buf):
         if _on_device(buf):

@@ -1,0 +1,515 @@
+"""Differential fuzzing: every public scan primitive on every backend present,
+against the plain-loop reference of :mod:`prefixscan.testing`.
+
+Hypothesis draws the structure of a case -- shape (0- and 1-sized axes
+included), memory layout (C, Fortran, strided views, negative strides,
+transposed views), dtype, operator (built-ins, and the affine and 2x2-matrix
+monoids on random data), axis, inclusive/reverse, init, order, tuple size,
+output dtype, ``out=``, the CPU scan network or GPU meta-strategy -- and a seed
+for the data, which :func:`prefixscan.testing.random_array` and friends make
+(full-range integers that wrap; floats whose rounding the tolerance rule
+covers).  Results must match the reference bitwise for integers and bools and
+within :func:`prefixscan.testing.assert_scan_equal`'s rule for floats, and the
+inputs must come back unchanged.
+
+Backends (the ``backend`` fixture, :func:`prefixscan.testing.backends_under_test`):
+NumPy arrays on the CPU backend; CPU torch tensors with ``backend="triton"``
+under ``TRITON_INTERPRET=1`` (a launch costs about 0.1 s there: fewer and
+smaller cases); CUDA tensors on the compiled kernels when a GPU is present
+(more and longer cases).  Functions without a ``backend=`` argument
+(``compact``, ``segmented_scan``, ``linear_recurrence``) run wherever the array
+type sends them.
+
+Profiles, chosen by ``PREFIXSCAN_FUZZ_PROFILE``: ``ci`` (the default: a bounded
+number of examples, derandomized so every run draws the same cases), ``gpu``
+(many more, for the device machine) and ``dev`` (``ci``'s counts with fresh
+random draws each run).  No example database is written.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+import prefixscan as ps  # noqa: E402
+from prefixscan.backends.triton.registry import STRATEGY_NAMES  # noqa: E402
+from prefixscan.testing import (  # noqa: E402
+    ALL_DTYPES,
+    BUILTIN_OP_NAMES,
+    FLOAT_DTYPES,
+    INTEGER_DTYPES,
+    affine_data,
+    affine_monoid,
+    assert_scan_equal,
+    backends_under_test,
+    matmul2_data,
+    matmul2_monoid,
+    op_applies,
+    poisoned,
+    random_array,
+    random_init,
+    reference_compact,
+    reference_delta_decode,
+    reference_delta_encode,
+    reference_linear_recurrence,
+    reference_scan,
+    reference_segmented_scan,
+    tolerance_for,
+    valid_op_dtypes,
+)
+
+# ---------------------------------------------------------------------------
+# Profiles and per-backend sizes.
+
+_COMMON = dict(deadline=None, database=None, print_blob=True,
+               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                      HealthCheck.filter_too_much])
+settings.register_profile("ci", max_examples=100, derandomize=True, **_COMMON)
+settings.register_profile("gpu", max_examples=400, derandomize=True, **_COMMON)
+settings.register_profile("dev", max_examples=100, derandomize=False, **_COMMON)
+PROFILE = os.environ.get("PREFIXSCAN_FUZZ_PROFILE", "ci")
+FUZZ = settings.get_profile(PROFILE)
+
+#: Examples per backend, as a fraction of the profile's count.
+EXAMPLE_SHARE = {"cpu": 1.0, "triton-interpreter": 0.3, "cuda": 2.0}
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """How big a case may be on one backend."""
+
+    dim: int  # the longest axis of an N-D array
+    length: int  # the longest 1-D array (the interpreter's tiles hold 32 elements)
+
+
+SIZES = {"cpu": Sizes(7, 2500), "triton-interpreter": Sizes(5, 300), "cuda": Sizes(12, 30000)}
+
+CPU_ALGORITHMS = (None, "serial", "kogge_stone", "sklansky", "brent_kung", "reduce_then_scan")
+
+
+def fuzz(backend, body: Callable[[Any, Any], None], share: float = 1.0) -> None:
+    """Run ``body(backend, data)`` as a Hypothesis test with the profile's
+    number of examples scaled for the backend (and by ``share``)."""
+    examples = max(2, int(FUZZ.max_examples * EXAMPLE_SHARE.get(backend.name, 1.0) * share))
+
+    @settings(FUZZ, max_examples=examples)
+    @given(data=st.data())
+    def run(data):
+        body(backend, data)
+
+    run()
+
+
+# ---------------------------------------------------------------------------
+# Drawing cases.
+
+def draw_shape(data, backend) -> tuple[int, ...]:
+    """1-3 axes of 0..dim elements, or (a quarter of the time) one long axis."""
+    size = SIZES[backend.name]
+    if data.draw(st.integers(0, 3), label="long") == 0:
+        lengths = st.one_of(st.integers(0, 70), st.integers(70, size.length))  # one tile, several tiles
+        return (data.draw(lengths, label="length"),)
+    ndim = data.draw(st.integers(1, 3), label="ndim")
+    dims = st.sampled_from([0, 1] + 4 * list(range(2, size.dim + 1)))  # empty and single axes, less often
+    return tuple(data.draw(st.lists(dims, min_size=ndim, max_size=ndim), label="shape"))
+
+
+def draw_axis(data, shape: tuple) -> int | None:
+    """None (the flattened array) or an axis of ``shape``, negative ones included."""
+    return data.draw(st.one_of(st.none(), st.integers(-len(shape), len(shape) - 1)), label="axis")
+
+
+def draw_shape_like(shape: tuple, s: int, axis: int | None) -> tuple:
+    """``shape`` with the scanned lane's length rounded up to a multiple of the
+    tuple size (the last axis's, for the flattened array)."""
+    shape = list(shape)
+    k = len(shape) - 1 if axis is None else axis
+    shape[k] = -(-shape[k] // s) * s
+    return tuple(shape)
+
+
+LAYOUTS = ("C", "F", "strided", "negative", "transposed")
+
+
+def place(backend, a: np.ndarray, layout: str):
+    """``a``'s values on the backend, in memory laid out as ``layout``:
+    contiguous (C), Fortran order, a view of every other element of a larger
+    buffer, a view with negative strides (NumPy only: torch has none; a strided
+    view instead) or a transposed view of a contiguous buffer."""
+    ndim = a.ndim
+    if layout == "negative" and backend.device is not None:
+        layout = "strided"
+    if layout == "F":
+        return _torch_view(backend, np.asfortranarray(a), lambda t: t)
+    if layout == "strided":
+        buffer = poisoned(tuple(2 * d + 1 for d in a.shape), a.dtype)
+        every_other = (slice(1, None, 2),) * ndim
+        buffer[every_other] = a
+        return _torch_view(backend, buffer, lambda t: t[every_other], lambda b: b[every_other])
+    if layout == "negative":
+        flipped = np.ascontiguousarray(np.flip(a))
+        return np.flip(flipped)
+    if layout == "transposed" and ndim > 1:
+        order = tuple(range(ndim))[::-1]
+        buffer = np.ascontiguousarray(a.transpose(order))
+        return _torch_view(backend, buffer, lambda t: t.permute(order), lambda b: b.transpose(order))
+    return backend.asarray(a)
+
+
+def _torch_view(backend, buffer: np.ndarray, torch_view, numpy_view=None):
+    if backend.device is None:
+        return (numpy_view or (lambda b: b))(buffer)
+    import torch
+
+    return torch_view(torch.from_numpy(buffer).to(backend.device))
+
+
+def place_all(backend, x, layout: str):
+    return tuple(place(backend, f, layout) for f in x) if isinstance(x, tuple) else place(backend, x, layout)
+
+
+def snapshot(backend, x):
+    return tuple(backend.to_numpy(f).copy() for f in x) if isinstance(x, tuple) else backend.to_numpy(x).copy()
+
+
+def assert_unchanged(backend, x, before, what: str = "x"):
+    now = snapshot(backend, x)
+    for got, was in zip(now if isinstance(now, tuple) else (now,), before if isinstance(before, tuple) else (before,)):
+        np.testing.assert_array_equal(got, was, err_msg=f"{what} was modified")
+
+
+def _rng(data) -> np.random.Generator:
+    return np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="seed"))
+
+
+def _dtypes_for(backend) -> list[str]:
+    # Triton has no complex types: the GPU backend refuses complex scans (test_complex_refused_clearly).
+    return [d for d in ALL_DTYPES if not (backend.is_triton and np.dtype(d).kind == "c")]
+
+
+# ---------------------------------------------------------------------------
+# scan with built-in operators.
+
+def _output_dtype(data, dtype: str, op: str) -> str | None:
+    kind = np.dtype(dtype).kind
+    if kind == "b" and op in ("add", "mul"):
+        return data.draw(st.sampled_from(["int32", "int64", "uint8"]), label="dtype=")
+    choices: list = [None]
+    if kind in "iu" and op in ("add", "mul", "xor"):
+        choices += ["int64", "uint32"]
+    if kind == "f" and op in ("add", "mul", "max", "min"):
+        choices += ["float64"]
+    return data.draw(st.sampled_from(choices), label="dtype=")
+
+
+def _scan_builtin(backend, data):
+    rng = _rng(data)
+    op = data.draw(st.sampled_from(BUILTIN_OP_NAMES), label="op")
+    dtype = data.draw(st.sampled_from([d for d in _dtypes_for(backend) if op_applies(op, d)]), label="dtype")
+    # q-fold float products leave the float range, and their rounding errors grow
+    # faster than the tolerance rule allows: order 1 for them.
+    order = data.draw(st.integers(1, 1 if op == "mul" and np.dtype(dtype).kind in "fc" else 3), label="order")
+    s = data.draw(st.integers(1, 3), label="tuple_size")
+    shape0 = draw_shape(data, backend)
+    axis = draw_axis(data, shape0)
+    shape = draw_shape_like(shape0, s, axis)
+    inclusive = data.draw(st.booleans(), label="inclusive")
+    reverse = data.draw(st.booleans(), label="reverse")
+    out_dtype = _output_dtype(data, dtype, op)
+    acc = out_dtype or dtype
+    exact = data.draw(st.booleans(), label="exact floats")
+    x_np = random_array(rng, dtype, shape, op, exact=exact)
+    init = _draw_init(data, rng, acc, op, shape, axis, s, backend)
+    kwargs = dict(axis=axis, inclusive=inclusive, reverse=reverse, init=init, order=order, tuple_size=s,
+                  dtype=out_dtype)
+    expected = reference_scan(x_np, op, **kwargs)
+    tolerance = tolerance_for(x_np, op, **kwargs)
+    layout = data.draw(st.sampled_from(LAYOUTS), label="layout")
+    x = place(backend, x_np, layout)
+    before = snapshot(backend, x)
+    call = dict(kwargs, backend=backend.backend)
+    if backend.is_triton:
+        call["strategy"] = data.draw(st.sampled_from((None,) + STRATEGY_NAMES), label="strategy")
+    else:
+        call["algorithm"] = data.draw(st.sampled_from(CPU_ALGORITHMS), label="algorithm")
+    out = None
+    if data.draw(st.booleans(), label="out="):
+        out = backend.asarray(poisoned(expected.shape, expected.dtype))
+        call["out"] = out
+    if init is not None and backend.device is not None and np.ndim(init):
+        call["init"] = backend.asarray(np.asarray(init))
+    got = ps.scan(x, op, **call)
+    if out is not None:
+        assert got is out, "scan(out=) must return out itself"
+    assert_unchanged(backend, x, before)
+    assert_scan_equal(backend.to_numpy(got), expected, err_msg=f"{op} {dtype} {shape} {call}", **tolerance)
+
+
+def _seed_shape(shape: tuple, axis: int | None, s: int) -> tuple:
+    lane = () if axis is None else shape[:axis % len(shape)] + shape[axis % len(shape) + 1:]
+    return lane + ((s,) if s > 1 else ())
+
+
+def _stream_seeds_misplaced(backend, shape: tuple, axis, s: int) -> bool:
+    """The Triton backend's known bug (test_triton_stream_seeds_along_inner_axis):
+    per-stream seeds of a lane along an axis with axes after it."""
+    return (backend.is_triton and s > 1 and axis is not None
+            and int(np.prod(shape[axis % len(shape) + 1:])) > 1)
+
+
+def _draw_init(data, rng, dtype: str, op: str, shape: tuple, axis, s: int, backend):
+    """None, a scalar, or one seed per lane and stream."""
+    kinds = ["none", "scalar"] if _stream_seeds_misplaced(backend, shape, axis, s) else ["none", "scalar", "array"]
+    how = data.draw(st.sampled_from(kinds), label="init")
+    if how == "none":
+        return None
+    if how == "scalar":
+        return random_init(rng, dtype, (), op)
+    return random_init(rng, dtype, _seed_shape(shape, axis, s), op)
+
+
+def test_scan_builtin_operators(backend):
+    fuzz(backend, _scan_builtin, share=1.5)
+
+
+# ---------------------------------------------------------------------------
+# scan with user monoids: random affine maps and 2x2 integer matrices.
+
+def _scan_monoid(backend, data):
+    rng = _rng(data)
+    kind = data.draw(st.sampled_from(["affine-int", "affine-float", "matmul2"]), label="monoid")
+    order = data.draw(st.integers(1, 3 if kind != "affine-float" else 1), label="order")
+    s = data.draw(st.integers(1, 3), label="tuple_size")
+    shape0 = draw_shape(data, backend)
+    axis = draw_axis(data, shape0)
+    shape = draw_shape_like(shape0, s, axis)
+    if kind == "matmul2":
+        dtype = data.draw(st.sampled_from(["int32", "int64", "uint32"]), label="dtype")
+        monoid, x_np = matmul2_monoid(), matmul2_data(rng, shape, dtype)
+    elif kind == "affine-int":
+        dtype = data.draw(st.sampled_from(INTEGER_DTYPES), label="dtype")
+        small = data.draw(st.booleans(), label="small")
+        monoid, x_np = affine_monoid(), affine_data(rng, shape, dtype, small=small)
+    else:
+        dtype = data.draw(st.sampled_from(["float32", "float64"]), label="dtype")
+        monoid, x_np = affine_monoid(), affine_data(rng, shape, dtype)
+    inclusive = data.draw(st.booleans(), label="inclusive")
+    reverse = data.draw(st.booleans(), label="reverse")
+    init = None
+    if not _stream_seeds_misplaced(backend, shape, axis, s) and data.draw(st.booleans(), label="init"):
+        seed_shape = _seed_shape(shape, axis, s)
+        init = tuple(np.asarray(f) for f in (matmul2_data if kind == "matmul2" else affine_data)(
+            rng, seed_shape, dtype))
+    kwargs = dict(axis=axis, inclusive=inclusive, reverse=reverse, init=init, order=order, tuple_size=s)
+    expected = reference_scan(x_np, monoid, **kwargs)
+    tolerance = tolerance_for(x_np, monoid, **kwargs)
+    layout = data.draw(st.sampled_from(LAYOUTS), label="layout")
+    x = place_all(backend, x_np, layout)
+    before = snapshot(backend, x)
+    call = dict(kwargs, backend=backend.backend)
+    if init is not None:
+        call["init"] = tuple(backend.asarray(f) for f in init)
+    if backend.is_triton:
+        call["strategy"] = data.draw(st.sampled_from((None,) + STRATEGY_NAMES), label="strategy")
+    else:
+        call["algorithm"] = data.draw(st.sampled_from(CPU_ALGORITHMS), label="algorithm")
+    got = ps.scan(x, monoid, **call)
+    assert_unchanged(backend, x, before)
+    assert_scan_equal(backend.to_numpy(got), expected, err_msg=f"{kind} {dtype} {shape} {kwargs}", **tolerance)
+
+
+def test_scan_monoids(backend):
+    fuzz(backend, _scan_monoid)
+
+
+# ---------------------------------------------------------------------------
+# Delta coding: reference encode and decode, and the exact round trip.
+
+def _delta(backend, data):
+    rng = _rng(data)
+    dtype = data.draw(st.sampled_from(INTEGER_DTYPES + FLOAT_DTYPES), label="dtype")
+    order = data.draw(st.integers(1, 4), label="order")
+    s = data.draw(st.integers(1, 3), label="tuple_size")
+    shape0 = draw_shape(data, backend)
+    axis = data.draw(st.integers(-len(shape0), len(shape0) - 1), label="axis")
+    shape = draw_shape_like(shape0, s, axis)
+    # Floats: small integers, so that differences and sums are exact and the round trip too.
+    x_np = random_array(rng, dtype, shape, "add", exact=True)
+    layout = data.draw(st.sampled_from(LAYOUTS), label="layout")
+    x = place(backend, x_np, layout)
+    before = snapshot(backend, x)
+    d = ps.delta_encode(x, order, s, axis=axis, backend=backend.backend)
+    assert_unchanged(backend, x, before)
+    expected = reference_delta_encode(x_np, order, s, axis=axis)
+    assert_scan_equal(backend.to_numpy(d), expected, rtol=0.0, err_msg=f"encode {dtype} {shape} {order} {s} {axis}")
+    d_np = backend.to_numpy(d)
+    d_placed = place(backend, d_np, data.draw(st.sampled_from(LAYOUTS), label="layout of d"))
+    y = ps.delta_decode(d_placed, order, s, axis=axis, backend=backend.backend)
+    assert_scan_equal(backend.to_numpy(y), reference_delta_decode(d_np, order, s, axis=axis), rtol=0.0,
+                      err_msg=f"decode {dtype} {shape} {order} {s} {axis}")
+    np.testing.assert_array_equal(backend.to_numpy(y), x_np, err_msg="the round trip")
+
+
+def test_delta_coding(backend):
+    fuzz(backend, _delta)
+
+
+# ---------------------------------------------------------------------------
+# Segmented scans (host arrays), compaction and linear recurrences.
+
+def _segmented(backend, data):
+    rng = _rng(data)
+    n = data.draw(st.integers(0, SIZES[backend.name].length), label="n")
+    kind = data.draw(st.sampled_from(["builtin", "affine"]), label="operator")
+    how = data.draw(st.sampled_from(["flags", "offsets", "keys"]), label="segments")
+    inclusive = data.draw(st.booleans(), label="inclusive")
+    reverse = data.draw(st.booleans(), label="reverse")
+    p = data.draw(st.sampled_from([0.0, 0.05, 0.3, 1.0]), label="segment start probability")
+    starts = rng.random(n) < p
+    if how == "flags":
+        segments = {"flags": starts}
+    elif how == "offsets":
+        offsets = np.flatnonzero(starts)
+        offsets = np.concatenate([[0], offsets[offsets > 0]]).astype(np.int64)
+        if data.draw(st.booleans(), label="empty segments"):
+            offsets = np.sort(np.concatenate([offsets, rng.integers(0, n + 1, size=3)]))
+            offsets[0] = 0
+        segments = {"offsets": offsets}
+    else:
+        segments = {"keys": np.cumsum(starts).astype(np.int32) % 3}
+    if kind == "builtin":
+        op, dtype = data.draw(st.sampled_from([(o, d) for o, d in valid_op_dtypes()
+                                               if np.dtype(d).kind != "c" or backend.device is None]),
+                              label="op, dtype")
+        if np.dtype(dtype).kind == "b" and op in ("add", "mul"):
+            op = "xor"
+        x_np = random_array(rng, dtype, n, op, exact=True)
+    else:
+        op, dtype = affine_monoid(), data.draw(st.sampled_from(["int32", "int64", "uint16"]), label="dtype")
+        x_np = affine_data(rng, n, dtype, small=False)
+    expected = reference_segmented_scan(x_np, op, inclusive=inclusive, reverse=reverse, **segments)
+    x = place_all(backend, x_np, "C")
+    got = ps.segmented_scan(x, op, inclusive=inclusive, reverse=reverse,
+                            **{k: backend.asarray(v) for k, v in segments.items()})
+    tolerance = tolerance_for(x_np, op) if isinstance(op, str) else {}
+    if isinstance(op, str) and np.dtype(dtype).kind == "f" and op not in ("max", "min", "add"):
+        tolerance = {"n": n}
+    elif isinstance(op, str) and op == "add" and np.dtype(dtype).kind == "f":
+        tolerance = {"n": n, "rtol": 0.0}  # exact small-integer data
+    assert_scan_equal(backend.to_numpy(got), expected, err_msg=f"{op} {dtype} n={n} {segments}", **tolerance)
+
+
+def test_segmented_scan(backend):
+    if backend.name == "cuda":
+        pytest.skip("segmented scans run on host arrays (documented NotImplementedError on the GPU)")
+    fuzz(backend, _segmented, share=0.6)
+
+
+def _compact(backend, data):
+    rng = _rng(data)
+    dtype = data.draw(st.sampled_from(_dtypes_for(backend)), label="dtype")
+    shape = draw_shape(data, backend)
+    x_np = random_array(rng, dtype, shape, "add")
+    p = data.draw(st.sampled_from([0.0, 0.1, 0.5, 1.0]), label="keep probability")
+    mask_np = rng.random(shape) < p
+    layout = data.draw(st.sampled_from(LAYOUTS), label="layout")
+    x, mask = place(backend, x_np, layout), place(backend, mask_np, layout)
+    before = snapshot(backend, x)
+    got = ps.compact(x, mask)
+    assert_unchanged(backend, x, before)
+    assert_scan_equal(backend.to_numpy(got), reference_compact(x_np, mask_np), rtol=0.0,
+                      err_msg=f"{dtype} {shape} {layout}")
+
+
+def test_compact(backend):
+    fuzz(backend, _compact, share=0.6)
+
+
+TORCH_UNSIGNED_WITHOUT_ADD = ("uint16", "uint32", "uint64")
+
+
+def _linear_recurrence(backend, data):
+    rng = _rng(data)
+    dtype = data.draw(st.sampled_from(INTEGER_DTYPES + ["float32", "float64"]), label="dtype")
+    shape = draw_shape(data, backend)
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1), label="axis")
+    if np.dtype(dtype).kind == "f":
+        # a in {-1, 1} and small integer b: every h is an exactly representable integer.
+        a_np = rng.choice([-1.0, 1.0], size=shape).astype(dtype)
+        b_np = rng.integers(-4, 5, size=shape).astype(dtype)
+    else:
+        a_np, b_np = affine_data(rng, shape, dtype, small=False)
+    lane_shape = shape[:axis % len(shape)] + shape[axis % len(shape) + 1:]
+    # Known bug (test_linear_recurrence_torch_wide_unsigned_init): torch has no add for these.
+    torch_uint = backend.device is not None and dtype in TORCH_UNSIGNED_WITHOUT_ADD
+    how = data.draw(st.sampled_from(["none"] if torch_uint else ["none", "scalar", "lanes"]), label="init")
+    init_np = init = None
+    if how == "scalar":
+        init_np = init = np.asarray(rng.integers(-3, 4)).astype(dtype)[()]
+    elif how == "lanes":
+        init_np = np.asarray(rng.integers(-3, 4, size=lane_shape)).astype(dtype)
+        init = backend.asarray(init_np)
+    reverse = data.draw(st.booleans(), label="reverse")
+    expected = reference_linear_recurrence(a_np, b_np, init=init_np, axis=axis, reverse=reverse)
+    layout = data.draw(st.sampled_from(LAYOUTS), label="layout")
+    a, b = place(backend, a_np, layout), place(backend, b_np, layout)
+    got = ps.linear_recurrence(a, b, init=init, axis=axis, reverse=reverse)
+    assert_scan_equal(backend.to_numpy(got), expected, rtol=0.0, err_msg=f"{dtype} {shape} axis={axis} {how}")
+
+
+def test_linear_recurrence(backend):
+    fuzz(backend, _linear_recurrence, share=0.6)
+
+
+# ---------------------------------------------------------------------------
+# Known gaps, each a minimal failing example (strict: the xfail fails once fixed).
+
+TRITON_BACKENDS = [b for b in backends_under_test() if b.is_triton]
+
+
+@pytest.mark.skipif(not TRITON_BACKENDS, reason="no Triton backend here")
+@pytest.mark.xfail(strict=True, reason="the Triton backend lays per-stream seeds (init of shape lanes + "
+                   "(tuple_size,)) out as (stream, inner lanes) while the kernel's columns are (stream, "
+                   "inner axes): with axes after the scanned one each lane gets another lane's seeds")
+def test_triton_stream_seeds_along_inner_axis():
+    backend = TRITON_BACKENDS[0]
+    x = np.arange(1, 5, dtype=np.int32).reshape(2, 2)
+    init = np.array([[10, 20], [30, 40]], dtype=np.int32)  # init[lane, stream]
+    kwargs = dict(axis=0, tuple_size=2, init=init, inclusive=False)
+    expected = reference_scan(x, "add", **kwargs)  # [[10, 30], [20, 40]]; the backend gives [[10, 20], [30, 40]]
+    got = ps.scan(backend.asarray(x), "add", backend="triton", **dict(kwargs, init=backend.asarray(init)))
+    assert_scan_equal(backend.to_numpy(got), expected)
+
+
+@pytest.mark.skipif(not TRITON_BACKENDS, reason="no Triton backend here")
+@pytest.mark.xfail(strict=True, raises=KeyError,
+                   reason="a complex scan on the Triton backend fails inside Triton's type canonicalisation "
+                          "with KeyError: 'complex64' instead of a TypeError/NotImplementedError naming the dtype")
+def test_complex_refused_clearly():
+    backend = TRITON_BACKENDS[0]
+    x = backend.asarray(np.ones(4, np.complex64))
+    with pytest.raises((TypeError, NotImplementedError), match="complex"):
+        ps.scan(x, backend="triton")
+
+
+TORCH_BACKENDS = [b for b in backends_under_test() if b.device is not None]
+
+
+@pytest.mark.skipif(not TORCH_BACKENDS, reason="torch is not installed")
+@pytest.mark.parametrize("dtype", TORCH_UNSIGNED_WITHOUT_ADD)
+@pytest.mark.xfail(strict=True, raises=NotImplementedError,
+                   reason="linear_recurrence applies init as coef * init + offset in torch, which has no add "
+                          "for uint16/uint32/uint64 tensors (NotImplementedError: \"add_stub\" not implemented)")
+def test_linear_recurrence_torch_wide_unsigned_init(dtype):
+    backend = TORCH_BACKENDS[0]
+    a = np.ones(3, dtype)
+    got = ps.linear_recurrence(backend.asarray(a), backend.asarray(a), init=1)
+    assert_scan_equal(backend.to_numpy(got), reference_linear_recurrence(a, a, init=np.asarray(1, dtype)))
