@@ -1,9 +1,12 @@
 """Backend dispatch: which backend runs, and the errors when none can."""
 
+import re
+
 import numpy as np
 import pytest
 
 import prefixscan as ps
+from prefixscan._install_hint import install_command
 from prefixscan import dispatch
 from prefixscan.backends import triton as triton_backend
 
@@ -32,7 +35,7 @@ def test_cuda_array_without_gpu_backend_says_what_to_install(monkeypatch):
     triton_backend._unavailable_reason.cache_clear()
     monkeypatch.setattr(triton_backend.importlib.util, "find_spec", lambda name: None)
     try:
-        with pytest.raises(dispatch.BackendUnavailableError, match=r"pip install 'prefixscan\[gpu\]'"):
+        with pytest.raises(dispatch.BackendUnavailableError, match=re.escape(install_command("gpu"))):
             ps.scan(FakeCudaArray())
         with pytest.raises(dispatch.BackendUnavailableError, match="cpu"):
             ps.scan(np.arange(3), backend="triton")
