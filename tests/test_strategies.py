@@ -7,8 +7,8 @@ ranges (C = 3) and several scan_then_propagate levels.  On the device machine
 the same tests run compiled with the measured tiles and larger sizes.
 
 Outputs are poisoned (NaN or a sentinel) before every call so that an element
-a kernel failed to write shows; the reference is the plain-loop oracle
-(tests/oracle.py), independent of the library.  Integer data wrap, so integer
+a kernel failed to write shows; the reference is the plain-loop one of
+prefixscan.testing, independent of the library.  Integer data wrap, so integer
 results must be exact; float data are small integers where the operator allows
 (sums exact in any order), so float sums must be exact too.
 """
@@ -25,12 +25,20 @@ pytest.importorskip("triton")
 
 CUDA = torch.cuda.is_available()  # without it conftest.py set TRITON_INTERPRET=1
 
-import oracle  # noqa: E402
-from conftest import affine, matmul2, poisoned, random_data  # noqa: E402
+from prefixscan.testing import (  # noqa: E402
+    affine,
+    assert_scan_equal,
+    matmul2,
+    poisoned,
+    random_array,
+    reference_scan,
+)
 
 import prefixscan as ps  # noqa: E402
-from prefixscan.backends.triton import launch, strategies, planner, tiles  # noqa: E402
-from prefixscan.dispatch import interpreter_mode  # noqa: E402
+from prefixscan.backends.triton import persistent, planner, runtime, strategy_blocks, tiles, traffic  # noqa: E402
+from prefixscan.backends.triton.policy import routing  # noqa: E402
+from prefixscan.backends.triton.registry import STRATEGY_NAMES  # noqa: E402
+from prefixscan._environment import interpreter_mode  # noqa: E402
 
 if not CUDA and not interpreter_mode():
     pytest.skip("no CUDA device and TRITON_INTERPRET=0", allow_module_level=True)
@@ -38,7 +46,7 @@ if not CUDA and not interpreter_mode():
 DEVICE = "cuda" if CUDA else "cpu"
 pytestmark = pytest.mark.interpreter if not CUDA else pytest.mark.gpu
 
-STRATEGIES = strategies.STRATEGY_NAMES
+STRATEGIES = STRATEGY_NAMES
 SMALL = tiles.TileConfig(block=8, num_warps=1, window=2, max_kb=2)
 TILE = SMALL.block if not CUDA else 16384  # the int32 tile on the device
 
@@ -78,19 +86,9 @@ def host(t):
 
 
 def check(got, expected, *, rtol=0.0):
-    """Exact for integers and exact float data; else |got - expected| <= rtol * (|expected| + 1)."""
-    got = host(got)
-    expected = np.asarray(expected)
-    assert got.shape == expected.shape, (got.shape, expected.shape)
-    if rtol == 0.0:
-        bad = ~((got == expected) | (np.isnan(got.astype(np.float64)) & np.isnan(expected.astype(np.float64))))
-    else:
-        g, e = got.astype(np.float64), expected.astype(np.float64)
-        bad = ~((np.abs(g - e) <= rtol * (np.abs(e) + 1)) | (g == e))
-    if bad.any():
-        i = tuple(np.argwhere(bad)[0])
-        raise AssertionError(f"{int(bad.sum())} of {bad.size} wrong, first at {i}: got {got[i]!r}, "
-                             f"expected {expected[i]!r}")
+    """Exact for integers and exact float data; else the tolerance rule of
+    prefixscan.testing with this rtol: |got - expected| <= rtol * (|expected| + 1)."""
+    assert_scan_equal(got, expected, rtol=rtol)
 
 
 def run(x, op, strategy, *, out_dtype, **kw):
@@ -111,7 +109,7 @@ DIRECTIONS = list(itertools.product((True, False), (False, True)))  # (inclusive
 
 
 def wrapping_sum_scan(x, inclusive, reverse, init):
-    """Integer sums with NumPy (wrapping as C does), for sizes the oracle's loops are too slow for."""
+    """Integer sums with NumPy (wrapping as C does), for sizes the reference's loops are too slow for."""
     a = x[::-1] if reverse else x
     y = np.cumsum(a, dtype=x.dtype)
     if init is not None:
@@ -131,12 +129,12 @@ def test_sizes(strategy):
     for n in SIZES[-3:-2]:  # 65 interpreted: every direction, with and without init
         combos += [(n, d, init) for d in DIRECTIONS for init in (False, True) if (n, d, init) not in combos]
     for n, (inclusive, reverse), with_init in combos:
-        x = random_data(rng, "int32", n)
+        x = random_array(rng, "int32", n)
         init = int(rng.integers(-50, 50)) if with_init else None
         if n > 100_000:  # the device's large sizes: the plain loops would take minutes
             expected = wrapping_sum_scan(x, inclusive, reverse, init)
         else:
-            expected = oracle.scan_builtin(x, "add", inclusive=inclusive, reverse=reverse, init=init)
+            expected = reference_scan(x, "add", inclusive=inclusive, reverse=reverse, init=init)
         got = run(to_device(x), "add", strategy, out_dtype="int32", inclusive=inclusive, reverse=reverse,
                   init=init)
         check(got, expected)
@@ -160,19 +158,19 @@ def test_operators_and_dtypes(strategy):
     for i, (op, dtype) in enumerate(OP_CASES):
         inclusive, reverse = DIRECTIONS[i % 4]
         if dtype == "bfloat16":
-            # No NumPy bfloat16: the oracle scans the bfloat16 values in float32
-            # (the accumulator), the result is rounded to bfloat16 once.
-            x32 = random_data(rng, "float32", n, op)
+            # No NumPy bfloat16: the reference scans the bfloat16 values in float32
+            # (the accumulator) and rounds the result to bfloat16 once.
+            x32 = random_array(rng, "float32", n, op)
             xt = torch.from_numpy(x32).to(torch.bfloat16).to(DEVICE)
-            expected = oracle.scan_builtin(host(xt), op, inclusive=inclusive, reverse=reverse)
+            expected = reference_scan(xt, op, inclusive=inclusive, reverse=reverse)
             got = run(xt, op, strategy, out_dtype="bfloat16", inclusive=inclusive, reverse=reverse)
             check(got, expected, rtol=2 ** -7)
             continue
-        x = random_data(rng, dtype, n, op)
+        x = random_array(rng, dtype, n, op)
         init = None
         if i % 3 == 0 and dtype != "bool":
             init = x[:1].copy()[0]
-        expected = oracle.scan_builtin(x, op, inclusive=inclusive, reverse=reverse, init=init)
+        expected = reference_scan(x, op, inclusive=inclusive, reverse=reverse, init=init)
         got = run(to_device(x), op, strategy, out_dtype=dtype, inclusive=inclusive, reverse=reverse, init=init)
         exact = op != "mul" and op != "logaddexp" or np.dtype(dtype).kind in "iu"
         rtol = 0.0 if exact else {"float32": 1e-5, "float64": 1e-12}[dtype] * np.sqrt(n)
@@ -211,22 +209,22 @@ def test_non_commutative(strategy):
         a[a == 0] = 1
         b = rng.integers(-9, 10, n).astype(np.int64)
         init = (np.int64(2), np.int64(-1)) if i % 2 == 0 else None
-        expected = oracle.scan((a, b), affine, (1, 0), inclusive=inclusive, reverse=reverse, init=init)
+        expected = reference_scan((a, b), affine, identity=(1, 0), inclusive=inclusive, reverse=reverse, init=init)
         got = run((to_device(a), to_device(b)), ps.AFFINE, strategy, out_dtype="int64", inclusive=inclusive,
                   reverse=reverse, init=init)
         for g, e in zip(got, expected):
             check(g, e)
         # 2x2 integer matrices (4 fields, int32, wrapping).
         m = tuple(rng.integers(-2, 3, n).astype(np.int32) for _ in range(4))
-        expected = oracle.scan(m, matmul2, (1, 0, 0, 1), inclusive=inclusive, reverse=reverse)
+        expected = reference_scan(m, matmul2, identity=(1, 0, 0, 1), inclusive=inclusive, reverse=reverse)
         got = run(tuple(to_device(f) for f in m), MATMUL2, strategy, out_dtype="int32", inclusive=inclusive,
                   reverse=reverse)
         for g, e in zip(got, expected):
             check(g, e)
         # First non-zero (one field, idempotent): a wrong order picks another value.
-        x = random_data(rng, "int32", n)
+        x = random_array(rng, "int32", n)
         x[rng.random(n) < 0.8] = 0
-        expected = oracle.scan(x, lambda p, q: p if p != 0 else q, 0, inclusive=inclusive, reverse=reverse)
+        expected = reference_scan(x, lambda p, q: p if p != 0 else q, identity=0, inclusive=inclusive, reverse=reverse)
         got = run(to_device(x), FIRST_NONZERO, strategy, out_dtype="int32", inclusive=inclusive, reverse=reverse)
         check(got, expected)
 
@@ -252,13 +250,13 @@ def test_layouts(strategy):
             ax = 0 if axis is None else axis % len(shape)
             shape = tuple(d * SCALE if j == ax else d for j, d in enumerate(shape))
         inclusive, reverse = DIRECTIONS[i % 4]
-        x = random_data(rng, "int32", shape)
+        x = random_array(rng, "int32", shape)
         if axis is None:
             init = rng.integers(-9, 9, tuple_size).astype(np.int32) if tuple_size > 1 else None
         else:
             lanes = shape[:axis % len(shape)] + shape[axis % len(shape) + 1:]
             init = rng.integers(-9, 9, lanes + ((tuple_size,) if tuple_size > 1 else ())).astype(np.int32)
-        expected = oracle.scan_builtin(x, "add", axis=axis, tuple_size=tuple_size, inclusive=inclusive,
+        expected = reference_scan(x, "add", axis=axis, tuple_size=tuple_size, inclusive=inclusive,
                                        reverse=reverse, init=init)
         got = run(to_device(x), "add", strategy, out_dtype="int32", axis=axis, tuple_size=tuple_size,
                   inclusive=inclusive, reverse=reverse, init=None if init is None else to_device(init))
@@ -266,7 +264,7 @@ def test_layouts(strategy):
     # A non-commutative struct monoid along a non-last axis.
     a = rng.integers(-3, 4, (21 * SCALE, 3)).astype(np.int64)
     b = rng.integers(-9, 10, (21 * SCALE, 3)).astype(np.int64)
-    expected = oracle.scan((a, b), affine, (1, 0), axis=0, reverse=True)
+    expected = reference_scan((a, b), affine, identity=(1, 0), axis=0, reverse=True)
     got = run((to_device(a), to_device(b)), ps.AFFINE, strategy, out_dtype="int64", axis=0, reverse=True)
     for g, e in zip(got, expected):
         check(g, e)
@@ -275,10 +273,10 @@ def test_layouts(strategy):
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_order(strategy):
     rng = np.random.default_rng(5)
-    x = random_data(rng, "int64", (2, 27 * SCALE))
+    x = random_array(rng, "int64", (2, 27 * SCALE))
     init = rng.integers(-5, 5, 2)
     for order, reverse in ((2, False), (3, True)):
-        expected = oracle.scan_builtin(x, "add", axis=1, init=init, order=order, reverse=reverse)
+        expected = reference_scan(x, "add", axis=1, init=init, order=order, reverse=reverse)
         got = run(to_device(x), "add", strategy, out_dtype="int64", axis=1, init=to_device(init), order=order,
                   reverse=reverse)
         check(got, expected)
@@ -296,16 +294,16 @@ def test_raking(strategy, rake, launches):
     try:
         rng = np.random.default_rng(6)
         for n, (inclusive, reverse) in zip((9 * SCALE, 33 * SCALE), DIRECTIONS[1:3]):
-            x = random_data(rng, "int32", n)
-            expected = oracle.scan_builtin(x, "add", inclusive=inclusive, reverse=reverse, init=7)
+            x = random_array(rng, "int32", n)
+            expected = reference_scan(x, "add", inclusive=inclusive, reverse=reverse, init=7)
             check(run(to_device(x), "add", strategy, out_dtype="int32", inclusive=inclusive, reverse=reverse,
                       init=7), expected)
-        x = random_data(rng, "int32", (19 * SCALE, 3))  # 2-D tiles
-        expected = oracle.scan_builtin(x, "max", axis=0, inclusive=False)
+        x = random_array(rng, "int32", (19 * SCALE, 3))  # 2-D tiles
+        expected = reference_scan(x, "max", axis=0, inclusive=False)
         check(run(to_device(x), "max", strategy, out_dtype="int32", axis=0, inclusive=False), expected)
         a = rng.integers(-3, 4, 30 * SCALE).astype(np.int64)  # non-commutative, backwards
         b = rng.integers(-9, 10, 30 * SCALE).astype(np.int64)
-        expected = oracle.scan((a, b), affine, (1, 0), reverse=True)
+        expected = reference_scan((a, b), affine, identity=(1, 0), reverse=True)
         for g, e in zip(run((to_device(a), to_device(b)), ps.AFFINE, strategy, out_dtype="int64", reverse=True),
                         expected):
             check(g, e)
@@ -329,18 +327,33 @@ def test_raking_rows():
 # ---------------------------------------------------------------------------
 # Which kernels each strategy runs.
 
+class _Summaries:
+    """Recorded launches (runtime.recording) as (kernel name, grid, CHAINED, SEED, RAKE)."""
+
+    def __init__(self, launches):
+        self.launches = launches
+
+    def _rows(self):
+        return [(l.kernel.fn.__name__, l.grid, l.constexprs.get("CHAINED"), l.constexprs.get("SEED"),
+                 l.constexprs.get("RAKE")) for l in self.launches]
+
+    def clear(self):
+        self.launches.clear()
+
+    def __iter__(self):
+        return iter(self._rows())
+
+    def __len__(self):
+        return len(self.launches)
+
+    def __repr__(self):
+        return repr(self._rows())
+
+
 @pytest.fixture
-def launches(monkeypatch):
-    seen = []
-    original = launch._run
-
-    def spy(kernel, grid, num_warps, stream, interpreter, args, constexprs, specialized, maxnreg=None):
-        seen.append((kernel.fn.__name__, grid, constexprs.get("CHAINED"), constexprs.get("SEED"),
-                     constexprs.get("RAKE")))
-        return original(kernel, grid, num_warps, stream, interpreter, args, constexprs, specialized, maxnreg)
-
-    monkeypatch.setattr(launch, "_run", spy)
-    return seen
+def launches():
+    with runtime.recording() as seen:
+        yield _Summaries(seen)
 
 
 @pytest.mark.skipif(CUDA, reason="the sequence below is for the interpreter's tiles and grids")
@@ -365,7 +378,7 @@ def test_kernels_per_strategy(launches):
         launches.clear()
         check(run(to_device(x[:5]), "add", strategy, out_dtype="int32"), np.cumsum(x[:5], dtype=np.int32))
         assert len(launches) == 1, (strategy, launches)
-    assert strategies.last_plan["scan_then_propagate"]["levels"] == 1
+    assert strategy_blocks.last_plan["scan_then_propagate"]["levels"] == 1
     # The default and deterministic=True keep the look-back kernels.
     launches.clear()
     ps.scan(to_device(x), backend="triton")
@@ -374,21 +387,21 @@ def test_kernels_per_strategy(launches):
 
 
 @pytest.mark.skipif(CUDA, reason="interpreter grids")
-def test_single_program_grids(monkeypatch, launches):
+def test_single_program_grids(launches):
     """G = 1 (persistent): one launch runs every round in the kernel's loop, as on a
     GPU; C = 1 (reduce_then_scan): one range holds every group."""
-    monkeypatch.setattr(strategies, "INTERPRETER_BLOCKS", 1)
     rng = np.random.default_rng(7)
-    x = random_data(rng, "int32", (3, 29))
-    expected = oracle.scan_builtin(x, "add", axis=1, init=np.array([1, 2, 3], np.int32), reverse=True)
+    x = random_array(rng, "int32", (3, 29))
+    expected = reference_scan(x, "add", axis=1, init=np.array([1, 2, 3], np.int32), reverse=True)
     for strategy in ("persistent", "reduce_then_scan"):
         launches.clear()
-        got = run(to_device(x), "add", strategy, out_dtype="int32", axis=1,
-                  init=to_device(np.array([1, 2, 3], np.int32)), reverse=True)
+        with routing(interpreter_blocks=1):
+            got = run(to_device(x), "add", strategy, out_dtype="int32", axis=1,
+                      init=to_device(np.array([1, 2, 3], np.int32)), reverse=True)
         check(got, expected)
         assert {k[1] for k in launches} == {1}
     assert [k[0] for k in launches] == ["rts_reduce_kernel", "rts_carry_kernel", "rts_scan_kernel"]
-    assert strategies.last_plan["persistent"] == dict(grid=1, tile=8, tiles=12, launches=1, slots=4)
+    assert strategy_blocks.last_plan["persistent"] == dict(grid=1, tile=8, tiles=12, launches=1, slots=4)
 
 
 # ---------------------------------------------------------------------------
@@ -398,41 +411,41 @@ def test_persistent_ring_reuse_and_wrap():
     rng = np.random.default_rng(8)
     calls = [("int32", 70 * SCALE), ("int64", 33 * SCALE), ("float32", 50 * SCALE), ("int32", 19 * SCALE)]
     for dtype, n in calls + calls:  # packed (<= 32 bits) and split (64-bit) rings, several sizes
-        x = random_data(rng, dtype, n)
-        check(run(to_device(x), "add", "persistent", out_dtype=dtype), oracle.scan_builtin(x, "add"))
+        x = random_array(rng, dtype, n)
+        check(run(to_device(x), "add", "persistent", out_dtype=dtype), reference_scan(x, "add"))
     device = to_device(np.zeros(1)).device
-    ring = strategies._rings[(device, launch.current_stream(device) if CUDA else 0)]
+    ring = persistent._rings[(device, runtime.current_stream(device) if CUDA else 0)]
     first = ring.tag_base
-    x = random_data(rng, "int32", 70 * SCALE)
+    x = random_array(rng, "int32", 70 * SCALE)
     run(to_device(x), "add", "persistent", out_dtype="int32")
-    chunks = strategies.last_plan["persistent"]["tiles"]  # the tuned tile may differ from TILE on a GPU
-    assert chunks == -(-x.size // strategies.last_plan["persistent"]["tile"])
+    chunks = strategy_blocks.last_plan["persistent"]["tiles"]  # the tuned tile may differ from TILE on a GPU
+    assert chunks == -(-x.size // strategy_blocks.last_plan["persistent"]["tile"])
     assert ring.tag_base == first + chunks  # one tag per chunk, growing across calls
     # Near the end of the 31-bit tags the ring starts over from 1 with zeroed buffers.
-    ring.tag_base = strategies._TAG_LIMIT - 3
-    check(run(to_device(x), "add", "persistent", out_dtype="int32"), oracle.scan_builtin(x, "add"))
+    ring.tag_base = persistent._TAG_LIMIT - 3
+    check(run(to_device(x), "add", "persistent", out_dtype="int32"), reference_scan(x, "add"))
     assert ring.tag_base == 1 + chunks
-    check(run(to_device(x), "add", "persistent", out_dtype="int32"), oracle.scan_builtin(x, "add"))
-    assert strategies.persistent_errors() == 0
+    check(run(to_device(x), "add", "persistent", out_dtype="int32"), reference_scan(x, "add"))
+    assert persistent.persistent_errors() == 0
 
 
 @pytest.mark.skipif(CUDA, reason="drops a launch on purpose")
 def test_persistent_missing_entry_is_an_error_not_a_hang(monkeypatch):
     """A round whose predecessors never published: the waits give up after the
     spin limit and the launcher raises (on a GPU the error word counts it)."""
-    original = strategies._launch_kernel
+    original = runtime.launch_kernel
     calls = []
 
-    def drop_first_round(kernel, grid, num_warps, stream, interpreter, args, constexprs, specialized):
-        calls.append(grid)
+    def drop_first_round(launch):
+        calls.append(launch.grid)
         if len(calls) > 1:
-            original(kernel, grid, num_warps, stream, interpreter, args, constexprs, specialized)
+            original(launch)
 
-    monkeypatch.setattr(strategies, "_launch_kernel", drop_first_round)
+    monkeypatch.setattr(runtime, "launch_kernel", drop_first_round)
     with pytest.raises(RuntimeError, match="missing"):
         ps.scan(to_device(np.ones(40, np.int32)), strategy="persistent", backend="triton")
     monkeypatch.undo()
-    strategies._rings.clear()  # the error word stays set on the dropped ring
+    persistent._rings.clear()  # the error word stays set on the dropped ring
     check(run(to_device(np.ones(40, np.int32)), "add", "persistent", out_dtype="int32"),
           np.arange(1, 41, dtype=np.int32))
 
@@ -452,16 +465,16 @@ def test_bad_strategy_arguments():
         ps.scan(np.arange(5), strategy="persistent", backend="cpu")
     np.testing.assert_array_equal(host(out), before)  # nothing written on error
     with pytest.raises(ValueError, match="strategy"):
-        strategies.traffic_per_element("lookback", 100, 8)
+        traffic.traffic_per_element("lookback", 100, 8)
 
 
 @pytest.mark.parametrize("strategy", ["chained", "reduce_then_scan", "scan_then_propagate", "persistent"])
 def test_deterministic_accepts_fixed_order_strategies(strategy):
     """Inexact float sums: bitwise equal from run to run (on the GPU, where timing varies)."""
     rng = np.random.default_rng(9)
-    x = random_data(rng, "float32", 77 * SCALE, exact=False)
+    x = random_array(rng, "float32", 77 * SCALE, exact=False)
     first = ps.scan(to_device(x), strategy=strategy, deterministic=True, backend="triton")
-    check(first, oracle.scan_builtin(x, "add"), rtol=1e-5 * np.sqrt(x.size))
+    check(first, reference_scan(x, "add"), rtol=1e-5 * np.sqrt(x.size))
     for _ in range(3 if CUDA else 1):
         assert torch.equal(first, ps.scan(to_device(x), strategy=strategy, deterministic=True, backend="triton"))
 
@@ -471,19 +484,19 @@ def test_deterministic_accepts_fixed_order_strategies(strategy):
 
 def test_traffic_per_element():
     n, tile = 1 << 28, 8192
-    t = {s: strategies.traffic_per_element(s, n, tile) for s in STRATEGIES}
+    t = {s: traffic.traffic_per_element(s, n, tile) for s in STRATEGIES}
     assert 4.0 < t["scan_then_propagate"] < 4.01  # 4n + ~4n/tile
     assert 3.0 < t["reduce_then_scan"] < 3.001  # 3n + 4C
     for s in ("decoupled_lookback", "chained", "persistent"):
         assert 2.0 < t[s] < 2.04, (s, t[s])
     assert t["chained"] < t["decoupled_lookback"]
-    assert strategies.traffic_per_element("persistent", n, tile, blocks=16) < t["persistent"]
+    assert traffic.traffic_per_element("persistent", n, tile, blocks=16) < t["persistent"]
     # Recursion: 3 levels of 8-element tiles over 521 elements.
     # levels of 521, 66 and 9 elements (4m + 2 x totals each), then 2 in one tile
     expected = (4 * 521 + 2 * 66) + (4 * 66 + 2 * 9) + (4 * 9 + 2 * 2) + 2 * 2
-    assert strategies.traffic_per_element("scan_then_propagate", 521, 8) == expected / 521
-    assert strategies.traffic_per_element("reduce_then_scan", 7, 8) == 2.0  # one tile
-    assert strategies.traffic_per_element("persistent", 0, 8) == 0.0
+    assert traffic.traffic_per_element("scan_then_propagate", 521, 8) == expected / 521
+    assert traffic.traffic_per_element("reduce_then_scan", 7, 8) == 2.0  # one tile
+    assert traffic.traffic_per_element("persistent", 0, 8) == 0.0
 
 
 # ---------------------------------------------------------------------------
@@ -506,7 +519,7 @@ def test_bench_strategies_smoke(tmp_path, capsys):
         rec = recs[f"strategy:{s}"]
         assert rec["status"] == "ok" and rec["verified"], rec["error"]
         assert rec["strategy"] == s and rec["traffic_per_element"] == pytest.approx(
-            strategies.traffic_per_element(s, 64, rec["tile"], blocks=rec["grid"]))
+            traffic.traffic_per_element(s, 64, rec["tile"], blocks=rec["grid"]))
         assert rec["ratio_to_copy"] > 0
     assert recs["strategy:scan_then_propagate"]["traffic_per_element"] > 2.0  # 64 elements = 2 tiles of 32
     det = recs["deterministic"]  # what deterministic=True costs, next to the strategies
@@ -515,7 +528,7 @@ def test_bench_strategies_smoke(tmp_path, capsys):
     assert "traffic" in md and "strategy:persistent" in md
     assert (tmp_path / "plot.png").read_bytes()[:4] == b"\x89PNG"
     # Argument checks.
-    from prefixscan.bench import parse_strategies
+    from prefixscan.benchmark import parse_strategies
 
     assert parse_strategies("all") == ["decoupled_lookback", "reduce_then_scan", "scan_then_propagate", "chained",
                                        "persistent"]

@@ -6,8 +6,9 @@ moves and tile boundaries are exercised on small inputs.  On the device machine
 the same tests run compiled on CUDA tensors with larger sizes; tests marked
 ``gpu`` need a CUDA device.
 
-References: NumPy for the built-in operators, the CPU backend (itself checked
-against the plain-loop oracle in test_scan.py) for user monoids.  Outputs are
+References: the plain-loop reference of prefixscan.testing for the built-in
+operators (the CPU backend for the device's sizes), the CPU backend (itself
+checked against the reference in test_scan.py) for user monoids.  Outputs are
 poisoned before every run so unwritten elements show.
 """
 
@@ -27,15 +28,48 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 import prefixscan as ps  # noqa: E402
-import oracle  # noqa: E402
-from prefixscan.backends.triton import blocked, kernels  # noqa: E402
-from prefixscan.dispatch import interpreter_mode  # noqa: E402
+from prefixscan.testing import (  # noqa: E402
+    assert_scan_equal,
+    reference_delta_encode,
+    reference_scan,
+    tolerance_for,
+)
+from prefixscan.backends.triton import blocked, blocked_lookback, blocked_rules, blocks, gluon_interpreter, lookback  # noqa: E402
+from prefixscan.backends.triton import replay, runtime, scan, status  # noqa: E402
+from prefixscan.backends.triton.policy import routing  # noqa: E402
+from prefixscan._environment import interpreter_mode  # noqa: E402
 
 if not CUDA and not interpreter_mode():
     pytest.skip("no CUDA device and TRITON_INTERPRET=0", allow_module_level=True)
 
 DEVICE = "cuda" if CUDA else "cpu"
 pytestmark = pytest.mark.interpreter if not CUDA else pytest.mark.gpu
+
+
+@pytest.fixture
+def kernels_run():
+    """The kernels launched during the test, in order (runtime.recording)."""
+    with runtime.recording() as launches:
+        yield _Kernels(launches)
+
+
+class _Kernels:
+    """A view of recorded launches as their kernels: ``== [kernel, ...]`` and ``clear()``."""
+
+    def __init__(self, launches):
+        self.launches = launches
+
+    def clear(self):
+        self.launches.clear()
+
+    def __len__(self):
+        return len(self.launches)
+
+    def __eq__(self, kernels):
+        return [launch.kernel for launch in self.launches] == list(kernels)
+
+    def __repr__(self):
+        return repr([launch.kernel for launch in self.launches])
 
 # Interpreter tiles hold 32 elements (window 4); device tiles several thousand.
 SIZES = [1, 2, 31, 32, 33, 97, 130, 257] if not CUDA else [1, 2, 31, 1024, 4097, 8191, 8192, 8193, 65537,
@@ -79,35 +113,16 @@ def to_device(x: np.ndarray):
     return torch.from_numpy(np.array(x, copy=True)).to(DEVICE)
 
 
-def numpy_reference(x, op, inclusive, reverse, init, acc_dtype):
-    """Scan of a 1-D array with NumPy ufuncs (independent of the kernels)."""
-    ufunc = ps.BUILTIN_OPS[op].ufunc
-    a = x.astype(acc_dtype)[::-1] if reverse else x.astype(acc_dtype)
-    if init is not None and a.size:
-        a = a.copy()
-        a[0] = ufunc(np.asarray(init, acc_dtype), a[0])
-    y = ufunc.accumulate(a) if a.size else a
-    if not inclusive:
-        first = init if init is not None else ps.BUILTIN_OPS[op].identity_values([np.dtype(acc_dtype)])[0]
-        y = np.concatenate([np.asarray([first], acc_dtype), y[:-1]]) if a.size else y
-    return y[::-1] if reverse else y
-
-
-def assert_matches(got, expected, dtype):
-    got = got.detach().cpu()
-    if got.dtype == torch.bfloat16:
-        got = got.float()
-    got = got.numpy()
-    if np.dtype(expected.dtype).kind in "iub":
-        np.testing.assert_array_equal(got, expected)
-    else:
-        g, e = got.astype(np.float64), expected.astype(np.float64)
-        same = (g == e) | (np.isnan(g) & np.isnan(e))  # infinities and NaNs must match exactly
-        assert np.array_equal(np.isfinite(g), np.isfinite(e)) and np.all(same | np.isfinite(e))
-        scale = np.maximum(1.0, np.abs(np.where(np.isfinite(e), e, 0)))
-        tol = {"float16": 2e-2, "bfloat16": 2e-2, "float32": 1e-4, "float64": 1e-10}[dtype]
-        err = np.where(same, 0.0, np.abs(g - e)) / scale
-        assert np.all(err <= tol * np.sqrt(max(expected.size, 1))), f"max rel err {err.max()}"
+def _reference(x, op, **kw):
+    """The plain-loop reference of prefixscan.testing; for the device's sizes (millions
+    of elements: the loops would take minutes) the CPU backend, itself checked against
+    the reference in test_scan.py, with floats accumulated in float64 and rounded once
+    as the reference does."""
+    if not CUDA or x.size <= 100_000:
+        return reference_scan(x, op, **kw)
+    if x.dtype.kind == "f" and kw.get("dtype") is None:
+        return ps.scan(x, op, backend="cpu", dtype=np.float64, **kw).astype(x.dtype)
+    return ps.scan(x, op, backend="cpu", **kw)
 
 
 CASES = [
@@ -126,16 +141,14 @@ def test_builtin_ops(op, dtype):
         x = random_data(rng, dtype, n)
         if op == "mul":
             x = np.where(rng.random(n) < 0.5, 1, -1).astype(dtype)
-        init = None if n % 2 else (3 if dtype != "bool" else True)
-        acc = ps.monoid.accumulator_dtype_name(dtype)
-        expected = numpy_reference(x, op, inclusive, reverse, init, acc).astype(dtype)
+        kw = dict(inclusive=inclusive, reverse=reverse, init=None if n % 2 else (3 if dtype != "bool" else True))
+        expected = _reference(x, op, **kw)
         out = to_device(np.zeros(n, dtype)).fill_(7 if dtype != "bool" else True)
         if dtype.startswith("float"):
             out.fill_(float("nan"))
-        result = ps.scan(to_device(x), op, inclusive=inclusive, reverse=reverse, init=init, out=out,
-                         backend="triton")
+        result = ps.scan(to_device(x), op, out=out, backend="triton", **kw)
         assert result is out
-        assert_matches(out, expected, dtype)
+        assert_scan_equal(out, expected, err_msg=f"n={n} {kw}", **tolerance_for(x, op, **kw))
 
 
 @pytest.mark.parametrize("monoid", [FIRST_NONZERO, LAST_NONZERO], ids=lambda m: m.name)
@@ -168,7 +181,7 @@ def test_axes_and_tuples(shape, axis, tuple_size):
         np.testing.assert_array_equal(got.cpu().numpy(), expected)
 
 
-# The (B, M, K) layout on 1-D tiles with masked columns (kernels.scan_cols_kernel),
+# The (B, M, K) layout on 1-D tiles with masked columns (lookback.scan_cols_kernel),
 # forced for every K and type here; the dispatch uses it where it measured faster.
 COLUMN_CASES = [("int32", 2, True, False), ("int32", 3, False, True), ("float32", 3, True, True),
                 ("int64", 5, False, False), ("uint8", 6, True, True), ("int16", 7, False, True)]
@@ -176,52 +189,41 @@ COLUMN_CASES = [("int32", 2, True, False), ("int32", 3, False, True), ("float32"
 
 @pytest.mark.parametrize("dtype,k,inclusive,reverse", COLUMN_CASES, ids=[f"{c[0]}-K{c[1]}-incl{c[2]}-rev{c[3]}"
                                                                          for c in COLUMN_CASES])
-def test_masked_columns_kernel(monkeypatch, dtype, k, inclusive, reverse):
+def test_masked_columns_kernel(kernels_run, dtype, k, inclusive, reverse):
     """Two lanes with a per-lane, per-column seed; tiles that cut rows (tile sizes are
     powers of two, rows are K elements)."""
-    from prefixscan.backends.triton import kernels, launch
-
-    monkeypatch.setattr(launch, "COLUMNS_MAX", 8)
-    monkeypatch.setattr(launch, "COLUMNS_ITEMSIZES", (1, 2, 4, 8))
-    kernels_run = []
-    real = launch._run
-    monkeypatch.setattr(launch, "_run", lambda *a, **kw: (kernels_run.append(a[0]), real(*a, **kw))[1])
     rng = np.random.default_rng(k)
     x = random_data(rng, dtype, (2, 23 * (4099 if CUDA else 1), k))
     init = random_data(rng, dtype, (2, k))
     expected = ps.scan(x, axis=1, init=init, inclusive=inclusive, reverse=reverse, backend="cpu")
-    got = ps.scan(to_device(x), axis=1, init=to_device(init), inclusive=inclusive, reverse=reverse, backend="triton")
-    assert kernels_run == [kernels.scan_cols_kernel]
+    with routing(columns_max=8, columns_itemsizes=(1, 2, 4, 8)):
+        got = ps.scan(to_device(x), axis=1, init=to_device(init), inclusive=inclusive, reverse=reverse, backend="triton")
+    assert kernels_run == [lookback.scan_cols_kernel]
     if np.dtype(dtype).kind == "f":
         np.testing.assert_allclose(got.cpu().numpy(), expected, rtol=1e-5, atol=1e-3)
     else:
         np.testing.assert_array_equal(got.cpu().numpy(), expected)
 
 
-def test_masked_columns_dispatch(monkeypatch):
-    """Masked columns where they measured faster (one 4-byte field, K <= launch.COLUMNS_MAX,
+def test_masked_columns_dispatch(kernels_run):
+    """Masked columns where they measured faster (one 4-byte field, K <= RoutingPolicy.columns_max,
     order 1); the 2-D kernel otherwise."""
-    from prefixscan.backends.triton import blocked, kernels, launch
-
-    kernels_run = []
-    real = launch._run
-    monkeypatch.setattr(launch, "_run", lambda *a, **kw: (kernels_run.append(a[0]), real(*a, **kw))[1])
     rng = np.random.default_rng(3)
-    for shape, dtype, kw, kernel in (((50, 2), "float32", dict(axis=0), kernels.scan_cols_kernel),
-                                     ((50, 2), "int32", dict(axis=0, op="max"), kernels.scan_cols_kernel),
-                                     ((150,), "float32", dict(tuple_size=3), kernels.scan_cols_kernel),
-                                     ((50, 4), "float32", dict(axis=0), kernels.scan_2d_kernel),
-                                     ((50, 2), "int64", dict(axis=0, op="max"), kernels.scan_2d_kernel),
+    for shape, dtype, kw, kernel in (((50, 2), "float32", dict(axis=0), lookback.scan_cols_kernel),
+                                     ((50, 2), "int32", dict(axis=0, op="max"), lookback.scan_cols_kernel),
+                                     ((150,), "float32", dict(tuple_size=3), lookback.scan_cols_kernel),
+                                     ((50, 4), "float32", dict(axis=0), lookback.scan_2d_kernel),
+                                     ((50, 2), "int64", dict(axis=0, op="max"), lookback.scan_2d_kernel),
                                      ((50, 4), "int32", dict(axis=0), blocked.orders_kernel),
                                      ((50, 16), "int32", dict(axis=0), blocked.orders_kernel),
                                      ((50, 2), "int64", dict(axis=0), blocked.orders_kernel),
-                                     ((3, 50, 2), "int32", dict(axis=1), kernels.scan_cols_kernel),
+                                     ((3, 50, 2), "int32", dict(axis=1), lookback.scan_cols_kernel),
                                      ((100,), "int32", dict(tuple_size=2, order=2), blocked.orders_kernel),
-                                     ((100,), "float32", dict(tuple_size=2, order=2), kernels.scan_2d_kernel),
+                                     ((100,), "float32", dict(tuple_size=2, order=2), lookback.scan_2d_kernel),
                                      ((99,), "int32", dict(tuple_size=3, order=2), blocked.orders_kernel),
-                                     ((50, 32), "int32", dict(axis=0), kernels.scan_2d_kernel),
+                                     ((50, 32), "int32", dict(axis=0), lookback.scan_2d_kernel),
                                      ((50, 8), "int64", dict(axis=0), blocked.orders_kernel),
-                                     ((50, 16), "int64", dict(axis=0), kernels.scan_2d_kernel)):
+                                     ((50, 16), "int64", dict(axis=0), lookback.scan_2d_kernel)):
         kernels_run.clear()
         x = random_data(rng, dtype, shape)
         op = kw.pop("op", "add")
@@ -288,6 +290,24 @@ def test_repeated_large_runs_bitwise_identical(dtype):
 @pytest.mark.gpu
 @pytest.mark.slow
 @pytest.mark.skipif(not CUDA, reason="needs a CUDA device")
+def test_a_length_past_int32_after_a_small_one():
+    """A kernel variant compiled for a 32-bit length is not relaunched with a 64-bit one
+    (compiled.run raised OverflowError: the variant key did not hold the width).  One
+    forced tile, so that both scans take the same constexprs."""
+    from prefixscan.backends.triton import planner, tiles
+
+    small = torch.randint(0, 3, (100_007,), dtype=torch.int8, device="cuda")  # % 16 == 7, as the large one
+    n = (1 << 31) + 7
+    x = torch.ones(n, dtype=torch.int8, device="cuda")
+    with planner.override(tiles.TileConfig(16384, 4, 32)):
+        assert torch.equal(ps.scan(small), torch.cumsum(small, 0, dtype=torch.int64).to(torch.int8))
+        got = ps.scan(x)
+    assert int(got[-1]) == ((n + 128) % 256) - 128 and int(got[(1 << 31) - 1]) == 0  # wraps like int8
+
+
+@pytest.mark.gpu
+@pytest.mark.slow
+@pytest.mark.skipif(not CUDA, reason="needs a CUDA device")
 def test_beyond_int32_indexing():
     """More than 2^31 elements: 64-bit offsets everywhere."""
     n = (1 << 31) + 77
@@ -326,8 +346,8 @@ def _publish_then_read(status_ptr, a_ptr, b_ptr, state_ptr, a_out, b_out, epoch,
     if PUBLISH:
         for k in tl.static_range(N):
             value = (tl.load(a_ptr + k), tl.load(b_ptr + k))
-            kernels._publish(status_ptr, status_ptr, (a_ptr, b_ptr), k, value, 2, epoch, WORDS)
-    state, value = kernels._load_window(status_ptr, status_ptr, (a_ptr, b_ptr), (a_ptr, b_ptr), i, i >= 0,
+            blocks._publish(status_ptr, status_ptr, (a_ptr, b_ptr), k, value, 2, epoch, WORDS)
+    state, value = blocks._load_window(status_ptr, status_ptr, (a_ptr, b_ptr), (a_ptr, b_ptr), i, i >= 0,
                                         epoch, ident, WORDS)
     tl.store(state_ptr + i, state)
     tl.store(a_out + i, value[0])
@@ -336,7 +356,7 @@ def _publish_then_read(status_ptr, a_ptr, b_ptr, state_ptr, a_out, b_out, epoch,
 
 @pytest.mark.parametrize("a_dtype,b_dtype", [(torch.int64, torch.float32), (torch.float64, torch.int16)])
 def test_status_words_round_trip_and_torn_reads(a_dtype, b_dtype):
-    """Tagged status words (kernels.WORDS): every field comes back bit for bit, and
+    """Tagged status words (blocks: WORDS): every field comes back bit for bit, and
     an entry whose words carry different tags (a publication half seen) reads as
     not ready."""
     kernel = _publish_then_read
@@ -407,8 +427,8 @@ def test_linear_recurrence_along_axes():
     b = rng.standard_normal((3, 70, 4)).astype(np.float32)
     for axis, reverse in ((1, False), (1, True), (-1, False), (0, True)):
         expected = ps.linear_recurrence(a, b, axis=axis, reverse=reverse)
-        coef, got = ps.scan((to_device(a), to_device(b)), ps.api._AFFINE_BACKWARD if reverse else ps.AFFINE,
-                            axis=axis, reverse=reverse, backend="triton")
+        monoid = ps.algorithms.recurrence.AFFINE_BACKWARD if reverse else ps.AFFINE
+        coef, got = ps.scan((to_device(a), to_device(b)), monoid, axis=axis, reverse=reverse, backend="triton")
         np.testing.assert_allclose(got.cpu().numpy(), expected, rtol=1e-4, atol=1e-4)
 
 
@@ -426,7 +446,8 @@ def test_deterministic_chained_scan(shape, axis):
     first = ps.scan(xf, axis=axis, deterministic=True, backend="triton")
     for _ in range(3 if CUDA else 1):
         assert torch.equal(first, ps.scan(xf, axis=axis, deterministic=True, backend="triton"))
-    assert_matches(first, ps.scan(xf.cpu().numpy().astype(np.float64), axis=axis), "float32")
+    x = xf.cpu().numpy()
+    assert_scan_equal(first, _reference(x, "add", axis=axis), **tolerance_for(x, "add", axis=axis))
 
 
 # Orders 1..8 x tuple sizes 1..32 (one pass on the GPU: SAM's per-order look-back).
@@ -440,14 +461,6 @@ def _tuples_per_lane(tuple_size: int) -> int:
     return 67 if tuple_size == 1 else (35 if tuple_size == 2 else 19)
 
 
-def _order_reference(x, op, **kw):
-    """The plain-loop oracle in the interpreter; on the device (millions of
-    elements) the CPU backend, itself checked against the oracle."""
-    if CUDA:
-        return ps.scan(x, op, backend="cpu", **kw)
-    return oracle.scan_builtin(x, op, **kw)
-
-
 @pytest.mark.parametrize("order", range(1, 9))
 def test_order_tuple_grid_sum(order):
     """Every tuple size 1..32 at this order: int32 sums, wrap-around included."""
@@ -457,8 +470,7 @@ def test_order_tuple_grid_sum(order):
         x = random_data(rng, "int32", n)
         out = to_device(np.full(n, -77, np.int32))  # poison: unwritten elements show
         ps.scan(to_device(x), order=order, tuple_size=tuple_size, out=out, backend="triton")
-        np.testing.assert_array_equal(out.cpu().numpy(), _order_reference(x, "add", order=order,
-                                                                            tuple_size=tuple_size),
+        np.testing.assert_array_equal(out.cpu().numpy(), _reference(x, "add", order=order, tuple_size=tuple_size),
                                       err_msg=f"order={order} tuple_size={tuple_size}")
 
 
@@ -478,18 +490,12 @@ def test_order_tuple_variants(order, tuple_size):
     n = tuple_size * _tuples_per_lane(tuple_size)
     x = random_data(rng, dtype, n) if dtype != "float32" else rng.integers(-3, 4, n).astype(dtype)
     kw = dict(order=order, tuple_size=tuple_size, inclusive=inclusive, reverse=reverse, init=init)
-    expected = _order_reference(x, op, **kw)
+    expected = _reference(x, op, **kw)
     out = to_device(np.full(n, np.nan if dtype == "float32" else -77, dtype))
     ps.scan(to_device(x), op, out=out, backend="triton", **kw)
     label = f"{dtype} {op} inclusive={inclusive} reverse={reverse} init={init}"
-    if dtype == "float32":  # orders of small integers outgrow 2^24: compare to the magnitude
-        got = out.cpu().numpy().astype(np.float64)
-        assert np.isfinite(got).all(), label
-        # Rounding grows with the order and the lane length (float32 eps ~ 1.2e-7);
-        # a logic error is off by O(1) of the magnitude.
-        scale = max(1.0, float(np.abs(expected).max()))
-        rtol = 1e-6 * order * np.sqrt(_tuples_per_lane(tuple_size))
-        assert np.abs(got - expected).max() <= rtol * scale, label
+    if dtype == "float32":  # orders of small integers outgrow 2^24: compare to the summed terms
+        assert_scan_equal(out, expected, err_msg=label, **tolerance_for(x, op, **kw))
     else:
         np.testing.assert_array_equal(out.cpu().numpy(), expected, err_msg=label)
 
@@ -508,7 +514,7 @@ BLOCKED_CASES = ([(q, s) for q, s in itertools.product((1, 2, 3, 5, 8), (1, 2, 3
 
 def _orders_expected(x: np.ndarray, order: int, tuple_size: int) -> np.ndarray:
     """Order ``order`` sums of each of ``tuple_size`` interleaved columns, wrapping in x's
-    dtype like the kernel (NumPy's cumsum: the plain-loop oracle is too slow for GPU sizes)."""
+    dtype like the kernel (NumPy's cumsum: the plain-loop reference is too slow for GPU sizes)."""
     expected = x.copy()
     for _ in range(order):
         for column in range(tuple_size):
@@ -517,22 +523,13 @@ def _orders_expected(x: np.ndarray, order: int, tuple_size: int) -> np.ndarray:
 
 
 def _blocked_tiles(itemsize: int, tuple_size: int, order: int = 1) -> int:
-    from prefixscan.backends.triton import launch
-
-    return launch.blocked_block(itemsize, tuple_size, not CUDA, order=order)[0]
+    return blocked_rules.blocked_block(itemsize, tuple_size, not CUDA, order=order)[0]
 
 
 @pytest.mark.parametrize("prefixes", [True, False], ids=["prefixes", "aggregates-only"])
 @pytest.mark.parametrize("dtype", ["int32", "int64"])
 @pytest.mark.parametrize("order,tuple_size", BLOCKED_CASES, ids=[f"q{q}-s{s}" for q, s in BLOCKED_CASES])
-def test_blocked_orders(order, tuple_size, dtype, prefixes, monkeypatch):
-    from prefixscan.backends.triton import blocked, launch
-
-    monkeypatch.setattr(launch, "BLOCKED_PREFIXES", prefixes)
-    monkeypatch.setattr(launch, "BLOCKED_ORDERS", "always")
-    kernels_run = []
-    real = launch._run
-    monkeypatch.setattr(launch, "_run", lambda *a, **kw: (kernels_run.append(a[0]), real(*a, **kw))[1])
+def test_blocked_orders(order, tuple_size, dtype, prefixes, kernels_run):
     rng = np.random.default_rng(order * 64 + tuple_size)
     tile = _blocked_tiles(np.dtype(dtype).itemsize, tuple_size, order)
     # Many tiles, and a few (the interpreter is slow: a look-back over aggregates only
@@ -545,7 +542,8 @@ def test_blocked_orders(order, tuple_size, dtype, prefixes, monkeypatch):
         x = random_data(rng, dtype, n)
         out = to_device(np.full(n, -77, dtype))
         kernels_run.clear()
-        ps.scan(to_device(x), order=order, tuple_size=tuple_size, out=out, backend="triton")
+        with routing(blocked_orders="always", blocked_prefixes=prefixes):
+            ps.scan(to_device(x), order=order, tuple_size=tuple_size, out=out, backend="triton")
         assert kernels_run == [blocked.orders_kernel]
         np.testing.assert_array_equal(out.cpu().numpy(), _orders_expected(x, order, tuple_size), err_msg=f"n={n}")
 
@@ -556,20 +554,18 @@ def test_blocked_orders(order, tuple_size, dtype, prefixes, monkeypatch):
 def test_blocked_row_chunks(order, tuple_size, dtype, chunks, monkeypatch):
     """A thread's row scanned in chunks (the order-r ends of one chunk seed the next) gives
     the unchunked results; rows of 2 x chunks tuples (the interpreter's) or the default."""
-    from prefixscan.backends.triton import launch
-
     itemsize = np.dtype(dtype).itemsize
-    columns = launch.blocked_block(itemsize, tuple_size, not CUDA)[1]
+    columns = blocked_rules.blocked_block(itemsize, tuple_size, not CUDA)[1]
     if not CUDA:
-        monkeypatch.setattr(launch, "blocked_tile", lambda *a: (2 * chunks * columns, 1))
-    assert launch.blocked_block(itemsize, tuple_size, not CUDA, order=order)[2] // columns % chunks == 0
-    monkeypatch.setattr(launch, "BLOCKED_ORDERS", "always")
-    monkeypatch.setattr(launch, "blocked_chunks", lambda *a: chunks)
+        monkeypatch.setattr(blocked_rules, "blocked_tile", lambda *a: (2 * chunks * columns, 1))
+    assert blocked_rules.blocked_block(itemsize, tuple_size, not CUDA, order=order)[2] // columns % chunks == 0
+    monkeypatch.setattr(blocked_rules, "blocked_chunks", lambda *a: chunks)
     rng = np.random.default_rng(order * 64 + tuple_size + chunks)
     n = 5 * _blocked_tiles(itemsize, tuple_size, order) - tuple_size * 2
     x = random_data(rng, dtype, n)
     out = to_device(np.full(n, -77, dtype))
-    ps.scan(to_device(x), order=order, tuple_size=tuple_size, out=out, backend="triton")
+    with routing(blocked_orders="always"):
+        ps.scan(to_device(x), order=order, tuple_size=tuple_size, out=out, backend="triton")
     np.testing.assert_array_equal(out.cpu().numpy(), _orders_expected(x, order, tuple_size))
 
 
@@ -588,17 +584,15 @@ def test_blocked_single_tile_then_many():
 def test_blocked_status_stays_in_its_buffer(order, tuple_size, dtype, monkeypatch):
     """The status words a launch reserves hold every word the kernel writes: the buffer
     is handed over exactly as large as reserved, with a poisoned guard behind it that
-    must stay poisoned (run l: entries spaced wider than reserved wrote tags into the
+    must stay poisoned (entries spaced wider than reserved once wrote tags into the
     output that happened to lie behind the buffer)."""
     import torch
-
-    from prefixscan.backends.triton import launch
 
     guard = 4096
     poison = -0x0123456789ABCDE
     guards = []
 
-    def begin(self, entries, torch_module, accs, words):
+    def begin(self, entries, accs, words):
         self.epoch += 1
         whole = torch.full((entries * words + guard,), 0, dtype=torch.int64, device=self.device)
         whole[entries * words:] = poison
@@ -608,25 +602,25 @@ def test_blocked_status_stays_in_its_buffer(order, tuple_size, dtype, monkeypatc
         status = whole[:entries * words]
         return status, status, (status,), (status,)
 
-    monkeypatch.setattr(launch._DeviceState, "begin", begin)
-    monkeypatch.setattr(launch, "BLOCKED_ORDERS", "always")
+    monkeypatch.setattr(status.DeviceState, "begin", begin)
     rng = np.random.default_rng(order * 64 + tuple_size)
     n = (5 * _blocked_tiles(np.dtype(dtype).itemsize, tuple_size, order) - 2 * tuple_size) // tuple_size * tuple_size
     x = random_data(rng, dtype, n)
-    out = ps.scan(to_device(x), order=order, tuple_size=tuple_size, backend="triton")
+    with routing(blocked_orders="always"):
+        out = ps.scan(to_device(x), order=order, tuple_size=tuple_size, backend="triton")
     np.testing.assert_array_equal(out.cpu().numpy(), _orders_expected(x, order, tuple_size))
     assert len(guards) == 1
     assert bool((guards[0] == poison).all()), "the kernel wrote past the status words it reserved"
 
 
-gl = blocked.gl  # Gluon's language, or its stand-in under the interpreter
+gl = gluon_interpreter.gl  # Gluon's language, or its stand-in under the interpreter
 
 
-@blocked.jit
+@gluon_interpreter.jit
 def _coefficients_kernel(l_ptr, out_ptr, Q: tl.constexpr, N: tl.constexpr):
     layout: tl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     i = gl.arange(0, N, layout=layout)
-    coefs = blocked._coefficients(gl.load(l_ptr + i), Q)
+    coefs = blocked_lookback._coefficients(gl.load(l_ptr + i), Q)
     for k in gl.static_range(Q):
         gl.store(out_ptr + k * N + i, coefs[k])
 
@@ -649,79 +643,72 @@ def test_blocked_coefficients():
         np.testing.assert_array_equal(got[k], np.array(want, dtype=np.uint64), err_msg=f"k={k}")
 
 
-def test_blocked_strided(monkeypatch):
+def test_blocked_strided():
     """Flat tiles for order 1 with tuple sizes that are not powers of two, elsewhere rows
     of whole (padded) tuples; a flat tile holds 32 x warps x R elements, tuples crossing
     its ends."""
-    from prefixscan.backends.triton import launch
-
-    assert launch.blocked_strided(1, 5) and launch.blocked_strided(1, 3) and launch.blocked_strided(1, 17)
-    assert not launch.blocked_strided(2, 5) and not launch.blocked_strided(1, 8) and not launch.blocked_strided(1, 2)
-    assert launch.blocked_block(4, 5, False, order=1) == (128 * 128, 8, 128, 4)
-    assert launch.blocked_block(4, 5, False, order=2) == (128 * 8 * 5, 8, 64, 4)
-    monkeypatch.setattr(launch, "BLOCKED_STRIDED", False)
-    assert not launch.blocked_strided(1, 5) and launch.blocked_block(4, 5, False, order=1) == (128 * 8 * 5, 8, 64, 4)
+    rules = blocked_rules
+    assert rules.blocked_strided(1, 5) and rules.blocked_strided(1, 3) and rules.blocked_strided(1, 17)
+    assert not rules.blocked_strided(2, 5) and not rules.blocked_strided(1, 8) and not rules.blocked_strided(1, 2)
+    assert rules.blocked_block(4, 5, False, order=1) == (128 * 128, 8, 128, 4)
+    assert rules.blocked_block(4, 5, False, order=2) == (128 * 8 * 5, 8, 64, 4)
+    with routing(blocked_strided=False):
+        assert not rules.blocked_strided(1, 5) and rules.blocked_block(4, 5, False, order=1) == (128 * 8 * 5, 8, 64, 4)
 
 
 def test_blocked_register_cap():
-    """Register caps of the one-look-back kernel: padded int32 tuples (run k, call 1) and
-    flat tiles (run n)."""
-    from prefixscan.backends.triton import launch
-
-    assert launch.blocked_register_cap(4, 3, 7) == 128 and launch.blocked_register_cap(8, 3, 7) is None
-    assert launch.blocked_register_cap(4, 1, 5) == 168 and launch.blocked_register_cap(8, 1, 5) == 168
-    assert launch.blocked_register_cap(4, 8, 1) is None and launch.blocked_register_cap(8, 1, 8) is None
-    assert launch.blocked_register_cap(4, 1, 16) == 128 and launch.blocked_register_cap(8, 1, 16) is None
+    """Register caps of the one-look-back kernel: padded int32 tuples and flat tiles."""
+    assert blocked_rules.blocked_register_cap(4, 3, 7) == 128 and blocked_rules.blocked_register_cap(8, 3, 7) is None
+    assert blocked_rules.blocked_register_cap(4, 1, 5) == 168 and blocked_rules.blocked_register_cap(8, 1, 5) == 168
+    assert blocked_rules.blocked_register_cap(4, 8, 1) is None and blocked_rules.blocked_register_cap(8, 1, 8) is None
+    assert blocked_rules.blocked_register_cap(4, 1, 16) == 128 and blocked_rules.blocked_register_cap(8, 1, 16) is None
 
 
 def test_blocked_tile_rows():
     """High orders take rows twice as long (tuple sizes 1 and 2), in two chunks, and so do
     int64 rows of 8 columns or more; the interpreter keeps short rows."""
-    from prefixscan.backends.triton import launch
-
-    assert launch.blocked_tile(4, 1, False, 8) == (128, 4) and launch.blocked_tile(4, 1, False, 2) == (64, 4)
-    assert launch.blocked_tile(8, 1, False, 5) == (64, 4) and launch.blocked_tile(8, 1, False, 2) == (32, 4)
-    assert launch.blocked_tile(4, 2, False, 8) == (128, 4) and launch.blocked_tile(4, 4, False, 8) == (64, 4)
-    assert launch.blocked_tile(8, 8, False, 1) == (64, 4) and launch.blocked_tile(8, 4, False, 1) == (32, 4)
-    assert launch.blocked_tile(4, 8, False, 1) == (64, 4) and launch.blocked_tile(8, 8, True, 1) == (8, 1)
-    assert launch.blocked_tile(4, 1, True, 8) == (4, 1)
-    assert launch.blocked_tile(4, 8, False, 1, True) == (128, 4) and launch.blocked_tile(8, 8, False, 1, True) == (64, 4)
-    assert launch.blocked_tile(8, 8, True, 1, True) == (8, 1)
-    assert launch.blocked_chunks(4, 128) == 2 and launch.blocked_chunks(8, 64) == 2
-    assert launch.blocked_chunks(4, 64) == 1 and launch.blocked_chunks(8, 32) == 1
+    assert blocked_rules.blocked_tile(4, 1, False, 8) == (128, 4) and blocked_rules.blocked_tile(4, 1, False, 2) == (64, 4)
+    assert blocked_rules.blocked_tile(8, 1, False, 5) == (64, 4) and blocked_rules.blocked_tile(8, 1, False, 2) == (32, 4)
+    assert blocked_rules.blocked_tile(4, 2, False, 8) == (128, 4) and blocked_rules.blocked_tile(4, 4, False, 8) == (64, 4)
+    assert blocked_rules.blocked_tile(8, 8, False, 1) == (64, 4) and blocked_rules.blocked_tile(8, 4, False, 1) == (32, 4)
+    assert blocked_rules.blocked_tile(4, 8, False, 1) == (64, 4) and blocked_rules.blocked_tile(8, 8, True, 1) == (8, 1)
+    assert blocked_rules.blocked_tile(4, 1, True, 8) == (4, 1)
+    assert blocked_rules.blocked_tile(4, 8, False, 1, True) == (128, 4) and blocked_rules.blocked_tile(8, 8, False, 1, True) == (64, 4)
+    assert blocked_rules.blocked_tile(8, 8, True, 1, True) == (8, 1)
+    assert blocked_rules.blocked_chunks(4, 128) == 2 and blocked_rules.blocked_chunks(8, 64) == 2
+    assert blocked_rules.blocked_chunks(4, 64) == 1 and blocked_rules.blocked_chunks(8, 32) == 1
 
 
-def test_blocked_applies(monkeypatch):
+def test_blocked_applies():
     """Which scans take the one-look-back kernel: where it can ("always"), and by default
     where it measured faster; the rest the general kernels."""
     from prefixscan._normalize import make_config
-    from prefixscan.backends.triton import launch
 
     def applies(op="add", dtype="int32", B=1, K=1, has_init=False, **kw):
         kw = dict(dict(axis=None, inclusive=True, reverse=False, order=2, tuple_size=1, dtype=None, backend=None,
                        algorithm=None, deterministic=False, strategy=None), **kw)
-        return launch.blocked_applies(make_config(op, **kw), [getattr(torch, dtype)], B, K, has_init)
+        return blocked_rules.blocked_applies(make_config(op, **kw), [getattr(torch, dtype)], B, K, has_init)
 
-    monkeypatch.setattr(launch, "BLOCKED_ORDERS", "always")
-    assert applies() and applies(dtype="int64", order=8) and applies(order=1, K=32) and applies(order=5, K=4)
-    assert applies(deterministic=True)  # integer sums are exact in any order
-    assert not applies(order=1)  # plain scans keep the tuned kernels
-    assert applies(K=3) and not applies(K=64) and not applies(B=2)
-    assert not applies(dtype="float32") and not applies(dtype="int16") and not applies(op="max")
-    assert not applies(inclusive=False) and not applies(reverse=True) and not applies(has_init=True)
-    assert not applies(strategy="chained") and applies(strategy="decoupled_lookback")
-    monkeypatch.setattr(launch, "BLOCKED_ORDERS", "measured")
-    assert applies(order=2, K=2) and applies(dtype="int64", order=2) and applies(order=3) and applies(order=8)
-    assert applies(order=1, K=8) and applies(order=1, K=4) and applies(order=1, K=16)
-    assert applies(dtype="int64", order=1, K=2) and applies(dtype="int64", order=1, K=4)
-    assert applies(order=1, K=2) and applies(dtype="int64", order=5, K=4) and applies(order=5, K=8)
-    assert not applies(order=2) and not applies(dtype="int64", order=5, K=8)
-    assert applies(dtype="int64", order=1, K=8) and not applies(dtype="int64", order=1, K=16)
-    assert not applies(order=1, K=32)
-    assert applies(K=3, order=5) and applies(order=1, K=5) and applies(dtype="int64", order=1, K=5)
-    assert not applies(order=1, K=17) and not applies(dtype="int64", order=1, K=12)
-    monkeypatch.setattr(launch, "BLOCKED_ORDERS", "never")
-    assert not applies(order=5)
+    with routing(blocked_orders="always"):
+        assert applies() and applies(dtype="int64", order=8) and applies(order=1, K=32) and applies(order=5, K=4)
+        assert applies(deterministic=True)  # integer sums are exact in any order
+        assert not applies(order=1)  # plain scans keep the tuned kernels
+        assert applies(K=3) and not applies(K=64) and not applies(B=2)
+        assert not applies(dtype="float32") and not applies(dtype="int16") and not applies(op="max")
+        assert not applies(inclusive=False) and not applies(reverse=True) and not applies(has_init=True)
+        assert not applies(strategy="chained") and applies(strategy="decoupled_lookback")
+    with routing(blocked_orders="measured"):
+        assert applies(order=2, K=2) and applies(dtype="int64", order=2) and applies(order=3) and applies(order=8)
+        assert applies(order=1, K=8) and applies(order=1, K=4) and applies(order=1, K=16)
+        assert applies(dtype="int64", order=1, K=2) and applies(dtype="int64", order=1, K=4)
+        assert applies(order=1, K=2) and applies(dtype="int64", order=5, K=4) and applies(order=5, K=8)
+        assert not applies(order=2) and not applies(dtype="int64", order=5, K=8)
+        assert applies(dtype="int64", order=1, K=8) and not applies(dtype="int64", order=1, K=16)
+        assert not applies(order=1, K=32)
+        assert applies(K=3, order=5) and applies(order=1, K=5) and applies(dtype="int64", order=1, K=5)
+        assert not applies(order=1, K=17) and not applies(dtype="int64", order=1, K=12)
+    with routing(blocked_orders="never"):
+        assert not applies(order=5)
 
 
 CAPPED_CASES = [("int64", 1, 1), ("float64", 1, 1), ("int32", 2, 1), ("int32", 5, 1), ("int32", 1, 3),
@@ -749,7 +736,7 @@ def test_register_caps_give_the_same_results(dtype, order, tuple_size, occupancy
         ps.scan(to_device(x), order=order, tuple_size=tuple_size, out=out, backend="triton")
     finally:
         planner.set_override(None)
-    np.testing.assert_array_equal(out.cpu().numpy(), _order_reference(x, "add", order=order, tuple_size=tuple_size),
+    np.testing.assert_array_equal(out.cpu().numpy(), _reference(x, "add", order=order, tuple_size=tuple_size),
                                   err_msg=f"cap {tiles.register_cap(config)}")
 
 
@@ -767,17 +754,12 @@ def test_order_non_commutative(order):
             np.testing.assert_array_equal(g.cpu().numpy(), e)
 
 
-def test_order_is_one_launch(monkeypatch):
+def test_order_is_one_launch(kernels_run):
     """Order q and tuple size s read and write once: a single kernel launch."""
-    from prefixscan.backends.triton import launch
-
-    calls = []
-    real = launch._run
-    monkeypatch.setattr(launch, "_run", lambda *a, **k: (calls.append(a[0]), real(*a, **k))[1])
     x = to_device(random_data(np.random.default_rng(5), "int32", 5 * 97))
     ps.scan(x, order=8, tuple_size=5, backend="triton")
     ps.scan(x, order=3, inclusive=False, backend="triton")
-    assert len(calls) == 2
+    assert len(kernels_run) == 2
 
 
 # delta_encode / delta_decode on the GPU backend: one kernel per call.
@@ -787,15 +769,15 @@ DELTA_CASES = [("int32", 1, 1), ("int32", 3, 5), ("int64", 8, 2), ("uint8", 2, 3
 
 @pytest.mark.parametrize("dtype,order,tuple_size", DELTA_CASES, ids=[f"{d}-q{q}-s{s}" for d, q, s in DELTA_CASES])
 def test_delta_coding(dtype, order, tuple_size):
-    """Integers: encode against the plain-loop oracle (wrap-around included) and decode
+    """Integers: encode against the plain-loop reference (wrap-around included) and decode
     back exactly.  Floats: bitwise equal to the CPU backend's pass-by-pass differences
-    (the kernel does the passes' own float subtractions; the oracle rounds once)."""
+    (the kernel does the passes' own float subtractions; the reference rounds once)."""
     rng = np.random.default_rng(order * 10 + tuple_size)
     m = 41 if not CUDA else 200_003  # odd, several blocks
     x = random_data(rng, dtype, tuple_size * m)
     enc = ps.delta_encode(to_device(x), order, tuple_size, backend="triton")
     integer = dtype[0] in "iu"
-    expected = oracle.delta_encode(x, order, tuple_size) if integer and not CUDA else \
+    expected = reference_delta_encode(x, order, tuple_size) if integer and not CUDA else \
         ps.delta_encode(x, order, tuple_size, backend="cpu")
     np.testing.assert_array_equal(enc.cpu().numpy(), expected)
     if integer:
@@ -815,7 +797,7 @@ def test_delta_axis_and_one_launch(monkeypatch):
     x = random_data(rng, "int32", (24, 3, 5))
     for axis, q, s in ((0, 3, 2), (1, 2, 3), (-1, 4, 5)):
         got = ps.delta_encode(to_device(x), q, s, axis=axis, backend="triton")
-        np.testing.assert_array_equal(got.cpu().numpy(), oracle.delta_encode(x, q, s, axis=axis))
+        np.testing.assert_array_equal(got.cpu().numpy(), reference_delta_encode(x, q, s, axis=axis))
     assert len(launches) == 3
 
 
@@ -823,7 +805,7 @@ def test_delta_axis_and_one_launch(monkeypatch):
 def test_replay_follows_a_tile_override():
     """A planned replay must not keep launching its old tile once an override (the
     tuner's, a sweep's) is set or lifted: it is planned again."""
-    from prefixscan.backends.triton import launch, planner, tiles
+    from prefixscan.backends.triton import planner, tiles
 
     s = ps.make_scan()
     rng = np.random.default_rng(10)
@@ -839,7 +821,7 @@ def test_replay_follows_a_tile_override():
         np.testing.assert_array_equal(out.cpu().numpy(), np.cumsum(x.cpu().numpy(), dtype=np.int32))
         s(x)
         fast = s._plans[next(k for k in s._plans if k[-1] is None)][2]
-        assert isinstance(fast, launch.FastScan) and fast is not planned and fast.grid == -(-n // 2048)
+        assert isinstance(fast, replay.FastScan) and fast is not planned and fast.grid == -(-n // 2048)
     finally:
         planner.set_override(None)
     s(x)
@@ -851,17 +833,15 @@ def test_replay_follows_a_tile_override():
 def test_single_tile_replay(monkeypatch):
     """Repeated small scans of one signature go straight to the compiled kernel; tensors
     the replay cannot take (strided, in place) take the full path, with the same results."""
-    from prefixscan.backends.triton import launch
-
     s = ps.make_scan()
     rng = np.random.default_rng(9)
     x1 = to_device(random_data(rng, "int32", 1000))
     s(x1)
     (_, _, fast), = s._plans.values()
-    assert isinstance(fast, launch.FastScan)
+    assert isinstance(fast, replay.FastScan)
     full_runs = []
-    real = launch.run_scan
-    monkeypatch.setattr(launch, "run_scan", lambda *a, **k: (full_runs.append(1), real(*a, **k))[1])
+    real = scan.run_scan
+    monkeypatch.setattr(scan, "run_scan", lambda *a, **k: (full_runs.append(1), real(*a, **k))[1])
     s(x1, out=torch.empty_like(x1))  # plans the out= signature: one full run
     assert len(full_runs) == 1
     for _ in range(3):
@@ -876,7 +856,7 @@ def test_single_tile_replay(monkeypatch):
     xb = to_device(random_data(rng, "int64", 300_001))
     big(xb)
     (_, _, fast_big), = big._plans.values()
-    assert isinstance(fast_big, launch.FastScan) and fast_big.replay is not None
+    assert isinstance(fast_big, replay.FastScan) and fast_big.replay is not None
     for _ in range(3):
         xb = to_device(random_data(rng, "int64", 300_001))
         np.testing.assert_array_equal(big(xb).cpu().numpy(), np.cumsum(xb.cpu().numpy()))
@@ -885,3 +865,68 @@ def test_single_tile_replay(monkeypatch):
     strided = wide[::2]
     np.testing.assert_array_equal(s(strided).cpu().numpy(), np.cumsum(strided.cpu().numpy(), dtype=np.int32))
     assert len(full_runs) == 3
+
+
+# ---------------------------------------------------------------------------
+# Integer widths in the launch runtime's variant key and in the replay: a kernel
+# compiled while a length (or tile base) fit in 32 bits must not be relaunched with
+# one that does not (compiled.run raised OverflowError: a scan of 2^31 + 7 elements
+# after a small one of the same signature).
+
+def test_int_width_follows_triton():
+    from triton.runtime.jit import mangle_type
+
+    for value in (0, 1, -1, 16, (1 << 31) - 1, 1 << 31, -(1 << 31), -(1 << 31) - 1, (1 << 31) + 7, 1 << 32,
+                  (1 << 63) - 1, -(1 << 63), 1 << 63, (1 << 64) - 1):
+        assert runtime.int_width(value) == mangle_type(value), value
+
+
+def test_launch_key_tells_int_widths_apart():
+    """Every integer argument's width is in the key, specialized (M) or not (tile_base);
+    values of one width and the same specialization share a variant."""
+    x = torch.zeros(64, dtype=torch.int32)
+
+    def key(M, tile_base):
+        launch = runtime.Launch("kernel", 4, 4, 0, False, ((x,), (x,), M, 3, tile_base, 1), dict(BLOCK=16), (M,))
+        return runtime.launch_key(launch, torch.Tensor)
+
+    assert key(1000 * 16, 5) == key(2000 * 16, 7)  # both i32, both divisible by 16
+    assert key(100_007, 5) != key((1 << 31) + 7, 5)  # same divisibility and != 1, another width
+    assert key(100_007, 5) != key(100_007, 1 << 31)  # a do_not_specialize argument grown past 32 bits
+    assert key(1, 5) != key(17, 5)  # Triton's own specialization (== 1) still counts
+
+
+def test_replay_falls_back_when_the_tile_base_outgrows_32_bits():
+    """A planned replay patches the tile base into a kernel compiled for a 32-bit one: once
+    the status state's tile counter passes 2^31 it declines (the full path compiles the
+    64-bit variant).  A fake compiled kernel on CPU tensors: no GPU needed."""
+    import types
+
+    runs = []
+    compiled = types.SimpleNamespace(function=None, packed_metadata=None, run=lambda *a: runs.append(a))
+    state = status.DeviceState(torch.device("cpu"))
+    ident = torch.zeros(1, dtype=torch.int32)
+    words = torch.zeros(64, dtype=torch.int64)
+    at = 11  # scan_1d_kernel: tile_base at 11, epoch at 12
+    assert lookback.scan_1d_kernel.arg_names[at:at + 2] == ["tile_base", "epoch"]
+    args = (None, None, (ident,), (ident,), words, words, (words,), (words,), words, 96, 3, 0, 1, 3, 1)
+    renewal = replay.StatusRenewal(state, 3, (torch.int32,), 1, 0, at)
+    fast = replay.FastScan(compiled, 3, (96,), torch.int32, torch.device("cuda", 0), args, (), renewal)
+    fast.torch = types.SimpleNamespace(_C=types.SimpleNamespace(_cuda_getCurrentRawStream=lambda index: 0))
+    x, out = torch.ones(96, dtype=torch.int32), torch.empty(96, dtype=torch.int32)
+    state.tiles_issued = (1 << 31) - 4
+    assert fast(x, out) is out and runs[-1][9 + at] == (1 << 31) - 4  # the kernel arguments start at 9
+    assert state.tiles_issued == (1 << 31) - 1
+    assert fast(x, out) is out and len(runs) == 2  # the last base that fits
+    assert fast(x, out) is None and len(runs) == 2  # 2^31 + 2: the full path takes it
+
+
+def test_backend_memos_are_registered():
+    """Every memo of the Triton backend can be emptied through prefixscan.caches."""
+    from prefixscan.caches import registered_caches
+
+    names = set(registered_caches())
+    for name in ("runtime.compiled", "status.states", "status.identities", "combine.functions",
+                 "reduce_then_scan.segmented", "strategy_blocks.resident_blocks", "persistent.rings",
+                 "persistent.grids"):
+        assert f"prefixscan.backends.triton.{name}" in names, name

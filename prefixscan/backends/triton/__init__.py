@@ -19,6 +19,7 @@ import importlib.util
 
 from ..._arrays import ArrayRef, as_torch
 from ..._environment import interpreter_mode
+from ..._install_hint import install_command
 from ...caches import register_cache
 
 NAME = "triton"
@@ -36,7 +37,7 @@ def unavailable_reason(device: str) -> str:
 def _unavailable_reason(device: str, interpreter: bool) -> str:
     missing = [m for m in ("torch", "triton") if importlib.util.find_spec(m) is None]
     if missing:
-        return f"{' and '.join(missing)} not installed: pip install 'prefixscan[gpu]'"
+        return f"{' and '.join(missing)} not installed: {install_command('gpu')}"
     if device == "cpu":
         if interpreter:
             return ""

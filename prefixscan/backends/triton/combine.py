@@ -2,7 +2,7 @@
 
 Triton compiles a function from its source, so the monoid's own ``combine`` is
 wrapped with ``triton.jit`` unchanged.  The kernels need it in two shapes
-(see :mod:`.kernels`): ``PAIR(a, b)`` on tuples of fields, and ``FLAT(a0, ..,
+(see :mod:`.blocks`): ``PAIR(a, b)`` on tuples of fields, and ``FLAT(a0, ..,
 b0, ..)`` as ``tl.associative_scan``/``tl.reduce`` call it; reverse scans of
 non-commutative monoids also need the operands swapped.  These adapters are
 one-line functions generated once per (monoid, fields, swapped) and registered
@@ -18,9 +18,11 @@ import weakref
 import triton
 import triton.language as tl
 
-from ...dispatch import interpreter_mode
+from ..._environment import interpreter_mode
+from ...caches import register_cache
 
-_compiled: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_compiled: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # monoid -> {key: (PAIR, FLAT)}
+register_cache("prefixscan.backends.triton.combine.functions", _compiled.clear)
 _counter = 0
 
 

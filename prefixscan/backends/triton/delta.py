@@ -1,8 +1,8 @@
-"""Delta encoding in one pass: q-th order, s-strided differences (issue 4).
+"""Delta encoding in one pass: q-th order, s-strided differences.
 
 ``delta_encode`` applies ``D = I - Z^s`` q times (Z^s: delay by s elements of a lane,
 zeros shifted in).  Done as q separate passes it reads and writes the array q
-times; SAM (Maleki, Yang & Burtscher 2016, seed 002, section 2.4) decodes the
+times; SAM (Maleki, Yang & Burtscher, PLDI 2016, section 2.4) decodes the
 higher-order difference sequence in one pass, and the encoder is the easy
 direction: ``D^q x [j]`` depends only on ``x[j], x[j-s], .., x[j-q*s]``, a stencil.
 
@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import triton
 import triton.language as tl
+
+from ..._environment import interpreter_mode
 
 
 @triton.jit(do_not_specialize=["total"])
@@ -48,8 +50,6 @@ def delta_encode_kernel(x_ptr, y_ptr, total, M, K, s, ORDER: tl.constexpr, BLOCK
 def delta_encode(x, order: int, tuple_size: int, axis: int):
     """``D^order`` of the torch tensor ``x`` along ``axis`` (one launch); a new tensor."""
     import torch
-
-    from ...dispatch import interpreter_mode
 
     x = x.contiguous()  # the (B, M, K) view needs row-major order; a no-op for the usual case
     # torch's uint16/32/64 are barely supported (no subtraction on CUDA): the signed

@@ -3,22 +3,47 @@
 A scan is a ``(B, M, K)`` row-major view scanned along M: B lanes, M steps, K
 interleaved streams (a tuple size, or the extent after the scanned axis).  This
 module picks the strategy (:mod:`.planner`) and the kernel family for the
-request, prepares outputs, identities and seeds, and runs one launch per order
-unless a kernel does every order in one pass (SAM, Maleki et al. 2016).
+request, prepares outputs, identities and seeds (a :class:`.job.ScanJob`), and
+runs one launch per order unless a kernel does every order in one pass (SAM,
+Maleki et al. PLDI 2016, section 2.4): the orders kernel of :mod:`.blocked` for
+integer sums where it measured faster (:mod:`.blocked_rules`), else the
+strategy's launcher (:data:`LAUNCHERS`): the decoupled look-back and chained
+kernels of :mod:`.lookback` (Merrill & Garland 2016), :mod:`.reduce_then_scan`,
+:mod:`.scan_then_propagate` (Merrill & Grimshaw 2009) or :mod:`.persistent` (SAM).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 
 from ..._arrays import as_torch
-from ...dispatch import interpreter_mode
+from ..._environment import interpreter_mode
+from . import persistent, reduce_then_scan, scan_then_propagate
+from .blocked import launch_blocked
+from .blocked_rules import blocked_applies
 from .combine import combine_functions
-from .launch import (FastScan, _constexpr_tail, _identity_tensor, _launch, _launch_blocked, _launch_chained,
-                     blocked_applies, current_stream)
+from .job import ScanJob
+from .lookback import launch_chained, launch_lookback
 from .planner import tuned_strategy
+from .registry import STRATEGY_NAMES
+from .replay import FastScan
+from .runtime import current_stream
+from .status import identity_tensor
+
+#: The launcher of each strategy: ``launch(job)`` scans ``job.xs`` into ``job.ys``
+#: once (one order).  The look-back launchers also take every order in one pass.
+LAUNCHERS = {
+    "decoupled_lookback": launch_lookback,
+    "chained": launch_chained,
+    "reduce_then_scan": reduce_then_scan.launch,
+    "scan_then_propagate": scan_then_propagate.launch,
+    "persistent": persistent.launch,
+}
+assert set(LAUNCHERS) == set(STRATEGY_NAMES), "every strategy of the registry needs a launcher"
+_LOOKBACK_LAUNCHERS = (launch_lookback, launch_chained)
 
 
 def torch_dtype(name: str):
@@ -72,7 +97,7 @@ def run_scan(request, plan: bool = False):
         if acc == torch.bool:
             # Bool scans (max/min/and/or/xor) are the same scans on 0/1 bytes.
             xs[i], ys_kernel[i], accs[i] = xs[i].view(torch.uint8), ys[i].view(torch.uint8), torch.uint8
-    idents = tuple(_identity_tensor(v.item(), acc, device, torch) for v, acc in zip(request.identity, accs))
+    idents = tuple(identity_tensor(v.item(), acc, device) for v, acc in zip(request.identity, accs))
     inits = None
     if request.init is not None:
         inits = []
@@ -82,33 +107,32 @@ def run_scan(request, plan: bool = False):
         inits = tuple(inits)
     swapped = config.reverse and not monoid.commutative
     pair, flat = combine_functions(monoid, len(xs), swapped)
-    launch = _launcher(config, xs[0].device, accs, M, K, interpreter)
+    launch = _launcher(config, device, accs, M, K, interpreter)
+    job = ScanJob(tuple(xs), tuple(ys_kernel), idents, inits, pair, flat, monoid.commutative, tuple(accs), B, M, K,
+                  config, stream, interpreter)
     order = config.order
+    launched = []  # the look-back launches made (a replay needs exactly one)
     if blocked_applies(config, accs, B, K, inits is not None):
         # Integer sums of order > 1 or tuple sizes > 1: one look-back over the carry
         # vector, thread-contiguous tiles (blocked.orders_kernel).
-        records = [_launch_blocked(xs[0], ys_kernel[0], accs[0], M * K, config.order, K, torch, stream, interpreter)]
-        launch, order = _launch_blocked, 0
-    elif launch in (_launch, _launch_chained) and order > 1 and (config.inclusive or inits is None):
+        launch_blocked(xs[0], ys_kernel[0], accs[0], M * K, config.order, K, stream, interpreter)
+        launch, order = launch_blocked, 0
+    elif launch in _LOOKBACK_LAUNCHERS and order > 1 and (config.inclusive or inits is None):
         # One pass for every order (SAM).  Exclusive scans without init: E^q = S^q Z^q,
         # the inclusive scan of order q of the input delayed by q elements (the
         # delay Z commutes with the inclusive scan S when no seed is added).
-        records = [launch(tuple(xs), tuple(ys_kernel), idents, inits, pair, flat, monoid.commutative, accs, B, M, K,
-                          config, torch, stream, interpreter, order=order, delayed=not config.inclusive,
-                          inclusive=True)]
+        launched.append(launch(job, order=order, delayed=not config.inclusive, inclusive=True))
         order = 0
-    else:
-        records = []
     # Other strategies, and exclusive scans with a seed (the seed is added at
     # every order, so the delays do not commute): one launch per order.
     # Intermediate orders stay in the accumulator dtype.
     mids = [y if (order == 1 or y.dtype == acc) else torch.empty(y.shape, dtype=acc, device=device)
             for y, acc in zip(ys_kernel, accs)]
-    src = tuple(xs)
+    src = job.xs
     for q in range(order):
-        dst = tuple(ys_kernel if q == order - 1 else mids)
-        records.append(launch(src, dst, idents, inits, pair, flat, monoid.commutative, accs, B, M, K, config,
-                              torch, stream, interpreter))
+        dst = job.ys if q == order - 1 else tuple(mids)
+        step = job if order == 1 else dataclasses.replace(job, xs=src, ys=dst)
+        launched.append(launch(step))
         src = dst
     results = ys
     if users is not None:
@@ -119,14 +143,11 @@ def run_scan(request, plan: bool = False):
     if not plan:
         return results
     fast = None
-    record = records[0] if len(records) == 1 and launch in (_launch, _launch_chained) else None
-    if (record is not None and record[0] is not None and request.init is None and len(xs) == 1
+    record = launched[0] if len(launched) == 1 and launch in _LOOKBACK_LAUNCHERS else None
+    if (record is not None and record.compiled is not None and request.init is None and len(xs) == 1
             and ys_kernel[0] is ys[0] and results[0] is ys[0] and xs[0] is as_torch(request.fields[0])
             and device.type == "cuda"):
-        compiled, grid_size, kernel, args, constexprs, replay = record
-        tail = _constexpr_tail(kernel, len(args), constexprs)
-        args = (None, None) + args[2:]  # not the first call's tensors: they would stay alive
-        fast = FastScan(compiled, grid_size, tuple(request.out_shape), ys[0].dtype, device, args, tail, replay)
+        fast = FastScan.planned(record, tuple(request.out_shape), ys[0].dtype, device)
     return results, fast
 
 
@@ -140,17 +161,6 @@ def strategy_for(config, device, accs, M: int, K: int, interpreter: bool) -> str
 
 
 def _launcher(config, device, accs, M: int, K: int, interpreter: bool):
-    """The launch function of the request's strategy.  Every launcher takes the
-    arguments of :func:`_launch` and scans ``xs`` into ``ys`` once (one order)."""
-    strategy = strategy_for(config, device, accs, M, K, interpreter)
-    if strategy == "decoupled_lookback":
-        return _launch
-    if strategy == "chained":
-        # Also when the tuned table picks chained for an "auto" scan, whose config
-        # does not say so.
-        return _launch_chained
-    from . import strategies
-
-    return strategies.LAUNCHERS[strategy]
-
-
+    """The launch function of the request's strategy (:data:`LAUNCHERS`; chained also
+    when the tuned table picks it for an "auto" scan, whose config does not say so)."""
+    return LAUNCHERS[strategy_for(config, device, accs, M, K, interpreter)]

@@ -1,0 +1,114 @@
+"""Planned replay of a one-launch GPU scan (``prefixscan.Scan``'s fast path).
+
+cuda.compute's reusable-object idea taken down to the launch: after a scan of
+some signature (shape, dtype, device, options) has run once, a :class:`FastScan`
+relaunches the same compiled kernel on new tensors with every argument but the
+input and output pointers fixed; multi-tile scans renew their status
+reservation, tile base and epoch (:class:`StatusRenewal`).  At small sizes the
+host path, not the kernel, sets the time per call (docs/design/host-path.md).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from . import planner
+from .runtime import Launch, constexpr_tail, hooks_active, int_width
+from .status import DeviceState
+
+__all__ = ["StatusRenewal", "Launched", "FastScan"]
+
+
+# Records made on every look-back launch: named tuples, which cost a third of a
+# frozen dataclass to build (the full host path of a small scan is ~20 us).
+class StatusRenewal(NamedTuple):
+    """What a replay of a multi-tile look-back launch renews per call: ``entries``
+    status entries of fields ``accs`` (``words`` tagged words each) reserved from
+    ``state``, and the tile base and epoch at argument positions ``at`` and ``at + 1``."""
+
+    state: DeviceState
+    entries: int
+    accs: tuple
+    words: int
+    stream: int
+    at: int
+
+
+class Launched(NamedTuple):
+    """A look-back launch as it ran: what a replay needs (``compiled`` is None in
+    the interpreter; ``renewal`` None for single-tile launches, which use no status)."""
+
+    launch: Launch
+    compiled: object
+    renewal: StatusRenewal | None
+
+
+class FastScan:
+    """Replays a one-launch GPU scan on new tensors of the same signature: the kernel,
+    grid and every argument but the input and output pointers are fixed; multi-tile
+    scans renew their status reservation, tile base and epoch.  Returns None where the
+    replay does not apply (non-contiguous, misaligned or aliased tensors, another
+    stream, launch hooks, a tile base that outgrew the integer width the kernel was
+    compiled for), and the caller takes the full path."""
+
+    __slots__ = ("compiled", "grid", "shape", "dtype", "device", "index", "args", "tail", "rest", "replay",
+                 "widths", "torch", "knobs", "generation")
+
+    def __init__(self, compiled, grid: int, shape, dtype, device, args: tuple, tail: tuple,
+                 replay: StatusRenewal | None):
+        import torch
+        from triton import knobs
+
+        self.compiled, self.grid, self.shape, self.dtype, self.device = compiled, grid, shape, dtype, device
+        self.index = device.index if device.index is not None else torch.cuda.current_device()
+        self.args, self.tail, self.replay = args, tail, replay
+        self.rest = args[2:] + tail
+        # The compiled kernel took the tile base and epoch at these widths: a replay
+        # must not pass it wider ones (compiled.run would overflow).
+        self.widths = None if replay is None else (int_width(args[replay.at]), int_width(args[replay.at + 1]))
+        self.torch, self.knobs = torch, knobs
+        self.generation = planner.generation
+
+    @classmethod
+    def planned(cls, launched: Launched, shape, dtype, device) -> "FastScan":
+        """The replay of ``launched`` (a look-back launch of one input and one output)."""
+        launch = launched.launch
+        tail = constexpr_tail(launch.kernel, len(launch.args), launch.constexprs)
+        args = (None, None) + launch.args[2:]  # not the first call's tensors: they would stay alive
+        return cls(launched.compiled, launch.grid, shape, dtype, device, args, tail, launched.renewal)
+
+    def expired(self) -> bool:
+        """Whether the tile this replay launches may no longer be the one a scan gets
+        (an override or a new table since it was planned): the caller plans again
+        instead of calling the replay."""
+        return self.generation != planner.generation
+
+    def __call__(self, x, out):
+        if not x.is_contiguous() or x.data_ptr() % 16:
+            return None
+        if out is None:
+            y = self.torch.empty(self.shape, dtype=self.dtype, device=self.device)
+        elif out.is_contiguous() and not out.data_ptr() % 16 and out.data_ptr() != x.data_ptr():
+            y = out
+        else:
+            return None
+        if hooks_active(self.knobs.runtime):
+            return None
+        c = self.compiled
+        stream = self.torch._C._cuda_getCurrentRawStream(self.index)
+        if self.replay is None:
+            c.run(self.grid, 1, 1, stream, c.function, c.packed_metadata, None, None, None, (x,), (y,), *self.rest)
+            return y
+        renewal = self.replay
+        if stream != renewal.stream:  # status buffers belong to one stream
+            return None
+        state = renewal.state
+        if (int_width(state.tiles_issued), "i32") != self.widths:  # epochs stay below 2^29: always i32
+            return None
+        status, flags, aggs, incls = state.begin(renewal.entries, renewal.accs, renewal.words)
+        a, at = self.args, renewal.at
+        c.run(self.grid, 1, 1, stream, c.function, c.packed_metadata, None, None, None,
+              (x,), (y,), a[2], a[3], status, flags, aggs, incls, *a[8:at], state.tiles_issued, state.epoch,
+              *a[at + 2:], *self.tail)
+        state.tiles_issued += self.grid
+        return y

@@ -1,0 +1,111 @@
+"""Status buffers of the look-back kernels, per device and stream, and identities.
+
+The decoupled look-back (Merrill & Garland 2016, section 4) needs a status entry
+per tile and a tile counter.  They live per (device, stream) and are reused
+across calls: each launch bumps an epoch that its entries' tags carry (``epoch *
+4 + flag``) and advances the tile counter by its grid size, so no memset is
+needed between calls; a word left by an earlier call reads as not ready
+(docs/design/status-words.md).  Launches on one stream run in order, so they
+may share one set of buffers.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from ...caches import register_cache
+
+__all__ = ["DeviceState", "state_for", "identity_tensor", "status_words", "EPOCH_LIMIT", "MAX_STATUS_WORDS"]
+
+EPOCH_LIMIT = 1 << 29  # tags hold epoch * 4 + state in 32 bits
+
+#: Most tagged words per status entry (the kernels' WORDS): wider values (four
+#: 64-bit fields and up) use a flag and value arrays, so that a look-back step does
+#: not issue a window of atomics per word.
+MAX_STATUS_WORDS = 4
+
+
+@dataclass
+class DeviceState:
+    device: object
+    counter: object = None  # int64[1]: tiles handed out so far
+    tiles_issued: int = 0
+    epoch: int = 0
+    status: object = None  # int64 tagged words (kernels: WORDS > 0)
+    flags: object = None  # int32 flags (WORDS == 0)
+    values: dict = field(default_factory=dict)  # (field, dtype) -> (agg, incl)
+
+    def begin(self, entries: int, accs, words: int):
+        """Reserve status for ``entries`` entries of ``words`` tagged words each (0: a
+        flag and one value per field of torch dtypes ``accs``); returns (status,
+        flags, aggs, incls), the last two tuples of one value buffer per field
+        (unused with words)."""
+        import torch
+
+        if self.counter is None:
+            self.counter = torch.zeros(1, dtype=torch.int64, device=self.device)
+        self.epoch += 1
+        if self.epoch >= EPOCH_LIMIT:  # wrap: clear so old words cannot match
+            self.epoch = 1
+            for buf in (self.status, self.flags):
+                if buf is not None:
+                    buf.zero_()
+        if words:
+            if self.status is None or self.status.numel() < entries * words:
+                self.status = torch.zeros(_grow(entries * words), dtype=torch.int64, device=self.device)
+            return self.status, self.status, (self.status,), (self.status,)
+        if self.flags is None or self.flags.numel() < entries:
+            self.flags = torch.zeros(_grow(entries), dtype=torch.int32, device=self.device)
+        aggs, incls = [], []
+        for index, acc in enumerate(accs):
+            vals = self.values.get((index, acc))
+            if vals is None or vals[0].numel() < entries:
+                n = _grow(entries)
+                vals = (torch.empty(n, dtype=acc, device=self.device), torch.empty(n, dtype=acc, device=self.device))
+                self.values[(index, acc)] = vals
+            aggs.append(vals[0])
+            incls.append(vals[1])
+        return self.flags, self.flags, tuple(aggs), tuple(incls)
+
+
+def _grow(n: int) -> int:
+    return 1 << max(10, math.ceil(math.log2(max(n, 1))))
+
+
+_states: dict = {}
+register_cache("prefixscan.backends.triton.status.states", _states.clear)
+
+
+def state_for(device, stream: int) -> DeviceState:
+    """Status buffers of one (device, stream): launches on it are ordered."""
+    key = (device, stream)
+    state = _states.get(key)
+    if state is None:
+        state = _states[key] = DeviceState(device)
+    return state
+
+
+_identities: dict = {}
+register_cache("prefixscan.backends.triton.status.identities", _identities.clear)
+
+
+def identity_tensor(value, dtype, device):
+    """The identity as a one-element device tensor, made once (no copy per call)."""
+    key = (value, dtype, device)
+    t = _identities.get(key)
+    if t is None:
+        import torch
+
+        t = _identities[key] = torch.tensor([value], dtype=dtype, device=device)
+    return t
+
+
+def status_words(accs, packed: bool | None) -> int:
+    """Tagged 64-bit words per status entry for fields ``accs`` (torch dtypes): one
+    per 32 bits of each field; 0 for the flag protocol (``packed`` False, or more
+    than :data:`MAX_STATUS_WORDS` words with ``packed`` None)."""
+    words = sum(2 if a.itemsize == 8 else 1 for a in accs)
+    if packed is False or (packed is None and words > MAX_STATUS_WORDS):
+        return 0
+    return words
