@@ -26,6 +26,7 @@ from ._normalize import build_request, make_config
 from ._request import ScanRequest
 from .backends.base import Backend
 from .caches import register_cache
+from .differentiable.routing import wants_torch_ops
 
 __all__ = ["Scan", "make_scan", "scan"]
 
@@ -79,6 +80,11 @@ class Scan:
     def __call__(self, x, *, init=None, out=None):
         """Scan ``x`` (seeded with ``init``, written into ``out`` when given); see
         :func:`scan` for the arguments and the result."""
+        if type(x) is not np.ndarray and wants_torch_ops(x, init):
+            # Autograd records it or torch.compile traces it: the differentiable custom operator.
+            from .differentiable.scans import differentiable_scan  # imports torch: x is a tensor
+
+            return differentiable_scan(self.config, x, init, out)
         # Repeated calls on tensors of one signature reuse the checked plan:
         # small scans are dominated by host overhead, not by the kernel.
         key = _signature(x, out) if init is None else None
@@ -358,5 +364,13 @@ def scan(x, op="add", *, axis=None, inclusive=True, reverse=False, init=None, or
     >>> prefixscan.scan(np.array([1, 2, 3, 4, 5, 6]), tuple_size=2)
     array([ 1,  2,  4,  6,  9, 12])
     """
+    if type(x) is not np.ndarray and wants_torch_ops(x, init):
+        # Autograd records it or torch.compile traces it: the custom operator, without the
+        # shared one-shot Scan (a trace would guard on that cache and recompile as it grows).
+        from .differentiable import scans  # imports torch: x is a tensor
+
+        return scans.scan(x, op, axis=axis, inclusive=inclusive, reverse=reverse, init=init, order=order,
+                          tuple_size=tuple_size, dtype=dtype, out=out, backend=backend, algorithm=algorithm,
+                          deterministic=deterministic, strategy=strategy)
     return _cached_scan(op, axis, inclusive, reverse, order, tuple_size, dtype, backend, algorithm,
                         deterministic, strategy)(x, init=init, out=out)

@@ -23,6 +23,7 @@ from .._arrays import inspect_array
 from .._normalize import check_flag
 from ..api import scan
 from ..caches import register_cache
+from ..differentiable.routing import wants_torch_ops
 
 __all__ = ["cumsum", "cumprod", "cummax", "cummin"]
 
@@ -82,24 +83,40 @@ _SHARED_PARAMETERS = """
 
 
 def cumsum(a, axis=None, dtype=None, out=None, *, exclusive=False, reverse=False, backend=None):
+    if type(a) is not np.ndarray and wants_torch_ops(a):  # autograd or torch.compile: the custom operator
+        from ..differentiable import scans
+
+        return scans.cumsum(a, axis, dtype, out, exclusive=exclusive, reverse=reverse, backend=backend)
     dtype = _numpy_result_dtype(_check_a(a, exclusive, reverse), dtype, np.cumsum)
     return scan(a, "add", axis=axis, inclusive=not exclusive, reverse=reverse, dtype=dtype, out=out,
                 backend=backend)
 
 
 def cumprod(a, axis=None, dtype=None, out=None, *, exclusive=False, reverse=False, backend=None):
+    if type(a) is not np.ndarray and wants_torch_ops(a):  # autograd or torch.compile: the custom operator
+        from ..differentiable import scans
+
+        return scans.cumprod(a, axis, dtype, out, exclusive=exclusive, reverse=reverse, backend=backend)
     dtype = _numpy_result_dtype(_check_a(a, exclusive, reverse), dtype, np.cumprod)
     return scan(a, "mul", axis=axis, inclusive=not exclusive, reverse=reverse, dtype=dtype, out=out,
                 backend=backend)
 
 
 def cummax(a, axis=None, dtype=None, out=None, *, exclusive=False, reverse=False, backend=None):
+    if type(a) is not np.ndarray and wants_torch_ops(a):  # autograd or torch.compile: the custom operator
+        from ..differentiable import scans
+
+        return scans.cummax(a, axis, dtype, out, exclusive=exclusive, reverse=reverse, backend=backend)
     _check_a(a, exclusive, reverse)
     return scan(a, "max", axis=axis, inclusive=not exclusive, reverse=reverse, dtype=dtype, out=out,
                 backend=backend)
 
 
 def cummin(a, axis=None, dtype=None, out=None, *, exclusive=False, reverse=False, backend=None):
+    if type(a) is not np.ndarray and wants_torch_ops(a):  # autograd or torch.compile: the custom operator
+        from ..differentiable import scans
+
+        return scans.cummin(a, axis, dtype, out, exclusive=exclusive, reverse=reverse, backend=backend)
     _check_a(a, exclusive, reverse)
     return scan(a, "min", axis=axis, inclusive=not exclusive, reverse=reverse, dtype=dtype, out=out,
                 backend=backend)

@@ -1,0 +1,116 @@
+"""The plain arguments of the custom operators, as small frozen dataclasses.
+
+A custom operator takes tensors and plain ints, bools and strings only (a
+:class:`~prefixscan.Monoid` cannot cross the dispatcher), so a scan is named by
+its built-in operator and flags.  :class:`ScanParams` and
+:class:`RecurrenceParams` hold them in Python and unpack in the operators'
+argument order; both build the checked :class:`~prefixscan._request.ScanConfig`
+of :mod:`prefixscan._normalize`.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from dataclasses import astuple, dataclass
+from typing import Any, Optional
+
+from .._normalize import make_config
+from .._request import ScanConfig
+from ..caches import register_cache
+from .affine import affine_monoid
+
+__all__ = ["ScanParams", "RecurrenceParams", "DIFFERENTIABLE_OPS", "check_offsets"]
+
+#: The built-in operators with a gradient (the affine monoid has one through
+#: ``linear_recurrence``).
+DIFFERENTIABLE_OPS = ("add", "mul", "max", "min", "logaddexp")
+
+
+@dataclass(frozen=True)
+class ScanParams:
+    """A scan with a built-in operator along a non-negative ``axis`` (see
+    :func:`prefixscan.scan`); the fields are the operator's arguments in order."""
+
+    op: str
+    axis: int
+    inclusive: bool = True
+    reverse: bool = False
+    order: int = 1
+    tuple_size: int = 1
+    dtype: Optional[str] = None
+    backend: Optional[str] = None
+    algorithm: str = "auto"
+    deterministic: bool = False
+    strategy: str = "auto"
+
+    @classmethod
+    def from_config(cls, config: ScanConfig, axis: int) -> "ScanParams":
+        return cls(config.monoid.name, axis, config.inclusive, config.reverse, config.order, config.tuple_size,
+                   config.dtype, config.backend, config.algorithm, config.deterministic, config.strategy)
+
+    def args(self) -> tuple:
+        return astuple(self)
+
+    def config(self) -> ScanConfig:
+        return _scan_config(*astuple(self))
+
+
+@dataclass(frozen=True)
+class RecurrenceParams:
+    """A linear recurrence along a non-negative ``axis``, forward or from the end."""
+
+    axis: int
+    reverse: bool = False
+    backend: Optional[str] = None
+    deterministic: bool = False
+    strategy: str = "auto"
+
+    def args(self) -> tuple:
+        return astuple(self)
+
+    def config(self, split_complex: bool, dtype: Optional[str]) -> ScanConfig:
+        return _recurrence_config(*astuple(self), split_complex, dtype)
+
+
+# Configs are checked once per argument set: the operators run on every call.
+@functools.lru_cache(maxsize=256)
+def _scan_config(op, axis, inclusive, reverse, order, tuple_size, dtype, backend, algorithm, deterministic,
+                 strategy) -> ScanConfig:
+    return make_config(op, axis=axis, inclusive=inclusive, reverse=reverse, order=order, tuple_size=tuple_size,
+                       dtype=dtype, backend=backend, algorithm=algorithm, deterministic=deterministic,
+                       strategy=strategy)
+
+
+@functools.lru_cache(maxsize=256)
+def _recurrence_config(axis, reverse, backend, deterministic, strategy, split_complex, dtype) -> ScanConfig:
+    return make_config(affine_monoid(reverse, split_complex), axis=axis, inclusive=True, reverse=reverse, order=1,
+                       tuple_size=1, dtype=dtype, backend=backend, algorithm=None, deterministic=deterministic,
+                       strategy=strategy)
+
+
+def _clear() -> None:
+    _scan_config.cache_clear()
+    _recurrence_config.cache_clear()
+
+
+register_cache("prefixscan.differentiable.configs", _clear)
+
+
+def check_offsets(offsets: Any, n: int) -> list:
+    """``offsets`` as a list of ints: the ``cu_seqlens`` of packed sequences along
+    an axis of length ``n``, ``[0, l0, l0 + l1, ..., n]``, strictly increasing."""
+    shape = getattr(offsets, "shape", None)
+    if shape is not None and len(shape) != 1:
+        raise TypeError(f"offsets must be a 1-D integer array (cu_seqlens), got shape {tuple(shape)}")
+    values = offsets.tolist() if hasattr(offsets, "tolist") else list(offsets)
+    try:
+        values = [operator.index(v) for v in values]
+    except TypeError:
+        raise TypeError("offsets must be a 1-D integer array (cu_seqlens: [0, l0, l0 + l1, ..., n])") from None
+    if len(values) < 2 or values[0] != 0 or values[-1] != n:
+        raise ValueError(f"offsets must start at 0 and end at the sequence length {n} "
+                         f"(cu_seqlens: [0, l0, l0 + l1, ..., n]); got {values}")
+    if any(q <= p for p, q in zip(values, values[1:])):
+        raise ValueError("offsets must be strictly increasing: every packed sequence holds one step or more")
+    return values

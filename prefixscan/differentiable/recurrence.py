@@ -1,0 +1,179 @@
+"""``linear_recurrence``: ``h[t] = a[t] h[t-1] + b[t]`` as one scan, on any array type.
+
+The maps ``h -> a h + b`` compose into maps of the same form, so the recurrence
+is a scan of the pairs ``(a, b)`` under the affine monoid (:mod:`.affine`;
+Blelloch 1990, "Prefix sums and their applications", section 1.4).  Torch
+tensors and device arrays take :mod:`.tensor_recurrence` (autograd,
+``torch.compile``, complex values on the GPU); host arrays take the CPU
+backend here, with NumPy around the scan.  This module imports no torch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._arrays import ArrayRef, as_numpy, as_torch, from_numpy, from_torch, inspect_array
+from .._normalize import check_axis, check_flag, check_init_shape, check_init_value, make_config
+from ..monoid import accumulator_dtype_name
+from .affine import affine_monoid
+from .params import check_offsets
+from .routing import is_torch_tensor
+from .runner import run_scan
+
+__all__ = ["linear_recurrence"]
+
+
+def linear_recurrence(a, b, *, init=None, axis=-1, reverse=False, offsets=None, return_final=False, backend=None):
+    """Solve ``h[t] = a[t] * h[t-1] + b[t]`` along ``axis``, with ``h[-1] = init``.
+
+    Computed as one scan of the pairs ``(a, b)`` with the affine monoid
+    (:data:`prefixscan.AFFINE`; Blelloch 1990, section 1.4), so it runs in
+    parallel on both backends: the state of a linear RNN or state-space model
+    (a diagonal SSM's scan, a gated linear recurrence), an exponential moving
+    average (``a = 1 - alpha``, ``b = alpha * x``).  Differentiable for torch
+    tensors (gradients to ``a``, ``b``, ``init`` and through the final state)
+    and traceable by ``torch.compile`` without a graph break; see
+    ``docs/autograd.md``.
+
+    Parameters
+    ----------
+    a, b : array
+        Coefficients and inputs, of one dtype, of any type :func:`prefixscan.scan`
+        takes; their shapes broadcast against each other (``a`` of shape
+        ``(channels, 1)`` is a per-channel decay for ``b`` of shape
+        ``(channels, steps)``), and ``h`` has the broadcast shape (at least 1-D).
+        Real or complex; float16 and bfloat16 accumulate in float32 and are
+        rounded once.
+    init : scalar or array, optional
+        ``h[-1]`` (``h[n]`` with ``reverse``); 0 when None.  A scalar or an
+        array that broadcasts to the lane shape (h's shape without ``axis``);
+        with ``offsets``, to h's shape with ``axis`` of length the number of
+        sequences (one seed per sequence).
+    axis : int, default -1
+        The time axis.
+    reverse : bool, default False
+        Run from the end: ``h[t] = a[t] * h[t+1] + b[t]`` with ``h[n] = init``.
+    offsets : 1-D integer array, optional
+        Packed variable-length sequences along ``axis``, as ``cu_seqlens``:
+        ``[0, l0, l0 + l1, ..., n]``, strictly increasing.  The state restarts
+        at every sequence start (from its ``init``, or 0).
+    return_final : bool, default False
+        Also return the final state: ``h`` at the last step (the first with
+        ``reverse``), of the lane shape; with ``offsets``, one per sequence,
+        stacked along ``axis``.  Differentiable like ``h``.
+    backend : {None, "cpu", "triton"}, default None
+        As in :func:`prefixscan.scan`.
+
+    Returns
+    -------
+    array, or (array, array) with ``return_final``
+        ``h``, of the broadcast shape and a's dtype, of the caller's array type
+        (and the final state).
+
+    Raises
+    ------
+    ValueError
+        Shapes of ``a`` and ``b`` that do not broadcast (or broadcast to 0-d),
+        an out-of-range ``axis``, an ``init`` that does not broadcast to its
+        shape, ``offsets`` that are not ``[0, ..., n]`` strictly increasing.
+    TypeError
+        ``a`` and ``b`` of different dtypes, a flag that is not a bool.
+
+    Examples
+    --------
+    >>> import numpy as np, prefixscan
+    >>> prefixscan.linear_recurrence(np.array([2.0, 2.0, 2.0]), np.array([1.0, 1.0, 1.0]), init=1.0)
+    array([ 3.,  7., 15.])
+    """
+    check_flag(reverse, "reverse")
+    check_flag(return_final, "return_final")
+    a, b = _number_like(a, b, "a"), _number_like(b, a, "b")
+    if is_torch_tensor(a) and is_torch_tensor(b):
+        from .tensor_recurrence import linear_recurrence_tensors  # torch is loaded: a is a tensor
+
+        return linear_recurrence_tensors(a, b, init=init, axis=axis, reverse=reverse, offsets=offsets,
+                                         return_final=return_final, backend=backend)
+    ra, rb = inspect_array(a, "a"), inspect_array(b, "b")
+    if ra.device != "cpu" or rb.device != "cpu" or ra.library == "torch" or rb.library == "torch":
+        # Device arrays (CuPy, JAX, DLPack) and mixed tensors: zero-copy torch views, results back as a's type.
+        from .tensor_recurrence import linear_recurrence_tensors
+
+        result = linear_recurrence_tensors(as_torch(ra), as_torch(rb), init=init, axis=axis, reverse=reverse,
+                                           offsets=offsets, return_final=return_final, backend=backend)
+        if return_final:
+            return tuple(from_torch(r, ra) for r in result)
+        return from_torch(result, ra)
+    return _host(ra, rb, init, axis, reverse, offsets, return_final, backend)
+
+
+def _number_like(value: Any, other: Any, name: str) -> Any:
+    """A Python number given for ``a`` or ``b`` (a decay shared by every step and
+    lane), as a 0-d array of the other's dtype and type; anything else unchanged."""
+    if type(value) not in (int, float, complex) or not hasattr(other, "dtype"):
+        return value
+    if is_torch_tensor(other):
+        kind = "c" if other.is_complex() else "f" if other.is_floating_point() else "i"
+    else:
+        kind = np.dtype(other.dtype).kind
+    if not isinstance(value, int) and kind not in "fc" or isinstance(value, complex) and kind != "c":
+        raise TypeError(f"{name}: the number {value!r} does not fit the dtype {other.dtype} of the other "
+                        "coefficient; pass an array of one dtype")
+    if is_torch_tensor(other):
+        return other.new_full((), value)
+    return np.asarray(value, dtype=other.dtype)
+
+
+def _host(ra: ArrayRef, rb: ArrayRef, init, axis, reverse, offsets, return_final, backend):
+    """The recurrence of host arrays on the CPU backend, with NumPy around the scan."""
+    try:
+        shape = np.broadcast_shapes(ra.shape, rb.shape)
+    except ValueError:
+        raise ValueError(f"b has shape {rb.shape}, which does not broadcast against a's shape {ra.shape}") from None
+    if ra.dtype != rb.dtype:
+        raise TypeError(f"b has dtype {rb.dtype} but a has dtype {ra.dtype}")
+    if len(shape) == 0:
+        raise ValueError("a must have at least one dimension (a and b broadcast to a 0-d shape)")
+    axis = check_axis(ArrayRef(ra.obj, ra.library, ra.device, shape, ra.dtype), axis, "a")
+    lanes = shape[:axis] + shape[axis + 1:]
+    cuts = None
+    if offsets is not None:
+        cuts = np.asarray(check_offsets(offsets, shape[axis]), dtype=np.int64)
+        seed_shape = shape[:axis] + (len(cuts) - 1,) + shape[axis + 1:]
+    else:
+        seed_shape = lanes
+    if init is not None:  # checked before any work: init is h[-1], held in a's dtype
+        check_init_shape(init, seed_shape)
+        check_init_value(init, accumulator_dtype_name(ra.dtype))
+    config = make_config(affine_monoid(reverse), axis=axis, inclusive=True, reverse=reverse, order=1, tuple_size=1,
+                         dtype=None, backend=backend, algorithm=None)
+    a, b = np.broadcast_to(as_numpy(ra), shape), np.broadcast_to(as_numpy(rb), shape)
+    n = shape[axis]
+    if cuts is None:
+        coef, h = run_scan(config, (a, b))
+        if init is not None:
+            seed = init if np.ndim(init) == 0 else np.expand_dims(np.broadcast_to(np.asarray(init), lanes), axis)
+            h = coef * seed + h
+        final = None
+        if return_final:
+            final = np.take(h, 0 if reverse else n - 1, axis=axis) if n else _zero_state(init, lanes, h.dtype)
+    else:
+        starts, ends = cuts[:-1], cuts[1:] - 1
+        restart = (slice(None),) * axis + (ends if reverse else starts,)
+        a_eff, b_eff = np.array(a), np.array(b)
+        if init is not None:
+            b_eff[restart] = b_eff[restart] + a[restart] * np.broadcast_to(np.asarray(init), seed_shape)
+        a_eff[restart] = 0
+        _, h = run_scan(config, (a_eff, b_eff))
+        final = np.take(h, starts if reverse else ends, axis=axis) if return_final else None
+    h = from_numpy(h, ra) if ra.library != "numpy" else h
+    if not return_final:
+        return h
+    return h, (from_numpy(final, ra) if ra.library != "numpy" else final)
+
+
+def _zero_state(init, lanes: tuple, dtype) -> np.ndarray:
+    if init is None:
+        return np.zeros(lanes, dtype)
+    return np.array(np.broadcast_to(np.asarray(init, dtype=dtype), lanes))

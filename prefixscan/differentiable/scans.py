@@ -1,0 +1,218 @@
+"""Scans of torch tensors through the differentiable custom operator.
+
+:func:`differentiable_scan` is what :class:`prefixscan.Scan` (and so
+:func:`prefixscan.scan`) calls for a tensor that autograd records or that
+``torch.compile`` traces (:func:`.routing.wants_torch_ops`); ``cumsum``,
+``cumprod``, ``cummax`` and ``cummin`` are the NumPy drop-ins of
+:mod:`prefixscan.algorithms.cumulative` for those tensors, with the same
+signatures and NumPy's dtype rule.  The argument checks here are plain Python on
+shapes and flags, which TorchDynamo traces; the arrays' own checks run in the
+operator (:mod:`prefixscan._normalize`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import torch
+
+from .._normalize import check_flag, check_init_value, make_config
+from .._request import ScanConfig
+from ..monoid import accumulator_dtype_name
+from .affine import AFFINE, AFFINE_BACKWARD
+from .ops import call_recurrence, call_scan
+from .params import DIFFERENTIABLE_OPS, RecurrenceParams, ScanParams
+
+__all__ = ["differentiable_scan", "scan", "scan_config", "host_seed", "cumsum", "cumprod", "cummax", "cummin",
+           "DIFFERENTIABLE_OPS"]
+
+_OPERATORS = ", ".join(repr(op) for op in DIFFERENTIABLE_OPS)
+
+
+def _needs_grad(*values: Any) -> bool:
+    return torch.is_grad_enabled() and any(getattr(v, "requires_grad", False) is True for v in values)
+
+
+def _no_gradient(name: str) -> TypeError:
+    return TypeError(f"op={name!r} has no gradient: prefixscan differentiates the built-in operators "
+                     f"{_OPERATORS} and the affine monoid (prefixscan.linear_recurrence, or "
+                     "scan((a, b), prefixscan.AFFINE) inclusive of order 1); detach the inputs "
+                     "(x.detach()) to scan without a gradient")
+
+
+def _not_traceable(name: str) -> TypeError:
+    return TypeError(f"op={name!r}: a user Monoid cannot be an argument of a torch custom operator, so "
+                     "torch.compile cannot trace this scan; use a built-in operator or "
+                     "prefixscan.linear_recurrence, or run the scan outside the compiled function "
+                     "(torch.compiler.disable)")
+
+
+def _dtype_name(t: torch.Tensor) -> str:
+    return str(t.dtype).replace("torch.", "")
+
+
+# dtype names that torch and NumPy share: recognised without NumPy, so that TorchDynamo traces them.
+_DTYPE_NAMES = frozenset(["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                          "float16", "bfloat16", "float32", "float64", "complex64", "complex128"])
+
+
+def scan_config(op: Any, *, axis=None, inclusive=True, reverse=False, order=1, tuple_size=1, dtype=None,
+                backend=None, algorithm=None, deterministic=False, strategy=None) -> ScanConfig:
+    """:func:`prefixscan._normalize.make_config`, with torch dtypes and dtype names
+    read in plain Python (traceable by TorchDynamo); other dtypes take its rule."""
+    name = None
+    if isinstance(dtype, torch.dtype):
+        name = str(dtype).replace("torch.", "")
+    elif isinstance(dtype, str) and dtype in _DTYPE_NAMES:
+        name = dtype
+    config = make_config(op, axis=axis, inclusive=inclusive, reverse=reverse, order=order, tuple_size=tuple_size,
+                         dtype=dtype if name is None else None, backend=backend, algorithm=algorithm,
+                         deterministic=deterministic, strategy=strategy)
+    return config if name is None else replace(config, dtype=name)
+
+
+def scan(x, op="add", *, axis=None, inclusive=True, reverse=False, init=None, order=1, tuple_size=1, dtype=None,
+         out=None, backend=None, algorithm=None, deterministic=False, strategy=None):
+    """:func:`prefixscan.scan` of a torch tensor through the differentiable operator."""
+    config = scan_config(op, axis=axis, inclusive=inclusive, reverse=reverse, order=order, tuple_size=tuple_size,
+                         dtype=dtype, backend=backend, algorithm=algorithm, deterministic=deterministic,
+                         strategy=strategy)
+    return differentiable_scan(config, x, init, out)
+
+
+def differentiable_scan(config: ScanConfig, x: Any, init: Any = None, out: Any = None) -> Any:
+    """:func:`prefixscan.scan` of a torch tensor (or a tuple of tensors) as
+    ``config`` says, through the custom operator: differentiable for the built-in
+    operators of :data:`DIFFERENTIABLE_OPS` and for the affine monoid, and
+    traceable by ``torch.compile``.  ``out`` takes the result when nothing
+    requires a gradient (torch's rule for ``out=``)."""
+    monoid = config.monoid
+    grad = _needs_grad(*(x if type(x) is tuple else (x,)), init)
+    if out is not None and grad:
+        raise RuntimeError("out: functions with out=... arguments do not support automatic differentiation, "
+                           "but an argument requires grad; leave out=None")
+    if type(x) is tuple:
+        result = _affine_scan(config, x, init, out, grad)
+    elif not monoid.builtin:
+        raise _no_gradient(monoid.name) if grad else _not_traceable(monoid.name)
+    else:
+        if grad and monoid.name not in DIFFERENTIABLE_OPS:
+            raise _no_gradient(monoid.name)
+        monoid.check_dtype(config.dtype or _dtype_name(x), "x" if config.dtype is None else "dtype")
+        x, axis = _lanes(x, config.axis)
+        seed = _seed(x, axis, init, config)
+        result = call_scan(ScanParams.from_config(config, axis), x, seed)
+    if out is None:
+        return result
+    for o, r in zip(out if type(out) is tuple else (out,), result if type(result) is tuple else (result,)):
+        if tuple(o.shape) != tuple(r.shape) or o.dtype != r.dtype:
+            raise ValueError(f"out has shape {tuple(o.shape)} and dtype {o.dtype}; the result has shape "
+                             f"{tuple(r.shape)} and dtype {r.dtype}")
+        o.copy_(r)
+    return out
+
+
+@torch.compiler.assume_constant_result  # a traced call checks its constant seed once, at trace time
+def _checked_number(value: Any, acc: str) -> Any:
+    check_init_value(value, acc)
+    return value
+
+
+def host_seed(init: Any, acc: str, device) -> torch.Tensor:
+    """A seed given as a number or a host array, after scan's checks of its values
+    against the accumulator dtype ``acc`` (an integer accumulator takes integers in
+    its range only), as a tensor of ``acc`` on ``device``."""
+    if type(init) in (bool, int, float, complex):
+        return torch.tensor(_checked_number(init, acc), dtype=getattr(torch, acc), device=device)
+    return torch.as_tensor(check_init_value(init, acc), device=device)
+
+
+def _lanes(x: torch.Tensor, axis: Any) -> tuple[torch.Tensor, int]:
+    """x and its scanned axis, non-negative: the flattened x for ``axis=None``."""
+    if axis is None:
+        return x.reshape(-1), 0
+    ndim = x.dim()
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"axis {axis} is out of range for an array of {ndim} dimension(s)")
+    return x, axis % ndim
+
+
+def _seed(x: torch.Tensor, axis: int, init: Any, config: ScanConfig):
+    """``init`` as a tensor of the lane shape (then ``(tuple_size,)``), on x's device."""
+    s = config.tuple_size
+    n = x.shape[axis]
+    if n % s:
+        raise ValueError(f"tuple_size={s} does not divide the lane length {n}")
+    if init is None:
+        return None
+    target = tuple(x.shape[:axis]) + tuple(x.shape[axis + 1:]) + ((s,) if s > 1 else ())
+    if not isinstance(init, torch.Tensor):
+        init = host_seed(init, accumulator_dtype_name(_dtype_name(x), config.dtype), x.device)
+    try:
+        fits = torch.broadcast_shapes(tuple(init.shape), target) == target
+    except RuntimeError:
+        fits = False
+    if not fits:
+        raise ValueError(f"init: shape {tuple(init.shape)} does not broadcast to the lane shape {target}")
+    return init.expand(target)
+
+
+def _affine_scan(config: ScanConfig, x: tuple, init: Any, out: Any, grad: bool) -> tuple:
+    """``scan((a, b), AFFINE)``: the composed maps ``(A, B)``, A the running
+    product of ``a`` and B the recurrence seeded with 0, each a custom operator."""
+    monoid = config.monoid
+    canonical = (monoid is AFFINE and not config.reverse) or (monoid is AFFINE_BACKWARD and config.reverse)
+    if not canonical or len(x) != 2 or not config.inclusive or config.order != 1 or config.tuple_size != 1 \
+            or init is not None:
+        if monoid.builtin or monoid in (AFFINE, AFFINE_BACKWARD):
+            raise TypeError(f"op={monoid.name!r}: a tuple x is differentiable only for scan((a, b), AFFINE) "
+                            "(or AFFINE_BACKWARD with reverse=True), inclusive, of order 1 and tuple size 1, "
+                            "without init; use prefixscan.linear_recurrence")
+        raise _no_gradient(monoid.name) if grad else _not_traceable(monoid.name)
+    a, b = x
+    if tuple(a.shape) != tuple(b.shape) or a.dtype != b.dtype:
+        raise ValueError("x: fields of a struct monoid must have one shape and dtype")
+    a, axis = _lanes(a, config.axis)
+    b, _ = _lanes(b, config.axis)
+    coef = call_scan(ScanParams("mul", axis, reverse=config.reverse, dtype=config.dtype, backend=config.backend,
+                                deterministic=config.deterministic, strategy=config.strategy), a)
+    offset = call_recurrence(RecurrenceParams(axis, config.reverse, config.backend, config.deterministic,
+                                              config.strategy), a, b)
+    return coef, offset
+
+
+# ---------------------------------------------------------------------------
+# The NumPy drop-ins (prefixscan.algorithms.cumulative) on tensors.
+
+# NumPy's cumsum/cumprod result dtype: small integers and bool widen to the platform integer.
+_NUMPY_WIDENING = {"bool": "int64", "int8": "int64", "int16": "int64", "int32": "int64",
+                   "uint8": "uint64", "uint16": "uint64", "uint32": "uint64"}
+
+
+def _cumulative(op: str, a, axis, dtype, out, exclusive, reverse, backend, widen: bool):
+    check_flag(exclusive, "exclusive")
+    check_flag(reverse, "reverse")
+    if dtype is None and widen:
+        dtype = _NUMPY_WIDENING.get(_dtype_name(a))
+    return scan(a, op, axis=axis, inclusive=not exclusive, reverse=reverse, dtype=dtype, out=out, backend=backend)
+
+
+def cumsum(a, axis=None, dtype=None, out=None, *, exclusive=False, reverse=False, backend=None):
+    """:func:`prefixscan.cumsum` of a tensor through the differentiable operator."""
+    return _cumulative("add", a, axis, dtype, out, exclusive, reverse, backend, widen=True)
+
+
+def cumprod(a, axis=None, dtype=None, out=None, *, exclusive=False, reverse=False, backend=None):
+    """:func:`prefixscan.cumprod` of a tensor through the differentiable operator."""
+    return _cumulative("mul", a, axis, dtype, out, exclusive, reverse, backend, widen=True)
+
+
+def cummax(a, axis=None, dtype=None, out=None, *, exclusive=False, reverse=False, backend=None):
+    """:func:`prefixscan.cummax` of a tensor through the differentiable operator."""
+    return _cumulative("max", a, axis, dtype, out, exclusive, reverse, backend, widen=False)
+
+
+def cummin(a, axis=None, dtype=None, out=None, *, exclusive=False, reverse=False, backend=None):
+    """:func:`prefixscan.cummin` of a tensor through the differentiable operator."""
+    return _cumulative("min", a, axis, dtype, out, exclusive, reverse, backend, widen=False)

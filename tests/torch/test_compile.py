@@ -1,0 +1,187 @@
+"""torch.compile of prefixscan calls: no graph break, the same forward and backward.
+
+The scans and linear recurrences of torch tensors run as the custom operators
+``prefixscan::scan`` and ``prefixscan::linear_recurrence`` (fake
+implementations for tracing, autograd registered), so
+``torch.compile(fullgraph=True)`` compiles a function that calls
+``prefixscan.cumsum``, ``prefixscan.scan`` with a built-in operator, a
+``make_scan`` object and ``prefixscan.linear_recurrence`` into one graph.  On
+the CPU the "eager" and "aot_eager" compile backends run without a GPU
+compiler; the GPU-marked test uses inductor on CUDA tensors.
+
+The tests call the public functions once the public API routes tensors to
+:mod:`prefixscan.differentiable`, and that package's entry points before.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import prefixscan as ps  # noqa: E402
+from prefixscan.differentiable import recurrence as differentiable_recurrence  # noqa: E402
+from prefixscan.differentiable import scans  # noqa: E402
+
+CUDA = torch.cuda.is_available()
+F64 = torch.float64
+
+
+def _public_scans_routed() -> bool:
+    x = torch.zeros(2, dtype=F64, requires_grad=True)
+    try:
+        return bool(ps.cumsum(x).requires_grad and ps.scan(x, "max").requires_grad)
+    except Exception:  # noqa: BLE001 - the plain path refuses tensors that require grad
+        return False
+
+
+ROUTED = _public_scans_routed()
+ROUTED_RECURRENCE = "offsets" in inspect.signature(ps.linear_recurrence).parameters
+
+
+def scan(x, op="add", *, init=None, **kwargs):
+    if ROUTED:
+        return ps.scan(x, op, init=init, **kwargs)
+    return scans.scan(x, op, init=init, **kwargs)
+
+
+cumsum = ps.cumsum if ROUTED else scans.cumsum
+cummax = ps.cummax if ROUTED else scans.cummax
+linear_recurrence = ps.linear_recurrence if ROUTED_RECURRENCE else differentiable_recurrence.linear_recurrence
+
+
+def make_scan(op, **kwargs):
+    """A reusable Scan where the public API is routed, else the same config bound once."""
+    if ROUTED:
+        return ps.make_scan(op, **kwargs)
+    config = ps.make_scan(op, **kwargs).config
+    return lambda x, init=None: scans.differentiable_scan(config, x, init, None)
+
+
+running_max = make_scan("max", axis=1)
+
+
+def model(x, a, b, init):
+    """Every differentiable entry point at once."""
+    y = cumsum(x, axis=1) + scan(x, "logaddexp", axis=1, reverse=True) + running_max(x)
+    y = y + scan(x, "mul", axis=1, inclusive=False, init=init[:, :1].squeeze(1), tuple_size=1)
+    y = y + scan(x, "add", axis=1, init=2.0, dtype="float64")  # a Python seed, a dtype name
+    y = y + cummax(x, axis=0, exclusive=True)  # first row: -inf, replaced below
+    y = torch.where(torch.isfinite(y), y, torch.zeros_like(y))
+    h, final = linear_recurrence(a, b, init=init[:, 0], return_final=True)
+    packed = linear_recurrence(a[:, :1], b, offsets=torch.tensor([0, 2, 6]), init=init)  # a broadcasts
+    average = linear_recurrence(0.5, b, axis=0)  # one decay for every step and lane
+    return (y * y).sum() + (h * h).sum() + final.sum() + packed.sum() + average.sum()
+
+
+def inputs():
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(3, 6, generator=g, dtype=F64)
+    a = 0.2 + 0.7 * torch.rand(3, 6, generator=g, dtype=F64)
+    b = torch.randn(3, 6, generator=g, dtype=F64)
+    init = torch.randn(3, 2, generator=g, dtype=F64)
+    return [t.requires_grad_() for t in (x, a, b, init)]
+
+
+def test_no_graph_break():
+    torch._dynamo.reset()
+    explanation = torch._dynamo.explain(model)(*inputs())
+    assert explanation.graph_break_count == 0, explanation.break_reasons
+    assert explanation.graph_count == 1
+
+
+@pytest.mark.parametrize("compile_backend", ["eager", "aot_eager"])
+def test_compiled_forward_and_backward_match_eager(compile_backend):
+    torch._dynamo.reset()
+    args = inputs()
+    expected = model(*args)
+    expected_grads = torch.autograd.grad(expected, args)
+    compiled = torch.compile(model, fullgraph=True, backend=compile_backend)
+    got = compiled(*args)
+    torch.testing.assert_close(got, expected)
+    for g, e in zip(torch.autograd.grad(got, args), expected_grads):
+        torch.testing.assert_close(g, e)
+
+
+def test_compiled_inference():
+    torch._dynamo.reset()
+    args = inputs()
+    with torch.no_grad():
+        expected = model(*args)
+        got = torch.compile(model, fullgraph=True, backend="aot_eager")(*args)
+    torch.testing.assert_close(got, expected)
+
+
+def test_integer_scans_compile():
+    torch._dynamo.reset()
+
+    def counts(mask):
+        return cumsum(mask, axis=0), scan(mask.to(torch.int32), "max", axis=0)
+
+    mask = torch.tensor([True, False, True, True])
+    total, running = torch.compile(counts, fullgraph=True, backend="aot_eager")(mask)
+    assert total.dtype == torch.int64 and total.tolist() == [1, 1, 2, 3]  # NumPy's rule: bool sums as int64
+    assert running.tolist() == [1, 1, 1, 1]
+
+
+def test_no_recompile_after_unrelated_scans():
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda x: scan(x, "max", axis=1).sum(), fullgraph=True, backend="eager")
+    x = inputs()[0]
+    compiled(x)
+    ps.scan(np.arange(5), "add", axis=0)  # other scans fill the process-wide caches
+    ps.make_scan("min")(np.arange(3.0))
+    with torch._dynamo.config.patch(error_on_recompile=True):
+        compiled(x)
+
+
+def test_user_monoid_under_compile_is_refused_clearly():
+    torch._dynamo.reset()
+    saturating = ps.Monoid(lambda a, b: ps.minimum(a + b, 10.0), 0.0, name="saturating_add")
+    compiled = torch.compile(lambda x: scan(x, saturating, axis=0), fullgraph=True, backend="eager")
+    with pytest.raises(Exception, match="custom operator"):
+        compiled(torch.arange(4.0))
+
+
+def test_custom_operators_pass_opcheck():
+    """Schema, fake implementation and autograd registration agree with the real one."""
+    x, a, b, init = (t.detach().requires_grad_() for t in inputs())
+    torch.library.opcheck(torch.ops.prefixscan.scan.default,
+                          (x, init[:, 0].contiguous(), "mul", 1, False, True, 2, 1, None, "cpu", "auto", False,
+                           "auto"))
+    torch.library.opcheck(torch.ops.prefixscan.scan.default,
+                          (x, None, "max", 0, True, False, 1, 3, "float64", None, "auto", False, "auto"))
+    torch.library.opcheck(torch.ops.prefixscan.linear_recurrence.default,
+                          (a, b, init[:, 0].contiguous(), 1, True, None, False, "auto"))
+
+
+def test_fake_tensors_give_shape_and_dtype():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        x = torch.empty(4, 7, dtype=torch.int32)
+        y = torch.ops.prefixscan.scan(x, None, "add", 1, True, False, 1, 1, "int64", None, "auto", False, "auto")
+        h = torch.ops.prefixscan.linear_recurrence(torch.empty(2, 9), torch.empty(2, 9), None, 1, False, None,
+                                                   False, "auto")
+    assert y.shape == (4, 7) and y.dtype == torch.int64
+    assert h.shape == (2, 9) and h.dtype == torch.float32
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="needs a CUDA device")
+@pytest.mark.parametrize("compile_backend", ["aot_eager", "inductor"])
+def test_gpu_compiled_matches_eager(compile_backend):
+    torch._dynamo.reset()
+    args = [t.detach().cuda().float().requires_grad_() for t in inputs()]
+    expected = model(*args)
+    expected_grads = torch.autograd.grad(expected, args)
+    explanation = torch._dynamo.explain(model)(*args)
+    assert explanation.graph_break_count == 0, explanation.break_reasons
+    compiled = torch.compile(model, fullgraph=True, backend=compile_backend)
+    got = compiled(*args)
+    torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-3)
+    for g, e in zip(torch.autograd.grad(got, args), expected_grads):
+        torch.testing.assert_close(g, e, rtol=1e-4, atol=1e-3)
