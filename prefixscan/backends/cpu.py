@@ -1,6 +1,10 @@
-"""CPU backend: vectorized NumPy, the embedded default that runs anywhere.
+"""CPU backend: compiled single-pass kernels (Numba), vectorized NumPy as the fallback.
 
-Lanes are laid out as ``(lanes, n / s, s)`` arrays (s = tuple_size) and scanned
+Where Numba is installed, every scan of at least a few thousand elements runs as
+one compiled loop reading and writing each element once
+(:mod:`prefixscan.backends.cpu_compiled`); tiny inputs, scan networks
+(``algorithm=``) and combines Numba cannot compile take the NumPy path below,
+which runs anywhere.  NumPy path: lanes are laid out as ``(lanes, n / s, s)`` arrays (s = tuple_size) and scanned
 along axis 1, all lanes and streams at once.  Built-in operators with a NumPy
 ufunc run the serial (chained) scan in C through ``ufunc.accumulate``; other
 monoids run a scan network level by level (:mod:`prefixscan.networks`), each
@@ -18,12 +22,14 @@ from .._arrays import ArrayRef, as_numpy, write_host
 from .._request import ScanRequest, np_dtype
 from ..monoid import is_truth_value_error
 from ..networks import run_network
+from . import cpu_compiled
 
 NAME = "cpu"
 DEVICES = ("cpu",)
 NATIVE_LIBRARY = "numpy"  # run_scan returns NumPy arrays
 TAKES_ALGORITHM = True  # algorithm= picks a network of prefixscan.networks
 TAKES_STRATEGY = False  # strategy= names GPU strategies
+COMPLEX_TYPES = True
 
 
 def unavailable_reason(device: str) -> str:
@@ -34,7 +40,9 @@ def unavailable_reason(device: str) -> str:
 
 
 def device_names() -> list[str]:
-    return ["cpu"]
+    if cpu_compiled.available():
+        return ["cpu (compiled kernels: Numba)"]
+    return [f"cpu (NumPy only; {cpu_compiled.unavailable_reason()})"]
 
 
 def field_combine(monoid, nfields: int):
@@ -133,6 +141,9 @@ def _direct_accumulate(request: ScanRequest):
 
 def run_scan(request: ScanRequest) -> list:
     """Scan on the host; returns NumPy results (written into ``out`` when given)."""
+    compiled = cpu_compiled.run_scan(request)
+    if compiled is not None:
+        return compiled
     if request.fields[0].shape and request.lane_len and 0 not in request.fields[0].shape:
         direct = _direct_accumulate(request)
         if direct is not None:
@@ -170,7 +181,10 @@ def run_scan_planned(request: ScanRequest) -> tuple[list, None]:
 
 def delta_encode(x: ArrayRef, order: int, tuple_size: int, axis: int) -> np.ndarray:
     """``order`` rounds of ``d[j] -= d[j - s]`` along ``axis``, one vectorized
-    subtraction per round on a copy of x."""
+    subtraction per round on a copy of x (one compiled pass where Numba is installed)."""
+    host = as_numpy(x)
+    if cpu_compiled.available() and host.dtype.kind in "iuf" and host.size >= cpu_compiled.SMALL_SCAN:
+        return cpu_compiled.delta_encode(host, order, tuple_size, axis)
     d = np.array(as_numpy(x), copy=True)
     n, s = d.shape[axis], tuple_size
     lead = (slice(None),) * axis

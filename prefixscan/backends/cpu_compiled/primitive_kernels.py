@@ -1,0 +1,156 @@
+"""Single-pass kernels of the scan primitives (segmented scans, compaction,
+linear recurrences, delta coding); the drivers are in :mod:`.primitives`.
+
+* Segmented scans restart the carry at each head: by offsets, segment by segment
+  (no per-element test); by flags or keys, with a select instead of a branch so
+  random heads cost no mispredictions (the operator lifted to (flag, value)
+  pairs of Schwartz 1980 / Blelloch 1990, section 1.5, run serially).
+* Compaction writes every element to the next free slot and advances the slot
+  by the mask bit, branch-free (stream compaction as an exclusive scan of the
+  mask, Blelloch 1990, section 1.5, fused with the scatter).
+* Linear recurrences run the affine monoid in groups of four: the local
+  compositions do not wait for the carry, so the loop-carried chain is one
+  multiply-add per group (the same re-association as :mod:`.kernels`).
+* Delta coding recomputes the q-th difference of each element from the q
+  elements before it (a triangle of subtractions in registers), so there is no
+  loop-carried state and the loop vectorises; the results are bit-identical to
+  q passes of ``d[j] -= d[j - s]``.
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+from .jit_support import combine, difference, load1, store1, to_acc, window_lane, window_rows
+
+__all__ = ["segmented_offsets", "segmented_heads", "compact_into", "recurrence_lanes",
+           "recurrence_rows", "delta_lanes", "delta_rows"]
+
+
+def _segmented_offsets(xs, ys, op, fmts, ident, starts, inclusive, reverse):
+    """Segments ``[starts[i], starts[i+1])`` (the last one ends at n)."""
+    fin, facc, fout = fmts[0], fmts[1], fmts[2]
+    n = xs[0].shape[0]
+    count = starts.shape[0]
+    for seg in range(count):
+        a = starts[seg]
+        b = starts[seg + 1] if seg + 1 < count else n
+        state = ident
+        for t in range(b - a):
+            i = b - 1 - t if reverse else a + t
+            v = to_acc(load1(xs, fin, i), ident, facc)
+            if t == 0 and inclusive:
+                nxt = v
+            else:
+                nxt = to_acc(combine(op, state, v), ident, facc)
+            store1(ys, fout, nxt if inclusive else state, i)
+            state = nxt
+
+
+def _segmented_heads(xs, ys, op, fmts, ident, heads, by_keys, inclusive, reverse):
+    """Heads from a bool array (``by_keys`` False) or where a key differs from the one before."""
+    fin, facc, fout = fmts[0], fmts[1], fmts[2]
+    n = xs[0].shape[0]
+    state = ident
+    for t in range(n):
+        i = n - 1 - t if reverse else t
+        # The element that starts this (possibly reversed) segment.
+        j = i + 1 if reverse else i
+        if j == 0 or j == n:
+            head = True
+        elif by_keys:
+            head = heads[j] != heads[j - 1]
+        else:
+            head = heads[j] != 0
+        v = to_acc(load1(xs, fin, i), ident, facc)
+        merged = to_acc(combine(op, state, v), ident, facc)
+        carried = ident if head else state
+        nxt = v if head else merged
+        store1(ys, fout, nxt if inclusive else carried, i)
+        state = nxt
+
+
+def _compact_into(xs, mask, ys, fmts):
+    """``ys[k][:count] = xs[k][mask]``; each ``ys[k]`` has one spare slot at the end."""
+    n = mask.shape[0]
+    slot = 0
+    for i in range(n):
+        store1(ys, fmts, load1(xs, fmts, i), slot)
+        slot += mask[i]
+    return slot
+
+
+def _recurrence_lanes(a, b, h, seeds):
+    """``h[l, t] = a[l, t] h[l, t-1] + b[l, t]`` for every lane l (rows flipped for reverse)."""
+    lanes, n = b.shape
+    for lane in range(lanes):
+        state = seeds[lane]
+        groups = n // 4
+        for g in range(groups):
+            p = 4 * g
+            a0, a1, a2, a3 = a[lane, p], a[lane, p + 1], a[lane, p + 2], a[lane, p + 3]
+            b0, b1, b2, b3 = b[lane, p], b[lane, p + 1], b[lane, p + 2], b[lane, p + 3]
+            # Local compositions (A_k, B_k): h_k = A_k * carry + B_k.
+            A1 = a1 * a0
+            B1 = a1 * b0 + b1
+            A2 = a2 * A1
+            B2 = a2 * B1 + b2
+            A3 = a3 * A2
+            B3 = a3 * B2 + b3
+            h[lane, p] = a0 * state + b0
+            h[lane, p + 1] = A1 * state + B1
+            h[lane, p + 2] = A2 * state + B2
+            state = h.dtype.type(A3 * state + B3)
+            h[lane, p + 3] = state
+        for p in range(4 * groups, n):
+            state = h.dtype.type(a[lane, p] * state + b[lane, p])
+            h[lane, p] = state
+
+
+def _recurrence_rows(a, b, h, seeds, reverse):
+    """The recurrence along the middle axis of ``(outer, rows, width)`` arrays, vectorised across a row."""
+    outer, rows, width = b.shape
+    for o in range(outer):
+        for t in range(rows):
+            r = rows - 1 - t if reverse else t
+            prev = rows - t if reverse else t - 1
+            for c in range(width):
+                carry = seeds[o, c] if t == 0 else h[o, prev, c]
+                h[o, r, c] = a[o, r, c] * carry + b[o, r, c]
+
+
+def _delta_lanes(x, d, fmt, order):
+    """q-th order differences of every row of the 2-D ``x`` (rows: lanes)."""
+    lanes, n = x.shape
+    head = min(n, order)
+    for lane in range(lanes):
+        for t in range(head):
+            store1((d[lane],), (fmt,), (difference(window_lane(x, fmt, lane, t, order, True), fmt),), t)
+        for t in range(head, n):
+            store1((d[lane],), (fmt,), (difference(window_lane(x, fmt, lane, t, order, False), fmt),), t)
+
+
+def _delta_rows(x, d, fmt, order):
+    """q-th order differences along the middle axis of ``(outer, rows, width)`` arrays."""
+    outer, rows, width = x.shape
+    head = min(rows, order)
+    for o in range(outer):
+        for t in range(head):
+            for c in range(width):
+                w = window_rows(x, fmt, o, t, c, order, True)
+                store1((d[o, t],), (fmt,), (difference(w, fmt),), c)
+        for t in range(head, rows):
+            for c in range(width):
+                w = window_rows(x, fmt, o, t, c, order, False)
+                store1((d[o, t],), (fmt,), (difference(w, fmt),), c)
+
+
+segmented_offsets = njit(cache=True, nogil=True, error_model="numpy")(_segmented_offsets)
+segmented_heads = njit(cache=True, nogil=True, error_model="numpy")(_segmented_heads)
+segmented_offsets_user = njit(nogil=True, error_model="numpy")(_segmented_offsets)
+segmented_heads_user = njit(nogil=True, error_model="numpy")(_segmented_heads)
+recurrence_lanes = njit(cache=True, nogil=True, error_model="numpy")(_recurrence_lanes)
+recurrence_rows = njit(cache=True, nogil=True, error_model="numpy")(_recurrence_rows)
+delta_lanes = njit(cache=True, nogil=True, error_model="numpy")(_delta_lanes)
+delta_rows = njit(cache=True, nogil=True, error_model="numpy")(_delta_rows)
+compact_into = njit(cache=True, nogil=True, error_model="numpy")(_compact_into)

@@ -1,0 +1,186 @@
+"""Drivers of the scan primitives: host arrays in, NumPy arrays out, one compiled
+pass each (:mod:`.primitive_kernels`; delta decoding is the order-q sum scan of
+:mod:`.kernels`).  Arguments are assumed checked by the public API; the
+semantics are those of docs/semantics.md.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...monoid import accumulator_dtype_name, resolve_op
+from . import monoids
+from .jit_support import HALF, PLAIN, StaticInt
+from .launch import call
+from .scan import MAX_STATIC_ORDER, storage_dtype
+
+__all__ = ["segmented_scan", "compact", "linear_recurrence", "delta_encode", "delta_decode"]
+
+
+def _host(a) -> np.ndarray:
+    return np.asarray(a.detach().cpu().numpy() if hasattr(a, "detach") else a)
+
+
+def _to_storage(a: np.ndarray):
+    dtype, fmt = storage_dtype(a.dtype.name)
+    return (a.view(np.uint16) if fmt is HALF else a), fmt
+
+
+# ---------------------------------------------------------------------------
+# Segmented scans.
+
+def segmented_scan(x, op="add", *, flags=None, offsets=None, keys=None, inclusive=True, reverse=False):
+    from numba.core.errors import NumbaError
+
+    from . import primitive_kernels as pk
+
+    struct = isinstance(x, tuple)
+    arrays = [np.ascontiguousarray(_host(v)) for v in (x if struct else (x,))]
+    monoid = resolve_op(op)
+    found = monoids.operator_for(monoid, len(arrays), reverse)
+    if found is None:
+        return None
+    op_value, user = found
+    n = arrays[0].shape[0]
+    accs = [accumulator_dtype_name(a.dtype.name) for a in arrays]
+    acc_np = [np.dtype("float32" if name == "float16" else name) for name in accs]
+    ident = tuple(dt.type(v) for dt, v in
+                  zip(acc_np, monoid.identity_values([np.dtype(name) for name in accs])))
+    if any(name == "float16" for name in accs):  # an identity on the float16 grid
+        ident = tuple(np.float32(np.float16(v)) if name == "float16" else v for v, name in zip(ident, accs))
+    xs, fin = zip(*(_to_storage(a) for a in arrays))
+    outs = [np.empty(n, a.dtype) for a in arrays]
+    ys = tuple(_to_storage(y)[0] for y in outs)
+    facc = tuple(HALF if name == "float16" else PLAIN for name in accs)
+    fmts = (tuple(fin), facc, tuple(fin))
+    try:
+        if n:
+            if offsets is not None:
+                starts = np.ascontiguousarray(_host(offsets), dtype=np.int64)
+                kernel = pk.segmented_offsets_user if user else pk.segmented_offsets
+                call(kernel, tuple(xs), ys, op_value, fmts, ident, starts, inclusive, reverse)
+            else:
+                by_keys = keys is not None
+                heads = np.ascontiguousarray(_host(keys if by_keys else flags))
+                if heads.dtype == np.float16:
+                    heads = heads.astype(np.float32)
+                kernel = pk.segmented_heads_user if user else pk.segmented_heads
+                call(kernel, tuple(xs), ys, op_value, fmts, ident, heads, by_keys, inclusive, reverse)
+    except NumbaError:  # a user combine Numba cannot type
+        if not user:
+            raise
+        monoids.mark_failed(monoid, len(arrays), reverse)
+        return None
+    return tuple(outs) if struct else outs[0]
+
+
+# ---------------------------------------------------------------------------
+# Compaction.
+
+def compact(x, mask):
+    from . import primitive_kernels as pk
+
+    struct = isinstance(x, tuple)
+    arrays = [_host(v).reshape(-1) for v in (x if struct else (x,))]
+    keep = np.ascontiguousarray(_host(mask).reshape(-1))
+    count = int(np.count_nonzero(keep))
+    # Bits are copied as they are: a float16 field travels as uint16.
+    xs = tuple(a.view(np.uint16) if a.dtype == np.float16 else a for a in arrays)
+    buffers = [np.empty(count + 1, a.dtype) for a in xs]
+    if keep.size:
+        call(pk.compact_into, xs, keep.view(np.uint8), tuple(buffers), tuple(PLAIN for _ in xs))
+    outs = [b[:count].view(a.dtype) for b, a in zip(buffers, arrays)]
+    return tuple(outs) if struct else outs[0]
+
+
+# ---------------------------------------------------------------------------
+# Linear recurrences.
+
+def _lanes_view(a: np.ndarray, axis: int):
+    """``a`` as ``(outer, n, inner)`` around ``axis`` (a copy only where strides forbid a view)."""
+    outer = math.prod(a.shape[:axis])
+    inner = math.prod(a.shape[axis + 1:])
+    v = a.view()
+    try:
+        v.shape = (outer, a.shape[axis], inner)
+    except AttributeError:
+        v = np.ascontiguousarray(a).reshape(outer, a.shape[axis], inner)
+    return v
+
+
+def linear_recurrence(a, b, *, init=None, axis=-1, reverse=False):
+    from . import primitive_kernels as pk
+
+    a, b = _host(a), _host(b)
+    dtype = np.result_type(a.dtype, b.dtype)
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    work = np.dtype(np.float32) if dtype == np.float16 else dtype
+    a = np.broadcast_to(a, shape)
+    b = np.broadcast_to(b, shape)
+    if a.dtype != work:
+        a = a.astype(work)
+    if b.dtype != work:
+        b = b.astype(work)
+    ndim = len(shape)
+    ax = axis % ndim
+    lane_shape = shape[:ax] + shape[ax + 1:]
+    av, bv = _lanes_view(a, ax), _lanes_view(b, ax)
+    outer, n, inner = bv.shape
+    h = np.empty(shape, work)
+    hv = _lanes_view(h, ax)
+    seeds = np.zeros(lane_shape, work) if init is None else np.broadcast_to(_host(init).astype(work), lane_shape)
+    seeds = np.array(seeds, order="C").reshape(outer, inner)
+    if h.size:
+        if inner == 1:
+            step = -1 if reverse else 1
+            call(pk.recurrence_lanes, av[:, ::step, 0], bv[:, ::step, 0], hv[:, ::step, 0], seeds[:, 0])
+        else:
+            call(pk.recurrence_rows, av, bv, hv, seeds, reverse)
+    return h.astype(np.float16) if dtype == np.float16 else h
+
+
+# ---------------------------------------------------------------------------
+# Delta coding.
+
+def _delta_views(x: np.ndarray, tuple_size: int, axis: int):
+    v = _lanes_view(x, axis)
+    outer, n, inner = v.shape
+    try:
+        w = v.view()
+        w.shape = (outer, n // tuple_size, tuple_size * inner)
+    except AttributeError:
+        w = np.ascontiguousarray(v).reshape(outer, n // tuple_size, tuple_size * inner)
+    return w
+
+
+def delta_encode(x, order=1, tuple_size=1, axis=-1):
+    from . import primitive_kernels as pk
+
+    x = _host(x)
+    ax = axis % x.ndim
+    d = np.empty(x.shape, x.dtype)
+    if not d.size:
+        return d
+    xs, fmt = _to_storage(x)
+    ds, _ = _to_storage(d)
+    xv, dv = _delta_views(xs, tuple_size, ax), _delta_views(ds, tuple_size, ax)
+    remaining = order
+    while remaining:  # orders compose: at most MAX_STATIC_ORDER per pass
+        q = min(remaining, MAX_STATIC_ORDER)
+        if xv.shape[2] == 1:
+            call(pk.delta_lanes, xv[:, :, 0], dv[:, :, 0], fmt, StaticInt(q))
+        else:
+            call(pk.delta_rows, xv, dv, fmt, StaticInt(q))
+        remaining -= q
+        if remaining:
+            xv = dv.copy()
+    return d
+
+
+def delta_decode(d, order=1, tuple_size=1, axis=-1):
+    from .scan import scan_arrays
+
+    d = _host(d)
+    return scan_arrays(d, "add", order=order, tuple_size=tuple_size, axis=axis % d.ndim)
