@@ -7,14 +7,16 @@ single-pass decoupled look-back scan, Merrill & Garland 2016) when the
 checkout; without it, the error names the command for this install.
 Importing this package imports NumPy only.
 
-:func:`scan` and :func:`make_scan` are the scan itself (:mod:`prefixscan.api`);
-the functions built on it are in :mod:`prefixscan.algorithms`;
+Every public function comes from :mod:`prefixscan.api`: :func:`scan` and
+:func:`make_scan`, the scan itself (:mod:`prefixscan._scan`), and the functions
+built on it (:mod:`prefixscan.algorithms`);
 :func:`clear_caches` empties every process-wide cache (plans, compiled-kernel
 launchers, tuned-table lookups).
 """
 
-from .algorithms import (
+from .api import (
     AFFINE,
+    Scan,
     compact,
     cummax,
     cummin,
@@ -23,9 +25,10 @@ from .algorithms import (
     delta_decode,
     delta_encode,
     linear_recurrence,
+    make_scan,
+    scan,
     segmented_scan,
 )
-from .api import Scan, make_scan, scan
 from .caches import clear_caches
 from .dispatch import BackendUnavailableError, available_backends
 from .monoid import BUILTIN_OPS, Monoid, exp, log, log1p, maximum, minimum, where

@@ -17,9 +17,10 @@ import importlib
 from typing import cast
 
 from ._environment import interpreter_mode
+from ._request import ScanRequest
 from .backends.base import Backend
 
-__all__ = ["BACKEND_NAMES", "BackendUnavailableError", "get_backend", "select_backend",
+__all__ = ["BACKEND_NAMES", "BackendUnavailableError", "get_backend", "select_backend", "check_capabilities",
            "available_backends", "interpreter_mode"]
 
 BACKEND_NAMES = ("triton", "cpu")
@@ -54,6 +55,26 @@ def select_backend(name: str | None, device: str) -> Backend:
             return backend
     reason = get_backend("triton").unavailable_reason(device)
     raise BackendUnavailableError(f"x is a {device} array and no backend can scan it: {reason}")
+
+
+def check_capabilities(backend: Backend, request: ScanRequest) -> None:
+    """Refuse, before any work, a request that ``backend`` cannot run: ``algorithm=``
+    without the CPU scan networks, ``strategy=`` without the GPU strategies, complex
+    dtypes without complex types (the Triton backend)."""
+    config = request.config
+    if config.algorithm != "auto" and not backend.TAKES_ALGORITHM:
+        raise ValueError(f"algorithm={config.algorithm!r} selects a CPU scan network; it needs backend='cpu'")
+    if config.strategy != "auto" and not backend.TAKES_STRATEGY:
+        raise ValueError(f"strategy={config.strategy!r} selects a GPU strategy; "
+                         "it needs the triton backend (a device array or backend='triton')")
+    names = ["x"] if not request.struct else [f"x[{i}]" for i in range(len(request.fields))]
+    for name, field, acc in zip(names, request.fields, request.acc_dtypes):
+        dtype = field.dtype if field.dtype.startswith("complex") else acc
+        if dtype.startswith("complex") and not backend.COMPLEX_TYPES:
+            what = name if dtype == field.dtype else f"dtype={dtype!r} (for {name})"
+            raise TypeError(f"{what}: the {backend.NAME.title()} backend has no complex types ({dtype}); use "
+                            "the CPU backend (host arrays), or scan the real and imaginary parts as separate "
+                            "real fields (prefixscan.linear_recurrence does so for complex coefficients)")
 
 
 def available_backends() -> list[dict]:

@@ -135,6 +135,9 @@ class Monoid:
         self.ufunc: np.ufunc | None = None
         self.dtype_kinds: str | None = None
         self.builtin = False
+        # np.errstate settings for running combine on NumPy arrays: logaddexp passes
+        # through -inf - -inf (then discarded) where NumPy's own ufunc warns of nothing.
+        self.numpy_errstate: dict = {}
 
     @property
     def fields(self) -> int | None:
@@ -291,7 +294,9 @@ def _xor(a, b):
 def _logaddexp(a, b):
     hi = maximum(a, b)
     lo = minimum(a, b)
-    # -inf + -inf stays -inf; otherwise hi + log1p(exp(lo - hi)) is stable.
+    # -inf + -inf stays -inf; otherwise hi + log1p(exp(lo - hi)) is stable.  On NumPy
+    # arrays lo - hi of two -inf is NaN with an "invalid" warning before the where drops
+    # it: the CPU backend runs combine under the monoid's numpy_errstate.
     return where(lo == -math.inf, hi, hi + log1p(exp(lo - hi)))
 
 
@@ -322,11 +327,12 @@ def _all_ones(dtype):
     return -1
 
 
-def _builtin(combine, identity, name, ufunc, kinds, commutative=True) -> Monoid:
+def _builtin(combine, identity, name, ufunc, kinds, commutative=True, numpy_errstate=None) -> Monoid:
     m = Monoid(combine, identity, name=name, commutative=commutative)
     m.ufunc = ufunc
     m.dtype_kinds = kinds
     m.builtin = True
+    m.numpy_errstate = dict(numpy_errstate or {})
     return m
 
 
@@ -338,7 +344,8 @@ BUILTIN_OPS: dict[str, Monoid] = {
     "and": _builtin(_and, _all_ones, "and", np.bitwise_and, "biu"),
     "or": _builtin(_or, 0, "or", np.bitwise_or, "biu"),
     "xor": _builtin(_xor, 0, "xor", np.bitwise_xor, "biu"),
-    "logaddexp": _builtin(_logaddexp, -math.inf, "logaddexp", np.logaddexp, "f"),
+    "logaddexp": _builtin(_logaddexp, -math.inf, "logaddexp", np.logaddexp, "f",
+                          numpy_errstate={"invalid": "ignore"}),
 }
 
 

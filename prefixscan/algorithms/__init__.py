@@ -17,8 +17,9 @@ Each is a scan with a particular operator or a small computation around one
   scatter (Merrill & Grimshaw 2009).
 
 They run their scans through :func:`prefixscan.scan` (the one entry point,
-with its per-signature plan cache, so a small ``cumsum`` costs what a small
-``scan`` costs), check their other arguments in :mod:`prefixscan._normalize`,
+imported from :mod:`prefixscan._scan` below the public API, with its
+per-signature plan cache, so a small ``cumsum`` costs what a small ``scan``
+costs), check their other arguments in :mod:`prefixscan._normalize`,
 and reach a backend's own code (the delta-coding kernel, compaction's scatter)
 only through :mod:`prefixscan.dispatch` and the
 :class:`~prefixscan.backends.base.Backend` interface.

@@ -21,7 +21,7 @@ import numpy as np
 
 from .._arrays import inspect_array
 from .._normalize import check_flag
-from ..api import scan
+from .._scan import scan
 from ..caches import register_cache
 from ..differentiable.routing import wants_torch_ops
 

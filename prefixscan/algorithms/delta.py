@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from .._arrays import from_native
 from .._normalize import check_delta_args
-from ..api import scan
+from .._scan import scan
 from ..dispatch import select_backend
 
 __all__ = ["delta_encode", "delta_decode"]

@@ -14,7 +14,7 @@ import numpy as np
 
 from .._arrays import as_numpy, from_numpy
 from .._normalize import check_segmented_values, check_segments
-from ..api import scan
+from .._scan import scan
 from ..monoid import Monoid, where
 
 __all__ = ["segmented_scan"]
@@ -46,7 +46,9 @@ def _lift_segmented(inner: Monoid, nfields: int) -> Monoid:
     def identity(dtypes):
         return (False,) + tuple(inner.identity_values(list(dtypes[1:])))
 
-    return Monoid(segmented, identity, name=f"segmented_{inner.name}")
+    lifted = Monoid(segmented, identity, name=f"segmented_{inner.name}")
+    lifted.numpy_errstate = inner.numpy_errstate
+    return lifted
 
 
 def segmented_scan(x, op="add", *, flags=None, offsets=None, keys=None, inclusive=True, reverse=False):
@@ -110,6 +112,7 @@ def segmented_scan(x, op="add", *, flags=None, offsets=None, keys=None, inclusiv
         heads = np.ones(n, dtype=bool)
         heads[1:] = seg[1:] != seg[:-1]
         inner = Monoid(lambda p, q, c=monoid.combine: c(q, p), monoid.identity, name=monoid.name)
+        inner.numpy_errstate = monoid.numpy_errstate
     else:
         inner = monoid
     lifted = _lift_segmented(inner, len(arrays))

@@ -19,7 +19,10 @@ Capability flags replace tests of a backend's name:
 * ``TAKES_ALGORITHM``: runs the CPU scan networks that ``algorithm=`` names
   (:mod:`prefixscan.networks`: Kogge-Stone, Sklansky, Brent-Kung, ...);
 * ``TAKES_STRATEGY``: runs the GPU meta-strategies that ``strategy=`` names
-  (:mod:`prefixscan.backends.triton.registry`).
+  (:mod:`prefixscan.backends.triton.registry`);
+* ``COMPLEX_TYPES``: scans complex dtypes (Triton has no complex types: a
+  complex scan there is refused before any work, by
+  :func:`prefixscan.dispatch.check_capabilities`).
 """
 
 from __future__ import annotations
@@ -51,6 +54,8 @@ class Backend(Protocol):
     TAKES_ALGORITHM: bool
     #: It runs the GPU meta-strategies selected by ``strategy=``.
     TAKES_STRATEGY: bool
+    #: It scans complex dtypes.
+    COMPLEX_TYPES: bool
 
     def unavailable_reason(self, device: str) -> str:
         """Why it cannot scan arrays on ``device`` here ("" when it can): the

@@ -156,8 +156,9 @@ def run_scan(request: ScanRequest) -> list:
         work.append(to_lanes(x, request).astype(np_dtype(acc), copy=True))
     if work[0].size:
         try:
-            for _ in range(request.config.order):
-                scan_lanes(work, request)
+            with np.errstate(**request.config.monoid.numpy_errstate):
+                for _ in range(request.config.order):
+                    scan_lanes(work, request)
         except ValueError as exc:  # a data-dependent Python branch the up-front probe missed
             if is_truth_value_error(exc):
                 raise request.config.monoid.truth_value_error() from exc

@@ -1,4 +1,4 @@
-"""``plot.png`` of ``prefixscan bench`` (needs matplotlib, ``pip install prefixscan[bench]``).
+"""``plot.png`` of ``prefixscan bench`` (needs matplotlib: the ``bench`` extra).
 
 One row per dtype: on the left the throughput (Gel/s against n, log-log) of
 every implementation with the copy as a dashed roof; on the right each
@@ -13,6 +13,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from .._install_hint import install_command
+
 __all__ = ["plot_results"]
 
 
@@ -23,7 +25,7 @@ def plot_results(result: dict, path: Path, title: str, impls: list[str]) -> bool
         from matplotlib.figure import Figure
     except Exception:  # noqa: BLE001
         print("note: matplotlib is not installed, so no plot.png was written "
-              "(pip install prefixscan[bench])", file=sys.stderr)
+              f"({install_command('bench')})", file=sys.stderr)
         return False
     dtypes = [d for d in result["metadata"]["dtypes"]
               if any(r["dtype"] == d and r.get("gelem_per_s") for r in result["records"])]

@@ -17,6 +17,7 @@ import numpy as np
 import prefixscan as ps
 
 from .._errors import short_error
+from .._install_hint import install_command
 from ..testing import reference_scan
 
 __all__ = ["CheckFailure", "Device", "Context", "RTOL", "compare", "accumulator_for", "describe_case",
@@ -40,7 +41,7 @@ class Device:
 
             if not torch.cuda.is_available():
                 raise RuntimeError("--device cuda: torch sees no CUDA device "
-                                   "(pip install prefixscan[gpu] on a machine with an NVIDIA GPU)")
+                                   f"({install_command('gpu')} on a machine with an NVIDIA GPU)")
             self.torch = torch
         elif name != "cpu":
             raise ValueError(f"device must be 'cpu' or 'cuda', got {name!r}")

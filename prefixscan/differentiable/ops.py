@@ -22,7 +22,7 @@ import torch
 
 from .gradients import recurrence_backward, scan_backward
 from .params import RecurrenceParams, ScanParams
-from .runner import run_scan
+from .runner import run_scan, takes_complex
 
 __all__ = ["scan_op", "recurrence_op", "call_scan", "call_recurrence", "recurrence_values", "torch_dtype"]
 
@@ -99,7 +99,7 @@ def recurrence_values(params: RecurrenceParams, a: torch.Tensor, b: torch.Tensor
     complex types, scan as four real fields."""
     dtype = a.dtype
     wide = "float32" if dtype in _HALF else None
-    split = a.is_complex() and (params.backend == "triton" or (params.backend is None and a.is_cuda))
+    split = a.is_complex() and not takes_complex(params.backend, a.device.type)
     if split:
         fields = (a.real.contiguous(), a.imag.contiguous(), b.real.contiguous(), b.imag.contiguous())
         ar, ai, br, bi = run_scan(params.config(True, wide), fields)

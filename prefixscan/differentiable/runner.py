@@ -16,7 +16,7 @@ from .._arrays import from_native
 from .._normalize import build_request
 from .._request import ScanConfig
 
-__all__ = ["run_scan"]
+__all__ = ["run_scan", "takes_complex"]
 
 
 def run_scan(config: ScanConfig, x: Any, init: Any = None) -> Any:
@@ -24,14 +24,16 @@ def run_scan(config: ScanConfig, x: Any, init: Any = None) -> Any:
     with ``init``; the result is of x's array type (a tuple for a struct monoid)."""
     request = build_request(config, x, init, None)
     backend = dispatch.select_backend(config.backend, request.device)
-    if config.algorithm != "auto" and not backend.TAKES_ALGORITHM:
-        raise ValueError(f"algorithm={config.algorithm!r} selects a CPU scan network; it needs backend='cpu'")
-    if config.strategy != "auto" and not backend.TAKES_STRATEGY:
-        raise ValueError(f"strategy={config.strategy!r} selects a GPU strategy; "
-                         "it needs the triton backend (a device array or backend='triton')")
+    dispatch.check_capabilities(backend, request)
     results = backend.run_scan(request)
     native = backend.NATIVE_LIBRARY
     if request.fields[0].library != native:
         results = [from_native(r, like, native, d)
                    for r, like, d in zip(results, request.fields, request.out_dtypes)]
     return tuple(results) if request.struct else results[0]
+
+
+def takes_complex(backend: str | None, device: str) -> bool:
+    """Whether the backend a scan of ``device`` arrays would run on (``backend=``'s
+    choice) scans complex dtypes; complex recurrences split into real fields where not."""
+    return dispatch.select_backend(backend, device).COMPLEX_TYPES

@@ -70,12 +70,30 @@ def _offsets_tensor(offsets: Any, n: int, device) -> torch.Tensor:
     return torch.as_tensor(offsets, dtype=torch.int64, device=device)
 
 
+# Torch has no add (nor index_add, index_fill, index_select) for these: the
+# recurrence runs in the signed type of the same width, whose add and multiply
+# are the same arithmetic modulo 2**bits, so the bits of every result agree.
+_SIGNED_TWIN = {torch.uint16: torch.int16, torch.uint32: torch.int32, torch.uint64: torch.int64}
+
+
 def linear_recurrence_tensors(a: torch.Tensor, b: torch.Tensor, *, init: Any = None, axis: int = -1,
                               reverse: bool = False, offsets: Any = None, return_final: bool = False,
                               backend: Any = None):
     """:func:`prefixscan.linear_recurrence` of torch tensors (see its docstring);
     ``axis`` is checked by the caller's rules here."""
     shape = _shape(a, b)
+    signed = _SIGNED_TWIN.get(a.dtype)
+    if signed is not None:
+        unsigned = a.dtype
+        if init is not None:  # init's values are checked against the unsigned type first
+            if not isinstance(init, torch.Tensor):
+                init = host_seed(init, accumulator_dtype_name(_name(unsigned)), a.device)
+            init = init.to(unsigned).view(signed)
+        result = linear_recurrence_tensors(a.view(signed), b.view(signed), init=init, axis=axis, reverse=reverse,
+                                           offsets=offsets, return_final=return_final, backend=backend)
+        if return_final:
+            return tuple(r.view(unsigned) for r in result)
+        return result.view(unsigned)
     ndim = len(shape)
     if not -ndim <= axis < ndim:
         raise ValueError(f"axis {axis} is out of range for an array of {ndim} dimension(s)")

@@ -27,6 +27,7 @@ DEVICES = ("cuda",)
 NATIVE_LIBRARY = "torch"  # run_scan returns torch tensors
 TAKES_ALGORITHM = False  # algorithm= names CPU scan networks
 TAKES_STRATEGY = True  # strategy= picks a strategy of .registry
+COMPLEX_TYPES = False  # Triton has no complex types (complex recurrences split into real fields)
 
 
 def unavailable_reason(device: str) -> str:

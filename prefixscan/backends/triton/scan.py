@@ -63,6 +63,21 @@ def _layout(request) -> tuple[int, int, int]:
     return pre, request.lane_len // s, post * s
 
 
+def _seed_columns(value, acc, init_shape: tuple, B: int, K: int, s: int, device):
+    """Every lane's seeds in the kernel's column order: ``(B, K)``, contiguous.
+
+    ``init`` comes as lanes + (tuple_size,), i.e. ``(B, post, s)`` once the lanes
+    are flattened, while the K columns of a step are ordered ``(stream, post)``
+    (:func:`_layout`: stream t of inner position p is column ``t * post + p``)."""
+    import torch
+
+    value = value if torch.is_tensor(value) else torch.as_tensor(np.asarray(value))
+    seeds = value.to(device=device, dtype=acc).broadcast_to(init_shape)
+    if s > 1 and K > s:
+        seeds = seeds.reshape(B, K // s, s).transpose(1, 2)
+    return seeds.contiguous()
+
+
 def run_scan(request, plan: bool = False):
     """Scan ``request`` into its outputs (a list of torch tensors).  With ``plan``,
     return ``(results, fast)`` where ``fast`` is a :class:`FastScan` that replays this
@@ -100,11 +115,8 @@ def run_scan(request, plan: bool = False):
     idents = tuple(identity_tensor(v.item(), acc, device) for v, acc in zip(request.identity, accs))
     inits = None
     if request.init is not None:
-        inits = []
-        for value, acc in zip(request.init, accs):
-            value = value if torch.is_tensor(value) else torch.as_tensor(np.asarray(value))
-            inits.append(value.to(device=device, dtype=acc).broadcast_to(request.init_shape).contiguous())
-        inits = tuple(inits)
+        inits = tuple(_seed_columns(value, acc, request.init_shape, B, K, config.tuple_size, device)
+                      for value, acc in zip(request.init, accs))
     swapped = config.reverse and not monoid.commutative
     pair, flat = combine_functions(monoid, len(xs), swapped)
     launch = _launcher(config, device, accs, M, K, interpreter)
