@@ -25,7 +25,7 @@ def _triton_interpreter_without_gpu() -> None:
 
 _triton_interpreter_without_gpu()
 # No first-use tuning inside the test suite (a GPU run would stall seconds per new key);
-# a cached table is still used.  tests/test_tuner.py turns it on where it tests it.
+# a cached table is still used.  The tuner tests (backends/triton/tuner/) turn it on where they test it.
 os.environ.setdefault("PREFIXSCAN_AUTOTUNE", "0")
 
 

@@ -49,7 +49,6 @@ from prefixscan.testing import (  # noqa: E402
     affine_data,
     affine_monoid,
     assert_scan_equal,
-    backends_under_test,
     matmul2_data,
     matmul2_monoid,
     op_applies,
@@ -258,17 +257,9 @@ def _seed_shape(shape: tuple, axis: int | None, s: int) -> tuple:
     return lane + ((s,) if s > 1 else ())
 
 
-def _stream_seeds_misplaced(backend, shape: tuple, axis, s: int) -> bool:
-    """The Triton backend's known bug (test_triton_stream_seeds_along_inner_axis):
-    per-stream seeds of a lane along an axis with axes after it."""
-    return (backend.is_triton and s > 1 and axis is not None
-            and int(np.prod(shape[axis % len(shape) + 1:])) > 1)
-
-
 def _draw_init(data, rng, dtype: str, op: str, shape: tuple, axis, s: int, backend):
     """None, a scalar, or one seed per lane and stream."""
-    kinds = ["none", "scalar"] if _stream_seeds_misplaced(backend, shape, axis, s) else ["none", "scalar", "array"]
-    how = data.draw(st.sampled_from(kinds), label="init")
+    how = data.draw(st.sampled_from(["none", "scalar", "array"]), label="init")
     if how == "none":
         return None
     if how == "scalar":
@@ -304,7 +295,7 @@ def _scan_monoid(backend, data):
     inclusive = data.draw(st.booleans(), label="inclusive")
     reverse = data.draw(st.booleans(), label="reverse")
     init = None
-    if not _stream_seeds_misplaced(backend, shape, axis, s) and data.draw(st.booleans(), label="init"):
+    if data.draw(st.booleans(), label="init"):
         seed_shape = _seed_shape(shape, axis, s)
         init = tuple(np.asarray(f) for f in (matmul2_data if kind == "matmul2" else affine_data)(
             rng, seed_shape, dtype))
@@ -433,9 +424,6 @@ def test_compact(backend):
     fuzz(backend, _compact, share=0.6)
 
 
-TORCH_UNSIGNED_WITHOUT_ADD = ("uint16", "uint32", "uint64")
-
-
 def _linear_recurrence(backend, data):
     rng = _rng(data)
     dtype = data.draw(st.sampled_from(INTEGER_DTYPES + ["float32", "float64"]), label="dtype")
@@ -448,9 +436,7 @@ def _linear_recurrence(backend, data):
     else:
         a_np, b_np = affine_data(rng, shape, dtype, small=False)
     lane_shape = shape[:axis % len(shape)] + shape[axis % len(shape) + 1:]
-    # Known bug (test_linear_recurrence_torch_wide_unsigned_init): torch has no add for these.
-    torch_uint = backend.device is not None and dtype in TORCH_UNSIGNED_WITHOUT_ADD
-    how = data.draw(st.sampled_from(["none"] if torch_uint else ["none", "scalar", "lanes"]), label="init")
+    how = data.draw(st.sampled_from(["none", "scalar", "lanes"]), label="init")
     init_np = init = None
     if how == "scalar":
         init_np = init = np.asarray(rng.integers(-3, 4)).astype(dtype)[()]
@@ -467,49 +453,3 @@ def _linear_recurrence(backend, data):
 
 def test_linear_recurrence(backend):
     fuzz(backend, _linear_recurrence, share=0.6)
-
-
-# ---------------------------------------------------------------------------
-# Known gaps, each a minimal failing example (strict: the xfail fails once fixed).
-
-TRITON_BACKENDS = [b for b in backends_under_test() if b.is_triton]
-
-
-@pytest.mark.skipif(not TRITON_BACKENDS, reason="no Triton backend here")
-@pytest.mark.xfail(strict=True, reason="the Triton backend lays per-stream seeds (init of shape lanes + "
-                   "(tuple_size,)) out as (stream, inner lanes) while the kernel's columns are (stream, "
-                   "inner axes): with axes after the scanned one each lane gets another lane's seeds")
-def test_triton_stream_seeds_along_inner_axis():
-    backend = TRITON_BACKENDS[0]
-    x = np.arange(1, 5, dtype=np.int32).reshape(2, 2)
-    init = np.array([[10, 20], [30, 40]], dtype=np.int32)  # init[lane, stream]
-    kwargs = dict(axis=0, tuple_size=2, init=init, inclusive=False)
-    expected = reference_scan(x, "add", **kwargs)  # [[10, 30], [20, 40]]; the backend gives [[10, 20], [30, 40]]
-    got = ps.scan(backend.asarray(x), "add", backend="triton", **dict(kwargs, init=backend.asarray(init)))
-    assert_scan_equal(backend.to_numpy(got), expected)
-
-
-@pytest.mark.skipif(not TRITON_BACKENDS, reason="no Triton backend here")
-@pytest.mark.xfail(strict=True, raises=KeyError,
-                   reason="a complex scan on the Triton backend fails inside Triton's type canonicalisation "
-                          "with KeyError: 'complex64' instead of a TypeError/NotImplementedError naming the dtype")
-def test_complex_refused_clearly():
-    backend = TRITON_BACKENDS[0]
-    x = backend.asarray(np.ones(4, np.complex64))
-    with pytest.raises((TypeError, NotImplementedError), match="complex"):
-        ps.scan(x, backend="triton")
-
-
-TORCH_BACKENDS = [b for b in backends_under_test() if b.device is not None]
-
-
-@pytest.mark.skipif(not TORCH_BACKENDS, reason="torch is not installed")
-@pytest.mark.parametrize("dtype", TORCH_UNSIGNED_WITHOUT_ADD)
-@pytest.mark.xfail(strict=True, raises=NotImplementedError,
-                   reason="linear_recurrence applies init as coef * init + offset in torch, which has no add "
-                          "for uint16/uint32/uint64 tensors (NotImplementedError: \"add_stub\" not implemented)")
-def test_linear_recurrence_torch_wide_unsigned_init(dtype):
-    backend = TORCH_BACKENDS[0]
-    a = np.ones(3, dtype)
-    got = ps.linear_recurrence(backend.asarray(a), backend.asarray(a), init=1)
-    assert_scan_equal(backend.to_numpy(got), reference_linear_recurrence(a, a, init=np.asarray(1, dtype)))

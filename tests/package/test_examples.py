@@ -3,7 +3,7 @@
 import pathlib
 import runpy
 
-EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
 
 
 def test_quickstart(capsys):

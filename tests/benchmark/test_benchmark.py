@@ -1,47 +1,15 @@
-"""The command line: ``prefixscan info``, ``check`` and ``bench`` (CPU, small sizes)."""
+"""``prefixscan bench`` and the benchmark package (CPU, small sizes): the outputs,
+verification of every peer, argument parsing, ``--fresh``.
+"""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from prefixscan.cli import main
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _env():
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    return env
-
-
-def test_info(capsys):
-    assert main(["info"]) == 0
-    text = capsys.readouterr().out
-    assert "prefixscan" in text
-    assert "NumPy" in text and "Python" in text
-    assert "backends:" in text and "cpu" in text
-
-
-def test_check_quick(capsys):
-    status = main(["check", "--quick", "--seed", "1234"])
-    text = capsys.readouterr().out
-    lines = [ln for ln in text.splitlines() if ln.startswith(("PASS", "FAIL", "SKIP"))]
-    assert len(lines) >= 20, text
-    assert not [ln for ln in lines if ln.startswith("FAIL")], text
-    assert status == 0, text
-
-
-def test_check_only_filter(capsys):
-    assert main(["check", "--quick", "--only", "compact"]) == 0
-    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("PASS")]
-    assert len(lines) == 1 and "compact" in lines[0]
 
 
 def test_bench_outputs(tmp_path, capsys):
@@ -165,67 +133,3 @@ def test_bench_fresh(tmp_path, capfd):
     assert "fresh process, empty user tuning cache" in (out / "results.md").read_text()
     assert not (out / "plot.png").exists()
     assert "2^10" in text.out  # the child's table
-
-
-def test_bench_fresh_argv():
-    """The child gets the same arguments minus --fresh."""
-    from prefixscan.cli import _argv_without, build_parser
-
-    args = build_parser().parse_args(["bench", "--fresh", "--sizes", "10:12", "--tuple-size", "3",
-                                      "--no-plot", "--out", "d"])
-    assert _argv_without(args, args.command_parser, "fresh") == [
-        "--sizes", "10:12", "--out", "d", "--tuple-size", "3", "--no-plot"]
-
-
-def test_bench_bad_arguments(capsys):
-    assert main(["bench", "--sizes", "x:y", "--out", "unused"]) == 2
-    assert main(["bench", "--dtypes", "object", "--out", "unused"]) == 2
-
-
-def test_module_help():
-    proc = subprocess.run([sys.executable, "-m", "prefixscan", "--help"], capture_output=True,
-                          text=True, cwd=str(ROOT), env=_env(), timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    for word in ("info", "check", "bench"):
-        assert word in proc.stdout
-
-
-def test_no_heavy_imports_at_import_time():
-    code = ("import sys, prefixscan.cli, prefixscan.benchmark, prefixscan.check, prefixscan.testing, "
-            "prefixscan.tuning; "
-            "bad = [m for m in ('torch', 'cupy', 'jax', 'matplotlib', 'triton') if m in sys.modules]; "
-            "print(bad); sys.exit(1 if bad else 0)")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          cwd=str(ROOT), env=_env(), timeout=60)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-
-
-def test_check_skips_only_deliberate_not_implemented():
-    """A NotImplementedError raised by prefixscan's own code is a SKIP; one
-    coming from a library it calls (torch's missing kernels, say) is a FAIL."""
-    from prefixscan.check import is_deliberate_limitation
-    from prefixscan.check.cases import check_cpu_algorithms
-
-    class _Ctx:
-        class dev:  # noqa: N801
-            name = "cuda"
-
-    with pytest.raises(NotImplementedError) as info:
-        check_cpu_algorithms(_Ctx())
-    assert is_deliberate_limitation(info.value)
-
-    def library_call():
-        raise NotImplementedError("ufunc_add_CUDA not implemented for 'UInt16'")
-
-    with pytest.raises(NotImplementedError) as info:
-        library_call()
-    assert not is_deliberate_limitation(info.value)
-
-
-def test_cuda_device_without_gpu(capsys):
-    torch = pytest.importorskip("torch")
-    if torch.cuda.is_available():
-        pytest.skip("a GPU is present")
-    assert main(["check", "--device", "cuda", "--quick"]) == 2
-    assert main(["bench", "--device", "cuda", "--quick", "--out", "unused"]) == 2
-    assert "CUDA" in capsys.readouterr().err

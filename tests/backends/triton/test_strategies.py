@@ -20,31 +20,18 @@ import itertools
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("triton")
-
-CUDA = torch.cuda.is_available()  # without it conftest.py set TRITON_INTERPRET=1
-
-from prefixscan.testing import (  # noqa: E402
-    affine,
-    assert_scan_equal,
-    matmul2,
-    poisoned,
-    random_array,
-    reference_scan,
-)
+# First: it skips this module where no Triton backend runs.
+from .device import CUDA, DEVICE, DEVICE_MARK, to_device, torch
 
 import prefixscan as ps  # noqa: E402
+from prefixscan._environment import interpreter_mode  # noqa: E402
 from prefixscan.backends.triton import persistent, planner, runtime, strategy_blocks, tiles, traffic  # noqa: E402
 from prefixscan.backends.triton.policy import routing  # noqa: E402
 from prefixscan.backends.triton.registry import STRATEGY_NAMES  # noqa: E402
-from prefixscan._environment import interpreter_mode  # noqa: E402
+from prefixscan.testing import (affine, assert_scan_equal, matmul2, poisoned, random_array,  # noqa: E402
+                                reference_scan)
 
-if not CUDA and not interpreter_mode():
-    pytest.skip("no CUDA device and TRITON_INTERPRET=0", allow_module_level=True)
-
-DEVICE = "cuda" if CUDA else "cpu"
-pytestmark = pytest.mark.interpreter if not CUDA else pytest.mark.gpu
+pytestmark = DEVICE_MARK
 
 STRATEGIES = STRATEGY_NAMES
 SMALL = tiles.TileConfig(block=8, num_warps=1, window=2, max_kb=2)
@@ -68,10 +55,6 @@ def small_tiles():
     planner.set_override(SMALL)
     yield
     planner.set_override(None)
-
-
-def to_device(x):
-    return torch.from_numpy(np.array(x, copy=True)).to(DEVICE)
 
 
 def poisoned_out(shape, dtype):
@@ -315,15 +298,6 @@ def test_raking(strategy, rake, launches):
         planner.set_override(SMALL if not CUDA else None)
 
 
-def test_raking_rows():
-    cfg = tiles.TileConfig(64, 1, 2, raking=16)
-    assert tiles.raking_rows(cfg, 64) == 16
-    assert tiles.raking_rows(cfg, 8) == 8  # capped at the tile
-    assert tiles.raking_rows(cfg, 1) == 0  # a one-row tile has nothing to rake
-    assert tiles.raking_rows(tiles.TileConfig(64, 1, 2, raking=12), 64) == 0  # not a power of two
-    assert tiles.raking_rows(tiles.TileConfig(64, 1, 2), 64) == 0
-
-
 # ---------------------------------------------------------------------------
 # Which kernels each strategy runs.
 
@@ -497,43 +471,3 @@ def test_traffic_per_element():
     assert traffic.traffic_per_element("scan_then_propagate", 521, 8) == expected / 521
     assert traffic.traffic_per_element("reduce_then_scan", 7, 8) == 2.0  # one tile
     assert traffic.traffic_per_element("persistent", 0, 8) == 0.0
-
-
-# ---------------------------------------------------------------------------
-# The comparison bench on tiny sizes (interpreter).
-
-@pytest.mark.skipif(CUDA, reason="the device runs the real bench")
-def test_bench_strategies_smoke(tmp_path, capsys):
-    import json
-
-    from prefixscan.cli import main
-
-    planner.set_override(None)  # the bench's own tiles
-    status = main(["bench", "--device", "cpu", "--strategies", "all", "--sizes", "6", "--dtypes", "int32",
-                   "--repeats", "1", "--out", str(tmp_path), "--no-progress"])
-    text = capsys.readouterr().out
-    assert status == 0, text
-    data = json.loads((tmp_path / "results.json").read_text())
-    recs = {r["impl"]: r for r in data["records"]}
-    for s in STRATEGIES:
-        rec = recs[f"strategy:{s}"]
-        assert rec["status"] == "ok" and rec["verified"], rec["error"]
-        assert rec["strategy"] == s and rec["traffic_per_element"] == pytest.approx(
-            traffic.traffic_per_element(s, 64, rec["tile"], blocks=rec["grid"]))
-        assert rec["ratio_to_copy"] > 0
-    assert recs["strategy:scan_then_propagate"]["traffic_per_element"] > 2.0  # 64 elements = 2 tiles of 32
-    det = recs["deterministic"]  # what deterministic=True costs, next to the strategies
-    assert det["status"] == "ok" and det["verified"] and det["ratio_to_copy"] > 0
-    md = (tmp_path / "results.md").read_text()
-    assert "traffic" in md and "strategy:persistent" in md
-    assert (tmp_path / "plot.png").read_bytes()[:4] == b"\x89PNG"
-    # Argument checks.
-    from prefixscan.benchmark import parse_strategies
-
-    assert parse_strategies("all") == ["decoupled_lookback", "reduce_then_scan", "scan_then_propagate", "chained",
-                                       "persistent"]
-    assert parse_strategies("persistent, chained") == ["persistent", "chained"]
-    with pytest.raises(ValueError, match="--strategies"):
-        parse_strategies("lookback")
-    assert main(["bench", "--strategies", "fast", "--out", str(tmp_path / "unused")]) == 2
-    assert "--strategies" in capsys.readouterr().err

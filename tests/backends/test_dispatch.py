@@ -52,7 +52,8 @@ def test_available_backends_lists_both():
     names = [b["name"] for b in ps.available_backends()]
     assert names == ["triton", "cpu"]
     cpu = ps.available_backends()[1]
-    assert cpu["available"] and cpu["devices"] == ["cpu"]
+    # one device, the host, with what runs there ("cpu (compiled kernels: Numba)" or "cpu (NumPy only; ...)")
+    assert cpu["available"] and len(cpu["devices"]) == 1 and cpu["devices"][0].startswith("cpu")
 
 
 @pytest.mark.parametrize("name", dispatch.BACKEND_NAMES)

@@ -1,10 +1,13 @@
-"""prefixscan.scan against the plain-loop reference (prefixscan.testing).
+"""prefixscan.scan against the plain-loop reference (prefixscan.testing), on the
+default backend for NumPy arrays.
 
 The cartesian product of every argument is far too large, so the suite is
 layered: every (op, dtype) pair at one size, every size for a few pairs, every
-axis on 2-D/3-D arrays, order x tuple_size, and a deterministic random sample of
-combinations of everything.  Then the CPU networks, ``out=``, dtype rules,
-wrap-around, array types and ``make_scan``.
+axis on 2-D/3-D arrays, order and tuple_size, and a deterministic random sample
+of combinations of everything.  Then ``out=``, dtype rules, wrap-around, array
+types and ``make_scan``.  What every backend must do alike (init, order x
+tuple_size, half precision, empty arrays) is in test_every_backend.py; the CPU
+networks are in tests/test_networks.py.
 """
 
 from __future__ import annotations
@@ -16,9 +19,6 @@ import numpy as np
 import pytest
 
 import prefixscan as ps
-from prefixscan import networks
-from prefixscan import where as ps_where
-
 from prefixscan.testing import (
     ALL_DTYPES,
     FLOAT_DTYPES,
@@ -29,8 +29,6 @@ from prefixscan.testing import (
     affine_monoid,
     assert_scan_equal,
     assert_scan_matches,
-    matmul2_data,
-    matmul2_monoid,
     op_applies,
     poisoned,
     random_array,
@@ -184,23 +182,6 @@ def test_non_contiguous_input(rng, layout, axis):
 # 4. order x tuple_size
 
 
-ORDERS = [1, 2, 3, 4, 5, 6, 7, 8]
-TUPLE_SIZES = [1, 2, 3, 4, 8, 16, 32]
-
-
-@pytest.mark.parametrize("s", TUPLE_SIZES, ids=lambda s: f"s{s}")
-@pytest.mark.parametrize("q", ORDERS, ids=lambda q: f"q{q}")
-def test_order_tuple_size(rng, q, s):
-    n = 96 * 2  # divisible by every tuple size above
-    x = random_array(rng, "int16", n, "add")
-    check_scan(x, "add", order=q, tuple_size=s)
-    # The other arguments combine with order and tuple_size.
-    op, dtype = [("xor", "uint32"), ("add", "int64"), ("max", "int8"), ("mul", "uint64")][(q + s) % 4]
-    x = random_array(rng, dtype, (3, n), op)
-    init = random_init(rng, dtype, (3, s) if s > 1 else (3,), op)
-    check_scan(x, op, axis=1, order=q, tuple_size=s, inclusive=bool(q % 2), reverse=bool(s % 3 == 1), init=init)
-
-
 def test_tuple_size_streams_are_independent(rng):
     # Element m + j*s belongs to stream m: equal to reshaping to (n/s, s) and scanning axis 0.
     x = random_array(rng, "int64", 60, "add")
@@ -218,37 +199,7 @@ def test_order_is_repeated_scan(rng):
 
 
 # ---------------------------------------------------------------------------
-# 5. Init semantics spelled out
-
-
-def test_init_semantics_spelled_out():
-    x = np.array([1, 2, 3, 4], dtype=np.int64)
-    np.testing.assert_array_equal(ps.scan(x, init=10), [11, 13, 16, 20])
-    np.testing.assert_array_equal(ps.scan(x, init=10, inclusive=False), [10, 11, 13, 16])
-    np.testing.assert_array_equal(ps.scan(x, init=10, reverse=True), [20, 19, 17, 14])
-    np.testing.assert_array_equal(ps.scan(x, init=10, reverse=True, inclusive=False), [19, 17, 14, 10])
-    np.testing.assert_array_equal(ps.scan(x, inclusive=False), [0, 1, 3, 6])
-    np.testing.assert_array_equal(ps.scan(x, inclusive=False, reverse=True), [9, 7, 4, 0])
-    np.testing.assert_array_equal(ps.scan(x, "max", inclusive=False), [np.iinfo(np.int64).min, 1, 2, 3])
-    np.testing.assert_array_equal(ps.scan(x.astype(np.float32), "min", inclusive=False, reverse=True),
-                                  [2.0, 3.0, 4.0, np.inf])
-
-
-def test_init_per_lane_and_stream(rng):
-    x = random_array(rng, "int32", (4, 12, 3), "add")
-    # Lane shape for axis=1 is (4, 3); with tuple_size=2 the seed shape is (4, 3, 2).
-    for init in [np.int32(5), rng.integers(-9, 9, (4, 3)).astype(np.int32)[..., None] * np.ones(2, np.int32),
-                 rng.integers(-9, 9, (4, 3, 2)).astype(np.int32), rng.integers(-9, 9, (1, 3, 2)).astype(np.int32),
-                 rng.integers(-9, 9, (2,)).astype(np.int32)]:
-        check_scan(x, "add", axis=1, tuple_size=2, init=init)
-        check_scan(x, "add", axis=1, tuple_size=2, init=init, inclusive=False, reverse=True, order=2)
-    check_scan(x, "add", axis=1, init=rng.integers(-9, 9, (4, 3)).astype(np.int32))
-    check_scan(x, "add", axis=1, init=rng.integers(-9, 9, (3,)).astype(np.int32))
-    check_scan(x, "add", axis=None, tuple_size=4, init=rng.integers(-9, 9, (4,)).astype(np.int32))
-
-
-# ---------------------------------------------------------------------------
-# 6. A deterministic random sample of combinations of everything
+# 5. A deterministic random sample of combinations of everything
 
 
 def _make_cases(count=220, seed=20240607):
@@ -325,7 +276,7 @@ def test_numpy_integer_axis_and_read_only_input(rng):
 
 
 # ---------------------------------------------------------------------------
-# 7. NaN, infinities
+# 6. NaN, infinities
 
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
@@ -350,141 +301,7 @@ def test_logaddexp_infinities():
 
 
 # ---------------------------------------------------------------------------
-# 8. CPU networks, commutative and not
-
-
-def first_nonzero(x, y):
-    """Keeps the earliest non-zero value (non-commutative, idempotent)."""
-    return ps_where(x != 0, x, y)
-
-
-def first_nonzero_py(x, y):
-    return x if x != 0 else y
-
-
-NET_SIZES = [0, 1, 2, 3, 4, 5, 7, 8, 9, 16, 31, 33, 64, 100, 257, 1000, 1024, 1025]
-
-
-@pytest.mark.parametrize("n", NET_SIZES, ids=lambda n: f"n{n}")
-@pytest.mark.parametrize("name", NETWORK_NAMES)
-def test_networks_builtin(rng, name, n):
-    x = random_array(rng, "int64", n, "add")
-    got = ps.scan(x, "add", backend="cpu", algorithm=name)
-    assert_scan_equal(got, reference_scan(x, "add"))
-    x = random_array(rng, "float32", n, "max")
-    got = ps.scan(x, "max", backend="cpu", algorithm=name, inclusive=False, reverse=True)
-    assert_scan_equal(got, reference_scan(x, "max", inclusive=False, reverse=True))
-
-
-@pytest.mark.parametrize("n", NET_SIZES, ids=lambda n: f"n{n}")
-@pytest.mark.parametrize("name", NETWORK_NAMES)
-def test_networks_affine(rng, name, n):
-    a, b = affine_data(rng, n, "int64")
-    m = affine_monoid()
-    for kw in [dict(), dict(reverse=True), dict(inclusive=False), dict(inclusive=False, reverse=True),
-               dict(init=(np.int64(2), np.int64(-3))), dict(init=(np.int64(-1), np.int64(5)), reverse=True)]:
-        expected = reference_scan((a, b), affine_monoid(), **kw)
-        got = ps.scan((a, b), m, backend="cpu", algorithm=name, **kw)
-        assert isinstance(got, tuple) and len(got) == 2
-        for g, e in zip(got, expected):
-            assert_scan_equal(g, e, err_msg=f"{name} {kw}")
-
-
-@pytest.mark.parametrize("n", [0, 1, 2, 3, 5, 8, 13, 64, 127, 300], ids=lambda n: f"n{n}")
-@pytest.mark.parametrize("name", NETWORK_NAMES)
-def test_networks_matmul2(rng, name, n):
-    fields = matmul2_data(rng, n, "int64")
-    m = matmul2_monoid()
-    for kw in [dict(), dict(reverse=True), dict(inclusive=False, reverse=True)]:
-        expected = reference_scan(fields, matmul2_monoid(), **kw)
-        got = ps.scan(fields, m, backend="cpu", algorithm=name, **kw)
-        assert len(got) == 4
-        for g, e in zip(got, expected):
-            assert_scan_equal(g, e, err_msg=f"{name} {kw}")
-
-
-@pytest.mark.parametrize("name", NETWORK_NAMES)
-def test_networks_first_nonzero_2d_tuple_order(rng, name):
-    m = ps.Monoid(first_nonzero, 0, name="first_nonzero")
-    x = rng.integers(-2, 3, size=(5, 48)).astype(np.int32)
-    x[x < 0] = 0
-    for kw in [dict(axis=1), dict(axis=0, reverse=True), dict(axis=1, tuple_size=4, inclusive=False),
-               dict(axis=-1, tuple_size=3, order=3, reverse=True), dict(axis=None, tuple_size=8, order=2)]:
-        expected = reference_scan(x, first_nonzero_py, identity=0, **kw)
-        got = ps.scan(x, m, backend="cpu", algorithm=name, **kw)
-        assert_scan_equal(got, expected, err_msg=f"{name} {kw}")
-
-
-@pytest.mark.parametrize("name", NETWORK_NAMES)
-def test_networks_affine_float_axis(rng, name):
-    a, b = affine_data(rng, (6, 200), "float64")
-    m = affine_monoid()
-    init = (np.ones(6), rng.normal(size=6))
-    for kw in [dict(axis=1), dict(axis=1, reverse=True, init=init), dict(axis=0, inclusive=False)]:
-        expected = reference_scan((a, b), affine_monoid(), **kw)
-        got = ps.scan((a, b), m, backend="cpu", algorithm=name, **kw)
-        for g, e in zip(got, expected):
-            assert_scan_equal(g, e, n=200, rtol=1e-10, err_msg=f"{name} {kw}")
-
-
-@pytest.mark.parametrize("name", NETWORK_NAMES + ["auto", None])
-def test_networks_agree_with_default(rng, name):
-    x = random_array(rng, "uint16", (3, 257), "mul")
-    got = ps.scan(x, "mul", axis=1, backend="cpu", algorithm=name)
-    assert_scan_equal(got, ps.scan(x, "mul", axis=1))
-    assert_scan_equal(got, reference_scan(x, "mul", axis=1))
-
-
-# networks.describe ----------------------------------------------------------
-
-
-def _L(n):
-    return math.ceil(math.log2(n)) if n > 1 else 0
-
-
-DESCRIBE_SIZES = [1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 31, 32, 33, 100, 128, 255, 256, 1000, 1024, 1025, 4096]
-
-
-@pytest.mark.parametrize("n", DESCRIBE_SIZES, ids=lambda n: f"n{n}")
-def test_describe_textbook(n):
-    L = _L(n)
-    pow2 = n & (n - 1) == 0
-    assert networks.describe("serial", n) == (n - 1, n - 1)
-    assert networks.describe("kogge_stone", n) == (n * L - (2**L - 1), L)
-    size, depth = networks.describe("sklansky", n)
-    assert depth == L
-    if pow2:
-        assert size == (n // 2) * L
-    else:
-        assert n - 1 <= size <= math.ceil(n / 2) * L
-    size, depth = networks.describe("brent_kung", n)
-    if n == 1:
-        assert (size, depth) == (0, 0)
-    elif pow2:
-        # Longest operator chain: 2L - 2 (the first down-sweep operator runs
-        # beside the last up-sweep one); n = 2 has a single operator.
-        assert (size, depth) == (2 * n - 2 - L, max(1, 2 * L - 2))
-    else:
-        assert n - 1 <= size <= 2 * n - 2
-        assert L <= depth <= 2 * L - 1
-    for name in NETWORK_NAMES:
-        size, depth = networks.describe(name, n)
-        # Any prefix circuit: size >= n-1, depth >= ceil(log2 n), and Snir's bound size + depth >= 2n - 2.
-        assert size >= n - 1, name
-        assert depth >= L, name
-        assert size + depth >= 2 * n - 2, name
-        assert depth <= size, name
-
-
-@pytest.mark.parametrize("n", [1024, 1025, 4096, 10000])
-def test_describe_reduce_then_scan(n):
-    size, depth = networks.describe("reduce_then_scan", n)
-    assert size >= n - 1
-    assert depth < size
-
-
-# ---------------------------------------------------------------------------
-# 9. out=
+# 7. out=
 
 
 @pytest.mark.parametrize("dtype", ["int8", "uint32", "float32", "float64", "complex128"])
@@ -563,7 +380,7 @@ def test_out_empty(rng):
 
 
 # ---------------------------------------------------------------------------
-# 10. Output dtypes
+# 8. Output dtypes
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
@@ -598,23 +415,6 @@ def test_float32_accumulates_in_float64_when_asked():
     np.testing.assert_array_equal(got, [1e8, 1e8 + 1, 1e8 + 2, 1e8 + 3, 1e8 + 4])
 
 
-def test_float16_accumulates_in_float32():
-    ones = np.ones(4096, dtype=np.float16)
-    got = ps.scan(ones)
-    assert got.dtype == np.float16
-    # In float16, 2048 + 1 == 2048: accumulating in float16 would stall at 2048.
-    assert float(got[-1]) == 4096.0
-    # Exact float32 sums, each rounded once to float16 (2049 -> 2048, 2561 -> 2560, ...).
-    np.testing.assert_array_equal(got[::512], np.arange(1, 4097, 512).astype(np.float16))
-
-
-def test_float16_rounded_once():
-    x = np.array([2048, 1, 1, 1, 1], dtype=np.float16)
-    # float32 sums 2048, 2049, 2050, 2051, 2052 rounded once to float16 (ties to even).
-    np.testing.assert_array_equal(ps.scan(x).astype(np.float64), [2048, 2048, 2050, 2052, 2052])
-    np.testing.assert_array_equal(ps.scan(x, reverse=True).astype(np.float64), [2052, 4, 3, 2, 1])
-
-
 def test_bool_ops(rng):
     x = random_array(rng, "bool", 100, "xor")
     for op in ["and", "or", "xor", "max", "min"]:
@@ -625,7 +425,7 @@ def test_bool_ops(rng):
 
 
 # ---------------------------------------------------------------------------
-# 11. Integer overflow wraps
+# 9. Integer overflow wraps
 
 
 def test_overflow_wraps_examples():
@@ -651,7 +451,7 @@ def test_overflow_wraps_random(rng, dtype, op):
 
 
 # ---------------------------------------------------------------------------
-# 12. Array types
+# 10. Array types
 
 
 def test_array_like_only_dunder_array(rng):
@@ -687,16 +487,6 @@ def test_torch_in_torch_out(rng, dtype):
     assert torch.equal(t, torch.from_numpy(x))
 
 
-def test_torch_bfloat16():
-    torch = _torch()
-    t = torch.ones(3000, dtype=torch.bfloat16)
-    got = ps.scan(t)
-    assert isinstance(got, torch.Tensor) and got.dtype == torch.bfloat16
-    # bfloat16 has 8 significant bits: accumulating in it would stall at 256.
-    assert float(got[-1]) == pytest.approx(3000, rel=1e-2)
-    assert float(got[511]) == 512.0
-
-
 def test_torch_non_contiguous_and_out(rng):
     torch = _torch()
     x = random_array(rng, "int64", (20, 30), "add")
@@ -722,7 +512,7 @@ def test_torch_struct(rng):
 
 
 # ---------------------------------------------------------------------------
-# 13. make_scan
+# 11. make_scan
 
 
 def test_make_scan_reuse(rng):
@@ -764,7 +554,7 @@ def test_make_scan_matches_scan(rng):
 
 
 # ---------------------------------------------------------------------------
-# 14. Struct monoids beyond the networks tests
+# 12. Struct monoids (the CPU networks on them: tests/test_networks.py)
 
 
 def test_struct_axis_tuple_size_order(rng):
@@ -816,19 +606,3 @@ def test_callable_identity(rng):
 
 def max_combine(a, b):
     return ps.maximum(a, b)
-
-
-# ---------------------------------------------------------------------------
-# 15. Empty arrays
-
-
-@pytest.mark.parametrize("shape,axis", [((0,), None), ((0,), 0), ((0, 3), 0), ((0, 3), 1), ((3, 0), 1),
-                                        ((3, 0), None), ((2, 0, 4), -1), ((2, 0, 4), 0)])
-def test_empty_like_numpy(shape, axis):
-    x = np.empty(shape, dtype=np.float32)
-    got = ps.scan(x, axis=axis)
-    ref = np.cumsum(x, axis=axis)
-    assert got.shape == ref.shape
-    assert got.dtype == np.float32
-    got = ps.scan(x, "max", axis=axis, inclusive=False, reverse=True, order=3)
-    assert got.shape == ref.shape

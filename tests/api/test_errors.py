@@ -238,8 +238,6 @@ def test_struct_init_errors(rng):
     _check_poisoned_unchanged(out, sentinel)
 
 
-
-
 def exploding_add(a, b):
     """An add that fails once partial results exceed 50 (after some levels ran)."""
     c = a + b

@@ -1,0 +1,73 @@
+"""linear_recurrence (algorithms/recurrence.py) against the plain-loop reference of
+prefixscan.testing.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import prefixscan as ps
+from prefixscan.testing import assert_scan_equal, reference_linear_recurrence
+
+
+def _lr_data(rng, shape, dtype="float64"):
+    a = rng.uniform(-0.95, 0.95, size=shape).astype(dtype)
+    b = rng.normal(size=shape).astype(dtype)
+    return a, b
+
+
+def _lr_check(got, expected, dtype):
+    rtol = 1e-5 if np.dtype(dtype) == np.float32 else 1e-12
+    mag = float(np.max(np.abs(expected))) if expected.size else 1.0
+    assert_scan_equal(got, expected, mag=mag, rtol=rtol)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("reverse", [False, True], ids=["fwd", "rev"])
+@pytest.mark.parametrize("n", [0, 1, 2, 7, 100, 1025])
+def test_linear_recurrence_1d(rng, n, reverse, dtype):
+    a, b = _lr_data(rng, n, dtype)
+    a0, b0 = a.copy(), b.copy()
+    got = ps.linear_recurrence(a, b, reverse=reverse)
+    assert got.dtype == np.dtype(dtype)
+    _lr_check(got, reference_linear_recurrence(a, b, reverse=reverse), dtype)
+    init = np.array(rng.normal(), dtype=dtype)[()]
+    got = ps.linear_recurrence(a, b, reverse=reverse, init=init)
+    _lr_check(got, reference_linear_recurrence(a, b, reverse=reverse, init=init), dtype)
+    np.testing.assert_array_equal(a, a0)
+    np.testing.assert_array_equal(b, b0)
+
+
+@pytest.mark.parametrize("reverse", [False, True], ids=["fwd", "rev"])
+@pytest.mark.parametrize("axis", [-1, 0, 1, 2, -2])
+def test_linear_recurrence_axis_init(rng, axis, reverse):
+    shape = (3, 40, 5)
+    a, b = _lr_data(rng, shape)
+    lane = tuple(d for i, d in enumerate(shape) if i != axis % 3)
+    for init in [None, 1.5, rng.normal(size=lane), rng.normal(size=(1,) + lane[1:])]:
+        got = ps.linear_recurrence(a, b, init=init, axis=axis, reverse=reverse)
+        _lr_check(got, reference_linear_recurrence(a, b, init=init, axis=axis, reverse=reverse), "float64")
+
+
+def test_linear_recurrence_special_cases(rng):
+    b = rng.integers(-9, 10, 50).astype(np.float64)
+    np.testing.assert_array_equal(ps.linear_recurrence(np.ones(50), b), np.cumsum(b))
+    np.testing.assert_array_equal(ps.linear_recurrence(np.zeros(50), b, init=7.0), b)
+    h = ps.linear_recurrence(np.full(4, 2.0), np.zeros(4), init=1.0)
+    np.testing.assert_array_equal(h, [2.0, 4.0, 8.0, 16.0])
+    h = ps.linear_recurrence(np.array([2.0, 3.0, 4.0]), np.array([1.0, 1.0, 1.0]), init=1.0, reverse=True)
+    # h[2] = 4*1 + 1 = 5; h[1] = 3*5 + 1 = 16; h[0] = 2*16 + 1 = 33
+    np.testing.assert_array_equal(h, [33.0, 16.0, 5.0])
+
+
+def test_scan_of_affine_maps_is_the_recurrence(backend, rng):
+    """``scan`` with the affine monoid (forwards) or its mirror (backwards) along any
+    axis computes what linear_recurrence does, on every backend."""
+    a = (0.5 + 0.5 * rng.random((3, 70, 4))).astype(np.float32)
+    b = rng.standard_normal((3, 70, 4)).astype(np.float32)
+    for axis, reverse in ((1, False), (1, True), (-1, False), (0, True)):
+        monoid = ps.algorithms.recurrence.AFFINE_BACKWARD if reverse else ps.AFFINE
+        coef, got = ps.scan(backend.asarray((a, b)), monoid, axis=axis, reverse=reverse, backend=backend.backend)
+        expected = reference_linear_recurrence(a, b, axis=axis, reverse=reverse)
+        np.testing.assert_allclose(backend.to_numpy(got), expected, rtol=1e-4, atol=1e-4)

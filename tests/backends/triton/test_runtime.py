@@ -1,0 +1,182 @@
+"""The launch runtime and planned replay (runtime.py, replay.py, status.py): integer
+widths in the variant key, replay following tile overrides and falling back,
+more than 2^31 elements, the backend's memos.
+
+Device, sizes and data: device.py of this folder.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+# First: it skips this module where no Triton backend runs.
+from .device import CUDA, DEVICE_MARK, random_data, to_device, torch
+
+import prefixscan as ps  # noqa: E402
+from prefixscan.backends.triton import lookback, replay, runtime, scan, status  # noqa: E402
+
+pytestmark = DEVICE_MARK
+
+
+@pytest.mark.gpu
+@pytest.mark.slow
+@pytest.mark.skipif(not CUDA, reason="needs a CUDA device")
+def test_a_length_past_int32_after_a_small_one():
+    """A kernel variant compiled for a 32-bit length is not relaunched with a 64-bit one
+    (compiled.run raised OverflowError: the variant key did not hold the width).  One
+    forced tile, so that both scans take the same constexprs."""
+    from prefixscan.backends.triton import planner, tiles
+
+    small = torch.randint(0, 3, (100_007,), dtype=torch.int8, device="cuda")  # % 16 == 7, as the large one
+    n = (1 << 31) + 7
+    x = torch.ones(n, dtype=torch.int8, device="cuda")
+    with planner.override(tiles.TileConfig(16384, 4, 32)):
+        assert torch.equal(ps.scan(small), torch.cumsum(small, 0, dtype=torch.int64).to(torch.int8))
+        got = ps.scan(x)
+    assert int(got[-1]) == ((n + 128) % 256) - 128 and int(got[(1 << 31) - 1]) == 0  # wraps like int8
+
+
+@pytest.mark.gpu
+@pytest.mark.slow
+@pytest.mark.skipif(not CUDA, reason="needs a CUDA device")
+def test_beyond_int32_indexing():
+    """More than 2^31 elements: 64-bit offsets everywhere."""
+    n = (1 << 31) + 77
+    x = torch.randint(0, 3, (n,), dtype=torch.int8, device="cuda")
+    got = ps.scan(x, "add")
+    expected = torch.cumsum(x.view(torch.uint8), 0, dtype=torch.int64).to(torch.int8)  # wraps like int8
+    assert torch.equal(got, expected)
+    tail = ps.scan(x, "xor", reverse=True)
+    assert int(tail[0]) == int(torch.tensor(np.bitwise_xor.reduce(x.cpu().numpy())))
+
+
+@pytest.mark.skipif(not CUDA, reason="the replay path exists for compiled kernels only")
+def test_replay_follows_a_tile_override():
+    """A planned replay must not keep launching its old tile once an override (the
+    tuner's, a sweep's) is set or lifted: it is planned again."""
+    from prefixscan.backends.triton import planner, tiles
+
+    s = ps.make_scan()
+    rng = np.random.default_rng(10)
+    n = 300_001
+    x = to_device(random_data(rng, "int32", n))
+    s(x)
+    (_, _, planned), = s._plans.values()
+    forced = tiles.TileConfig(block=2048, num_warps=4, window=32)
+    planner.set_override(forced)
+    try:
+        out = torch.full_like(x, -77)
+        s(x, out=out)
+        np.testing.assert_array_equal(out.cpu().numpy(), np.cumsum(x.cpu().numpy(), dtype=np.int32))
+        s(x)
+        fast = s._plans[next(k for k in s._plans if k[-1] is None)][2]
+        assert isinstance(fast, replay.FastScan) and fast is not planned and fast.grid == -(-n // 2048)
+    finally:
+        planner.set_override(None)
+    s(x)
+    fast = s._plans[next(k for k in s._plans if k[-1] is None)][2]
+    assert fast is not planned and fast.grid == planned.grid  # planned again, with the table's tile
+
+
+@pytest.mark.skipif(not CUDA, reason="the replay path exists for compiled kernels only")
+def test_single_tile_replay(monkeypatch):
+    """Repeated small scans of one signature go straight to the compiled kernel; tensors
+    the replay cannot take (strided, in place) take the full path, with the same results."""
+    s = ps.make_scan()
+    rng = np.random.default_rng(9)
+    x1 = to_device(random_data(rng, "int32", 1000))
+    s(x1)
+    (_, _, fast), = s._plans.values()
+    assert isinstance(fast, replay.FastScan)
+    full_runs = []
+    real = scan.run_scan
+    monkeypatch.setattr(scan, "run_scan", lambda *a, **k: (full_runs.append(1), real(*a, **k))[1])
+    s(x1, out=torch.empty_like(x1))  # plans the out= signature: one full run
+    assert len(full_runs) == 1
+    for _ in range(3):
+        x = to_device(random_data(rng, "int32", 1000))
+        out = torch.full_like(x, -77)
+        np.testing.assert_array_equal(s(x).cpu().numpy(), np.cumsum(x.cpu().numpy(), dtype=np.int32))
+        s(x, out=out)
+        np.testing.assert_array_equal(out.cpu().numpy(), np.cumsum(x.cpu().numpy(), dtype=np.int32))
+    assert len(full_runs) == 1
+    # A multi-tile signature replays too (status reserved afresh each call).
+    big = ps.make_scan()
+    xb = to_device(random_data(rng, "int64", 300_001))
+    big(xb)
+    (_, _, fast_big), = big._plans.values()
+    assert isinstance(fast_big, replay.FastScan) and fast_big.replay is not None
+    for _ in range(3):
+        xb = to_device(random_data(rng, "int64", 300_001))
+        np.testing.assert_array_equal(big(xb).cpu().numpy(), np.cumsum(xb.cpu().numpy()))
+    assert len(full_runs) == 2  # big's planning run only
+    wide = to_device(random_data(rng, "int32", 2000))
+    strided = wide[::2]
+    np.testing.assert_array_equal(s(strided).cpu().numpy(), np.cumsum(strided.cpu().numpy(), dtype=np.int32))
+    assert len(full_runs) == 3
+
+
+# ---------------------------------------------------------------------------
+# Integer widths in the launch runtime's variant key and in the replay: a kernel
+# compiled while a length (or tile base) fit in 32 bits must not be relaunched with
+# one that does not (compiled.run raised OverflowError: a scan of 2^31 + 7 elements
+# after a small one of the same signature).
+
+def test_int_width_follows_triton():
+    from triton.runtime.jit import mangle_type
+
+    for value in (0, 1, -1, 16, (1 << 31) - 1, 1 << 31, -(1 << 31), -(1 << 31) - 1, (1 << 31) + 7, 1 << 32,
+                  (1 << 63) - 1, -(1 << 63), 1 << 63, (1 << 64) - 1):
+        assert runtime.int_width(value) == mangle_type(value), value
+
+
+def test_launch_key_tells_int_widths_apart():
+    """Every integer argument's width is in the key, specialized (M) or not (tile_base);
+    values of one width and the same specialization share a variant."""
+    x = torch.zeros(64, dtype=torch.int32)
+
+    def key(M, tile_base):
+        launch = runtime.Launch("kernel", 4, 4, 0, False, ((x,), (x,), M, 3, tile_base, 1), dict(BLOCK=16), (M,))
+        return runtime.launch_key(launch, torch.Tensor)
+
+    assert key(1000 * 16, 5) == key(2000 * 16, 7)  # both i32, both divisible by 16
+    assert key(100_007, 5) != key((1 << 31) + 7, 5)  # same divisibility and != 1, another width
+    assert key(100_007, 5) != key(100_007, 1 << 31)  # a do_not_specialize argument grown past 32 bits
+    assert key(1, 5) != key(17, 5)  # Triton's own specialization (== 1) still counts
+
+
+def test_replay_falls_back_when_the_tile_base_outgrows_32_bits():
+    """A planned replay patches the tile base into a kernel compiled for a 32-bit one: once
+    the status state's tile counter passes 2^31 it declines (the full path compiles the
+    64-bit variant).  A fake compiled kernel on CPU tensors: no GPU needed."""
+    import types
+
+    runs = []
+    compiled = types.SimpleNamespace(function=None, packed_metadata=None, run=lambda *a: runs.append(a))
+    state = status.DeviceState(torch.device("cpu"))
+    ident = torch.zeros(1, dtype=torch.int32)
+    words = torch.zeros(64, dtype=torch.int64)
+    at = 11  # scan_1d_kernel: tile_base at 11, epoch at 12
+    assert lookback.scan_1d_kernel.arg_names[at:at + 2] == ["tile_base", "epoch"]
+    args = (None, None, (ident,), (ident,), words, words, (words,), (words,), words, 96, 3, 0, 1, 3, 1)
+    renewal = replay.StatusRenewal(state, 3, (torch.int32,), 1, 0, at)
+    fast = replay.FastScan(compiled, 3, (96,), torch.int32, torch.device("cuda", 0), args, (), renewal)
+    fast.torch = types.SimpleNamespace(_C=types.SimpleNamespace(_cuda_getCurrentRawStream=lambda index: 0))
+    x, out = torch.ones(96, dtype=torch.int32), torch.empty(96, dtype=torch.int32)
+    state.tiles_issued = (1 << 31) - 4
+    assert fast(x, out) is out and runs[-1][9 + at] == (1 << 31) - 4  # the kernel arguments start at 9
+    assert state.tiles_issued == (1 << 31) - 1
+    assert fast(x, out) is out and len(runs) == 2  # the last base that fits
+    assert fast(x, out) is None and len(runs) == 2  # 2^31 + 2: the full path takes it
+
+
+def test_backend_memos_are_registered():
+    """Every memo of the Triton backend can be emptied through prefixscan.caches."""
+    from prefixscan.caches import registered_caches
+
+    names = set(registered_caches())
+    for name in ("runtime.compiled", "status.states", "status.identities", "combine.functions",
+                 "reduce_then_scan.segmented", "strategy_blocks.resident_blocks", "persistent.rings",
+                 "persistent.grids"):
+        assert f"prefixscan.backends.triton.{name}" in names, name

@@ -1,0 +1,264 @@
+"""The search (tuner/search.py) on fake timings: the fastest verified candidate,
+replacing the default only beyond the measured noise, duels, register caps.
+
+Fakes and fixtures: fakes.py and conftest.py of this folder.
+"""
+
+from __future__ import annotations
+
+import collections
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("triton")
+
+from prefixscan.backends.triton.tiles import TileConfig  # noqa: E402
+from prefixscan.backends.triton.tuner import candidates, keys, search  # noqa: E402
+
+from .fakes import C, searched  # noqa: E402
+
+
+def test_search_picks_fastest_verified_and_excludes_wrong():
+    wrong = C("decoupled_lookback", 2048)
+    times = {C("decoupled_lookback", 16384): 1.0, C("decoupled_lookback", 8192, 8): 0.7,
+             C("decoupled_lookback", 4096): 0.8, wrong: 0.1}
+    r = searched(times, wrong=[wrong])
+    assert r.best == C("decoupled_lookback", 8192, 8)
+    assert wrong in r.excluded and "wrong result" in r.excluded[wrong]
+    assert wrong not in r.samples
+    rec = r.to_record()
+    assert rec["excluded"][0]["block"] == 2048 and rec["tile"]["block"] == 8192
+    assert rec["best_seconds"] == pytest.approx(0.7) and rec["default_seconds"] == pytest.approx(1.0)
+    assert [m["seconds"] for m in rec["measured"]] == sorted(m["seconds"] for m in rec["measured"])
+
+
+def test_search_excludes_a_candidate_that_raises_or_times_nonsense():
+    default, bad, nan, zero = (C("decoupled_lookback", b) for b in (16384, 4096, 8192, 2048))
+
+    def verify(c):
+        if c == bad:
+            raise RuntimeError("compile error")
+        return True
+
+    fake = {default: 1.0, nan: float("nan"), zero: 0.0}
+    r = search.search([default, bad, nan, zero], fake.__getitem__, verify)
+    assert "compile error" in r.excluded[bad] and r.best == default
+    assert "nan" in r.excluded[nan] and "0.0" in r.excluded[zero]
+    assert set(r.samples) == {default}
+
+
+def test_search_keeps_default_within_noise():
+    base, other = C("decoupled_lookback", 16384), C("decoupled_lookback", 8192)
+    assert searched({base: 1.0, other: 0.99}).best == base  # 1% < the 2% floor
+    assert searched({base: 1.0, other: 0.90}).best == other
+    # the default's rounds spread by 30%, the other's not at all: the noise is the
+    # median spread of the finalists (15%), so a 10% gain is not enough
+    runs = iter([1.0, 1.0, 1.3, 1.0])  # first pass, then three rounds
+    r = search.search([base, other], lambda c: next(runs) if c == base else 0.9, lambda c: True)
+    assert r.noise == pytest.approx(0.15) and r.best == base
+    assert r.seconds(base) == 1.0  # the median of the rounds, not the mean
+
+
+# The rule by which a challenger replaces a default (search.replaces), on its own and
+# inside a search: faster in the interleaved rounds by more than their measured spread.
+
+def test_replaces_needs_a_gain_beyond_the_spread_over_enough_rounds():
+    base = [1.00, 1.04, 0.97]  # spread 7%
+    assert search.measured_noise([base, [0.95, 0.95, 0.95]]) == pytest.approx(0.035)
+    noise = search.measured_noise([base, base])  # 7%
+    assert not search.replaces([0.95, 0.94, 0.96], base, noise)  # 5% faster: within the spread
+    assert search.replaces([0.90, 0.91, 0.89], base, noise)  # 10% faster: beyond it
+    assert not search.replaces([0.90, 0.91], base[:2], noise)  # two rounds: a median is a mean
+    assert not search.replaces([0.5], [1.0], noise)  # a first pass alone never replaces
+    assert search.measured_noise([[1.0, 1.0, 1.0]]) == search.NOISE_FLOOR  # at least the floor
+    assert not search.replaces([0.985] * 3, [1.0] * 3, search.NOISE_FLOOR)
+
+
+@pytest.mark.parametrize("gain, spread, replaced", [(0.05, 0.10, False), (0.15, 0.10, True),
+                                                    (0.03, 0.0, True), (0.015, 0.0, False)])
+def test_search_replaces_the_default_only_beyond_the_measured_spread(gain, spread, replaced):
+    """Both candidates' times swing by +-spread/2 from one round to the next, alike (as a
+    drift of the GPU clock would): the challenger replaces the default only when its
+    gain exceeds the spread of the rounds (or the 2% floor)."""
+    base, other = C("decoupled_lookback", 16384), C("decoupled_lookback", 8192)
+    count = collections.Counter()
+
+    def measure(c):
+        count[c] += 1
+        wobble = spread / 2 * (1 if count[c] % 2 else -1)
+        return (1.0 if c == base else 1.0 - gain) * (1 + wobble)
+
+    r = search.search([base, other], measure, lambda c: True)
+    assert (r.best == other) is replaced
+    assert r.noise == pytest.approx(max(search.NOISE_FLOOR, spread), rel=0.2)
+    # first pass, rounds, and a duel of as many rounds when the rounds favour the challenger
+    assert count[base] == count[other] == 1 + search.ROUNDS * (2 if replaced else 1)
+    assert search.ROUNDS >= search.MIN_ROUNDS
+
+
+def test_search_decides_on_the_rounds_not_the_first_pass():
+    """The first pass times candidates one after another, each right after its compile:
+    a challenger fast there but not in the rounds keeps the default, and a default slow
+    there (cold) but not in the rounds is not replaced."""
+    base, other = C("decoupled_lookback", 16384), C("decoupled_lookback", 8192)
+    runs = {base: iter([1.5, 1.0, 1.0, 1.0]), other: iter([0.5, 0.99, 0.99, 0.99])}
+    r = search.search([base, other], lambda c: next(runs[c]), lambda c: True)
+    assert r.best == base and r.seconds(other) == pytest.approx(0.99)
+    fewer = search.search([base, other], {base: 1.0, other: 0.5}.__getitem__, lambda c: True, rounds=2)
+    assert fewer.best == base  # fewer rounds than MIN_ROUNDS: the default stays
+
+
+def test_a_challenger_lucky_in_the_rounds_loses_the_duel():
+    """The fastest of many is likely the luckiest: its lead must hold in fresh rounds of
+    the two alone (a duel) before it replaces the default."""
+    base, other = C("decoupled_lookback", 16384), C("decoupled_lookback", 8192)
+    calls = collections.Counter()
+
+    def measure(c):
+        calls[c] += 1
+        return 1.0 if c == base or calls[c] > 1 + search.ROUNDS else 0.9  # fast until the duel
+
+    r = search.search([base, other], measure, lambda c: True)
+    assert r.best == base and r.duels == {(other, base): False}
+    assert calls[other] == calls[base] == 1 + 2 * search.ROUNDS
+    assert r.to_record()["duels"] == [dict(challenger=other.label, base=base.label, replaced=False)]
+    steady = search.search([base, other], {base: 1.0, other: 0.9}.__getitem__, lambda c: True)
+    assert steady.best == other and steady.duels == {(other, base): True}
+
+
+def test_search_remeasures_the_top_few_and_a_lucky_one_loses():
+    base, lucky = C("decoupled_lookback", 16384), C("decoupled_lookback", 4096)
+    slow = [C("decoupled_lookback", b, 8) for b in (2048, 4096, 8192, 32768)]
+    runs = {lucky: iter([0.5, 1.0, 1.01, 0.99])}  # fast once, then as slow as the default
+    calls = []
+
+    def measure(c):
+        calls.append(c)
+        return next(runs[c]) if c in runs else (1.0 if c == base else 2.0 + slow.index(c))
+
+    r = search.search([base, lucky] + slow, measure, lambda c: True, finalists=3, rounds=3)
+    assert r.best == base
+    assert r.samples[lucky] == [0.5, 1.0, 1.01, 0.99] and calls.count(base) == 4
+    # finalists: the 3 fastest on their first measurement (the default among them); the rest once
+    assert calls.count(slow[0]) == 4 and all(calls.count(c) == 1 for c in slow[1:])
+    assert set(r.finalists) == {base, lucky, slow[0]}
+    # interleaved: each round runs the finalists in the opposite order of the one before
+    tail = calls[-9:]
+    assert tail[:3] == tail[3:6][::-1] == tail[6:]
+
+
+def _occ(c, occupancy):
+    return keys.Candidate(c.strategy, TileConfig(c.tile.block, c.tile.num_warps, c.tile.window, c.tile.max_kb,
+                                               c.tile.packed, occupancy=occupancy))
+
+
+@pytest.mark.parametrize("warps", [4, 8])
+def test_refine_occupancy_keeps_a_cap_only_when_it_is_faster(warps):
+    """The tuned decoupled look-back tile is re-measured under each register cap of
+    OCCUPANCY_CANDIDATES; a cap that wins beyond the noise replaces the tile and the
+    auto choice, one within the noise or wrong does not."""
+    base, other = C("decoupled_lookback", 4096, warps), C("decoupled_lookback", 16384)
+    low, high = (_occ(base, k) for k in candidates.OCCUPANCY_CANDIDATES[warps])
+    times = {other: 1.0, base: 0.8, low: 0.6, high: 0.5}
+    first = searched({other: 1.0, base: 0.8})
+    r = search.refine_occupancy(first, times.__getitem__, lambda c: c != high)
+    assert high in r.excluded and r.best == low and r.tiles["decoupled_lookback"] == low.tile
+    assert r.to_record()["tile"]["occupancy"] == low.tile.occupancy
+    assert r.samples[base][0] == 0.8 and len(r.samples[base]) > 1  # the uncapped tile measured again
+    times.update({low: 0.79, high: 0.79})  # within the 2% floor: no cap
+    r = search.refine_occupancy(first, times.__getitem__, lambda c: True)
+    assert r.best == base and r.tiles["decoupled_lookback"] == base.tile
+    # the runner-up's caps are tried too (its uncapped time 1.0 lost to 0.8)
+    runner_up = _occ(other, candidates.OCCUPANCY_CANDIDATES[4][0])
+    times[runner_up] = 0.7
+    r = search.refine_occupancy(first, times.__getitem__, lambda c: True)
+    assert r.best == runner_up and r.tiles["decoupled_lookback"] == runner_up.tile
+
+
+def test_refine_occupancy_leaves_another_strategy_unless_the_cap_beats_it():
+    look, chained = C("decoupled_lookback", 4096), C("chained", 16384)
+    first = searched({look: 1.0, chained: 0.7})
+    assert first.best == chained
+    times = {look: 1.0, chained: 0.7, _occ(look, 4): 0.9, _occ(look, 5): 0.95}
+    r = search.refine_occupancy(first, times.__getitem__, lambda c: True)
+    assert r.best == chained and r.tiles["decoupled_lookback"].occupancy == 4  # still the look-back's tile
+    times[_occ(look, 5)] = 0.5
+    assert search.refine_occupancy(first, times.__getitem__, lambda c: True).best == _occ(look, 5)
+    capped = searched({_occ(look, 4): 1.0})  # already capped (a table entry): left alone
+    assert search.refine_occupancy(capped, times.__getitem__, lambda c: True) is capped
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_search_under_noise_never_picks_a_slower_tile_and_finds_a_clear_gain(seed):
+    """Fake timings.  (a) The default truly fastest, the others up to 15% slower,
+    measured with +-6% noise and 5% of 40% outliers: the choice is never more than 3%
+    slower than the default.  (b) One candidate 15% faster than the default, the others
+    slower, with +-3% noise (about the spread the tunes measured at 2^22 and above):
+    the choice is within that noise of the truly fastest."""
+    import random
+
+    rnd = random.Random(seed)
+    blocks = [1024, 2048, 4096, 8192, 16384, 32768]
+    cands = [C("decoupled_lookback", b, w) for b in blocks for w in (4, 8)]
+    default = C("decoupled_lookback", 16384, 4)
+
+    def noisy(true, spread, outliers):
+        def measure(c):
+            t = true[c] * rnd.uniform(1 - spread, 1 + spread)
+            return t * 1.4 if rnd.random() < outliers else t
+        return measure
+
+    true = {c: rnd.uniform(1.0, 1.15) for c in cands}
+    true[default] = 1.0
+    r = search.search(cands, noisy(true, 0.06, 0.05), lambda c: True, default=default)
+    assert true[r.best] <= 1.03, (r.best, true[r.best])
+
+    true = {c: rnd.uniform(1.0, 1.6) for c in cands}
+    true[default] = 1.2
+    fastest = rnd.choice([c for c in cands if c != default])
+    true[fastest] = 1.2 * 0.85
+    r = search.search(cands, noisy(true, 0.03, 0.0), lambda c: True, default=default)
+    assert true[r.best] <= min(true.values()) * 1.06, (r.best, true[r.best], true[fastest])
+
+
+def test_search_deterministic_choice_and_chained_for_auto():
+    times = {C("decoupled_lookback", 16384): 1.0, C("chained", 16384): 0.5, C("chained", 4096): 0.3,
+             C("reduce_then_scan", 16384): 0.4, C("persistent", 16384): 0.9}
+    r = searched(times, deterministic_default=C("chained", 16384))
+    assert r.best == C("chained", 4096)  # chained may win "auto" scans too (launch runs it chained)
+    assert r.best_deterministic == C("chained", 4096)
+    assert r.tiles["chained"] == C("chained", 4096).tile
+    assert r.tiles["reduce_then_scan"] == C("reduce_then_scan", 16384).tile
+    r2 = searched({C("decoupled_lookback", 16384): 1.0, C("chained", 16384): 2.0,
+                   C("scan_then_propagate", 8192): 1.5}, deterministic_default=C("chained", 16384))
+    assert r2.best == C("decoupled_lookback", 16384)
+    assert r2.best_deterministic == C("scan_then_propagate", 8192)
+    # persistent folds its carries in a fixed order (SAM): deterministic, so it may win both
+    r3 = searched({C("decoupled_lookback", 16384): 1.0, C("persistent", 16384): 0.5, C("chained", 16384): 2.0},
+                  deterministic_default=C("chained", 16384))
+    assert r3.best.strategy == "persistent" and r3.best_deterministic.strategy == "persistent"
+
+
+def test_search_budget_skips_the_tail():
+    now = [0.0]
+
+    def clock():
+        now[0] += 1.0
+        return now[0]
+
+    cands = [C("decoupled_lookback", b) for b in (16384, 8192, 4096, 2048, 32768)]
+    r = search.search(cands, lambda c: 1.0, lambda c: True, budget=2.5, clock=clock)
+    assert r.skipped and len(r.samples) + len(r.skipped) == len(cands)
+    assert r.to_record()["complete"] is False
+
+
+def test_search_fails_when_the_default_fails():
+    with pytest.raises(search.TuningError, match="default"):
+        search.search([C("decoupled_lookback", 16384)], lambda c: 1 / 0, lambda c: True)
+
+
+@pytest.mark.parametrize("kw, match", [(dict(finalists=0), "finalists"), (dict(rounds=-1), "rounds")])
+def test_search_rejects_bad_arguments(kw, match):
+    with pytest.raises(ValueError, match=match):
+        search.search([C("decoupled_lookback", 16384)], lambda c: 1.0, lambda c: True, **kw)
