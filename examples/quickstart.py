@@ -1,4 +1,4 @@
-"""The README's 30-second example (tests/test_examples.py runs it)."""
+"""The README's 30-second example (tests/package/test_examples.py runs it)."""
 
 import numpy as np
 

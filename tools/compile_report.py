@@ -10,7 +10,7 @@ shared memory, and spilled registers ("local" loads/stores).
 
 ``--status-reads`` compiles the tiles whose look-back Triton's layout pass once
 duplicated (docs/design/status-words.md) and counts, per kernel, volatile loads and
-atomic adds in the TTGIR; tests/test_compiled.py runs it.  Run from the repository
+atomic adds in the TTGIR; tests/backends/triton/test_compiled.py runs it.  Run from the repository
 root with the package installed (``pip install -e .``) and without TRITON_INTERPRET.
 """
 

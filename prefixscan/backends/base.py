@@ -12,7 +12,7 @@ process-wide singleton with no state of its own beyond caches, it must import
 without its optional dependencies (torch and triton are imported when a scan
 runs), and PEP 544 lets a module implement a protocol, its constants and
 functions being the members.  ``isinstance(module, Backend)`` checks that every
-member is present (tests/test_dispatch.py also compares the signatures).
+member is present (tests/backends/test_dispatch.py also compares the signatures).
 
 Capability flags replace tests of a backend's name:
 

