@@ -291,13 +291,17 @@ def _xor(a, b):
     return a ^ b
 
 
+_LN2 = math.log(2.0)
+
+
 def _logaddexp(a, b):
     hi = maximum(a, b)
     lo = minimum(a, b)
-    # -inf + -inf stays -inf; otherwise hi + log1p(exp(lo - hi)) is stable.  On NumPy
-    # arrays lo - hi of two -inf is NaN with an "invalid" warning before the where drops
-    # it: the CPU backend runs combine under the monoid's numpy_errstate.
-    return where(lo == -math.inf, hi, hi + log1p(exp(lo - hi)))
+    # Equal operands give hi + ln 2, which also keeps two infinities of one sign
+    # (inf - inf would be NaN); otherwise hi + log1p(exp(lo - hi)) is stable.  On NumPy
+    # arrays the unused branch of equal infinities is NaN with an "invalid" warning
+    # before the where drops it: the CPU backend runs combine under numpy_errstate.
+    return where(lo == hi, hi + _LN2, hi + log1p(exp(lo - hi)))
 
 
 def _lowest(dtype):
