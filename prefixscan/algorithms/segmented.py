@@ -15,6 +15,7 @@ import numpy as np
 from .._arrays import as_numpy, from_numpy
 from .._normalize import check_segmented_values, check_segments
 from .._scan import scan
+from ..dispatch import select_backend
 from ..monoid import Monoid, where
 
 __all__ = ["segmented_scan"]
@@ -103,8 +104,14 @@ def segmented_scan(x, op="add", *, flags=None, offsets=None, keys=None, inclusiv
     """
     monoid, refs = check_segmented_values(x, op, inclusive, reverse)
     n = refs[0].shape[0]
-    heads = _segment_heads(n, *check_segments(n, flags, offsets, keys))
+    segments = check_segments(n, flags, offsets, keys)
+    backend = select_backend(None, refs[0].device)
     arrays = [as_numpy(r) for r in refs]
+    fast = backend.segmented_scan(tuple(arrays), monoid, segments, inclusive, reverse)
+    if fast is not None:  # one compiled pass (the CPU backend with Numba)
+        result = tuple(from_numpy(np.ascontiguousarray(r), ref) for r, ref in zip(fast, refs))
+        return result if isinstance(x, tuple) else result[0]
+    heads = _segment_heads(n, *segments)
     if reverse:
         arrays = [a[::-1] for a in arrays]
         # Heads of the flipped array: the first element of each flipped segment.

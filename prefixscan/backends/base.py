@@ -87,3 +87,11 @@ class Backend(Protocol):
         flattened mask (each kept element's index in the result), computed by the
         caller through :func:`prefixscan.scan`; this step is the scatter."""
         ...
+
+    def segmented_scan(self, fields: tuple, monoid: Any, segments: tuple, inclusive: bool,
+                       reverse: bool) -> tuple | None:
+        """A segmented scan of checked 1-D host ``fields`` (NumPy arrays) in one pass, the
+        segments given as ``(kind, array)`` ("flags", "offsets" or "keys", as checked by
+        :func:`prefixscan._normalize.check_segments`); a tuple of results, or None where
+        the backend has no such pass (the caller's scan of the lifted monoid runs)."""
+        ...

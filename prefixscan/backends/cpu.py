@@ -203,3 +203,16 @@ def compact(x: ArrayRef, mask: ArrayRef, slots) -> np.ndarray:
     result = np.empty(count, dtype=xv.dtype)
     result[slots[mv]] = xv[mv]
     return result
+
+
+def segmented_scan(fields: tuple, monoid, segments: tuple, inclusive: bool, reverse: bool) -> tuple | None:
+    """One compiled pass (Numba) for segmented scans of at least ``SMALL_SCAN`` elements;
+    None below that, without Numba, or for a combine Numba cannot compile."""
+    if not cpu_compiled.available() or fields[0].shape[0] < cpu_compiled.SMALL_SCAN:
+        return None
+    kind, given = segments
+    x = fields if len(fields) > 1 else fields[0]
+    result = cpu_compiled.segmented_scan(x, monoid, inclusive=inclusive, reverse=reverse, **{kind: given})
+    if result is None:
+        return None
+    return tuple(result) if isinstance(result, tuple) else (result,)

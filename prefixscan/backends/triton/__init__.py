@@ -111,3 +111,8 @@ def compact(x: ArrayRef, mask: ArrayRef, slots):
     result = torch.empty(count, dtype=xt.dtype, device=xt.device)
     result[slots[mt]] = xt[mt]
     return result
+
+
+def segmented_scan(fields: tuple, monoid, segments: tuple, inclusive: bool, reverse: bool) -> None:
+    """No segmented kernel on the GPU yet: segmented scans run on host arrays."""
+    return None
