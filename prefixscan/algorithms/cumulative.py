@@ -82,44 +82,35 @@ _SHARED_PARAMETERS = """
 """
 
 
-def cumsum(a, axis=None, dtype=None, out=None, *, exclusive=False, reverse=False, backend=None):
+def _cumulative(name: str, op: str, probe: Callable | None, a, axis, dtype, out, exclusive, reverse, backend):
+    """The shared body of the four functions: tensors that need autograd or run under
+    torch.compile take the custom operator; everything else is checked (``a`` named in
+    errors), given NumPy's result dtype when ``probe`` is set, and scanned with ``op``."""
     if type(a) is not np.ndarray and wants_torch_ops(a):  # autograd or torch.compile: the custom operator
         from ..differentiable import scans
 
-        return scans.cumsum(a, axis, dtype, out, exclusive=exclusive, reverse=reverse, backend=backend)
-    dtype = _numpy_result_dtype(_check_a(a, exclusive, reverse), dtype, np.cumsum)
-    return scan(a, "add", axis=axis, inclusive=not exclusive, reverse=reverse, dtype=dtype, out=out,
+        return getattr(scans, name)(a, axis, dtype, out, exclusive=exclusive, reverse=reverse, backend=backend)
+    dtype_key = _check_a(a, exclusive, reverse)
+    if probe is not None:
+        dtype = _numpy_result_dtype(dtype_key, dtype, probe)
+    return scan(a, op, axis=axis, inclusive=not exclusive, reverse=reverse, dtype=dtype, out=out,
                 backend=backend)
+
+
+def cumsum(a, axis=None, dtype=None, out=None, *, exclusive=False, reverse=False, backend=None):
+    return _cumulative("cumsum", "add", np.cumsum, a, axis, dtype, out, exclusive, reverse, backend)
 
 
 def cumprod(a, axis=None, dtype=None, out=None, *, exclusive=False, reverse=False, backend=None):
-    if type(a) is not np.ndarray and wants_torch_ops(a):  # autograd or torch.compile: the custom operator
-        from ..differentiable import scans
-
-        return scans.cumprod(a, axis, dtype, out, exclusive=exclusive, reverse=reverse, backend=backend)
-    dtype = _numpy_result_dtype(_check_a(a, exclusive, reverse), dtype, np.cumprod)
-    return scan(a, "mul", axis=axis, inclusive=not exclusive, reverse=reverse, dtype=dtype, out=out,
-                backend=backend)
+    return _cumulative("cumprod", "mul", np.cumprod, a, axis, dtype, out, exclusive, reverse, backend)
 
 
 def cummax(a, axis=None, dtype=None, out=None, *, exclusive=False, reverse=False, backend=None):
-    if type(a) is not np.ndarray and wants_torch_ops(a):  # autograd or torch.compile: the custom operator
-        from ..differentiable import scans
-
-        return scans.cummax(a, axis, dtype, out, exclusive=exclusive, reverse=reverse, backend=backend)
-    _check_a(a, exclusive, reverse)
-    return scan(a, "max", axis=axis, inclusive=not exclusive, reverse=reverse, dtype=dtype, out=out,
-                backend=backend)
+    return _cumulative("cummax", "max", None, a, axis, dtype, out, exclusive, reverse, backend)
 
 
 def cummin(a, axis=None, dtype=None, out=None, *, exclusive=False, reverse=False, backend=None):
-    if type(a) is not np.ndarray and wants_torch_ops(a):  # autograd or torch.compile: the custom operator
-        from ..differentiable import scans
-
-        return scans.cummin(a, axis, dtype, out, exclusive=exclusive, reverse=reverse, backend=backend)
-    _check_a(a, exclusive, reverse)
-    return scan(a, "min", axis=axis, inclusive=not exclusive, reverse=reverse, dtype=dtype, out=out,
-                backend=backend)
+    return _cumulative("cummin", "min", None, a, axis, dtype, out, exclusive, reverse, backend)
 
 
 _NUMPY_ACCUMULATOR = ("\n        Accumulates in that dtype, as NumPy does: float16 in float16, unlike"
