@@ -26,6 +26,7 @@ from .api import (
     delta_encode,
     linear_recurrence,
     make_scan,
+    partition,
     scan,
     segmented_scan,
 )
@@ -39,6 +40,6 @@ __version__ = _version.__version__
 __all__ = [
     "AFFINE", "BUILTIN_OPS", "BackendUnavailableError", "Monoid", "Scan", "available_backends",
     "clear_caches", "compact", "cummax", "cummin", "cumprod", "cumsum", "delta_decode", "delta_encode",
-    "exp", "linear_recurrence", "log", "log1p", "make_scan", "maximum", "minimum", "networks", "scan",
+    "exp", "linear_recurrence", "log", "log1p", "make_scan", "maximum", "minimum", "networks", "partition", "scan",
     "segmented_scan", "where",
 ]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import operator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -28,7 +29,7 @@ from .monoid import Monoid, accumulator_dtype_name, resolve_op
 
 __all__ = ["ALGORITHMS", "STRATEGIES", "make_config", "build_request", "check_init_shape", "check_axis",
            "check_recurrence_args", "check_delta_args", "check_segmented_values", "check_segments",
-           "check_compact_args", "check_init_value", "check_flag"]
+           "check_compact_args", "CompactArgs", "check_init_value", "check_flag"]
 
 ALGORITHMS = ("auto", "serial", "kogge_stone", "sklansky", "brent_kung", "reduce_then_scan")
 # GPU meta-strategies (backends/triton/registry.py); "auto" asks the tuner (decoupled
@@ -429,13 +430,47 @@ def check_segments(n: int, flags: Any, offsets: Any, keys: Any) -> tuple[str, np
     return "keys", k
 
 
-def check_compact_args(x: Any, mask: Any) -> tuple[ArrayRef, ArrayRef]:
-    """``compact``'s arguments: a bool ``mask`` of x's shape on x's device."""
-    rx, rm = inspect_array(x, "x"), inspect_array(mask, "mask")
-    if rm.shape != rx.shape:
-        raise ValueError(f"mask has shape {rm.shape}; expected x's shape {rx.shape}")
+@dataclass(frozen=True)
+class CompactArgs:
+    """Checked arguments of ``compact`` / ``partition``: the fields (ArrayRefs),
+    whether x was a tuple, the mask, the size (None or >= 0) and, with a size, one
+    fill value per field (a NumPy 0-d array of its dtype)."""
+
+    fields: tuple
+    struct: bool
+    mask: ArrayRef
+    size: int | None
+    fills: tuple
+
+
+def check_compact_args(x: Any, mask: Any, size: Any = None, fill_value: Any = 0) -> CompactArgs:
+    """``compact``'s and ``partition``'s arguments: ``x`` an array or a non-empty
+    tuple of arrays of one shape, a bool ``mask`` of that shape on their device,
+    ``size`` None or a non-negative integer, and (with a size) a scalar
+    ``fill_value`` every field's dtype holds (scan's rule for ``init``)."""
+    struct = isinstance(x, tuple)
+    if struct and not x:
+        raise ValueError("x: an empty tuple; give one array or a tuple of arrays")
+    names = [f"x[{i}]" for i in range(len(x))] if struct else ["x"]
+    refs = tuple(inspect_array(f, name) for f, name in zip(x if struct else (x,), names))
+    rm = inspect_array(mask, "mask")
+    for ref, name in zip(refs, names):
+        if ref.shape != refs[0].shape:
+            raise ValueError(f"{name} has shape {ref.shape}; every field must have x[0]'s shape {refs[0].shape}")
+        if ref.device != refs[0].device:
+            raise ValueError(f"{name} is on {ref.device}; every field must be on x[0]'s device {refs[0].device}")
+    if rm.shape != refs[0].shape:
+        raise ValueError(f"mask has shape {rm.shape}; expected x's shape {refs[0].shape}")
     if rm.dtype != "bool":
         raise TypeError(f"mask must be a bool array, got dtype {rm.dtype}")
-    if rm.device != rx.device:
+    if rm.device != refs[0].device:
         raise ValueError("mask must be on the same device as x")
-    return rx, rm
+    fills: tuple = ()
+    if size is not None:
+        size = _as_int(size, "size")
+        if size < 0:
+            raise ValueError(f"size must be >= 0, got {size}")
+        if np.ndim(fill_value) != 0 or not isinstance(fill_value, (bool, int, float, complex, np.generic)):
+            raise TypeError(f"fill_value must be a number, got {type(fill_value).__name__}")
+        fills = tuple(check_init_value(fill_value, ref.dtype, "fill_value") for ref in refs)
+    return CompactArgs(refs, struct, rm, size, fills)

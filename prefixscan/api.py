@@ -21,8 +21,9 @@ from .algorithms import (
     delta_decode,
     delta_encode,
     linear_recurrence,
+    partition,
     segmented_scan,
 )
 
 __all__ = ["AFFINE", "Scan", "compact", "cummax", "cummin", "cumprod", "cumsum", "delta_decode", "delta_encode",
-           "linear_recurrence", "make_scan", "scan", "segmented_scan"]
+           "linear_recurrence", "make_scan", "partition", "scan", "segmented_scan"]

@@ -13,14 +13,15 @@ Each is a scan with a particular operator or a small computation around one
   PLDI 2016);
 * :mod:`.segmented`: ``segmented_scan`` through the operator lifted to
   (head flag, value) pairs (Schwartz 1980; Blelloch 1990, section 1.5);
-* :mod:`.compaction`: ``compact``, an exclusive scan of the mask then a
-  scatter (Merrill & Grimshaw 2009).
+* :mod:`.compaction`: ``compact``, an exclusive scan of the mask fused with
+  the scatter in one pass (Merrill & Garland 2016);
+* :mod:`.partition`: ``partition``, the stable split of the same pass.
 
 They run their scans through :func:`prefixscan.scan` (the one entry point,
 imported from :mod:`prefixscan._scan` below the public API, with its
 per-signature plan cache, so a small ``cumsum`` costs what a small ``scan``
 costs), check their other arguments in :mod:`prefixscan._normalize`,
-and reach a backend's own code (the delta-coding kernel, compaction's scatter)
+and reach a backend's own code (the delta-coding kernel, the compaction kernels)
 only through :mod:`prefixscan.dispatch` and the
 :class:`~prefixscan.backends.base.Backend` interface.
 """
@@ -28,8 +29,9 @@ only through :mod:`prefixscan.dispatch` and the
 from .compaction import compact
 from .cumulative import cummax, cummin, cumprod, cumsum
 from .delta import delta_decode, delta_encode
+from .partition import partition
 from .recurrence import AFFINE, linear_recurrence
 from .segmented import segmented_scan
 
 __all__ = ["AFFINE", "compact", "cummax", "cummin", "cumprod", "cumsum", "delta_decode", "delta_encode",
-           "linear_recurrence", "segmented_scan"]
+           "linear_recurrence", "partition", "segmented_scan"]

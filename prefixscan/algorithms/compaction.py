@@ -1,44 +1,63 @@
-"""Stream compaction: keep the elements where a mask is True, in order.
+"""Stream compaction: keep the elements where a mask is True, in order, in one pass.
 
-An exclusive sum scan of the mask gives each kept element its slot in the
-output, and one scatter writes it there (Merrill & Grimshaw 2009, "Parallel
-scan for stream architectures"; the same slot computation as the split of
-Blelloch 1990, "Prefix sums and their applications", section 1.3).  The scan runs through :func:`prefixscan.scan`; the
-scatter is array-library code and belongs to the backend
-(:meth:`prefixscan.backends.base.Backend.compact`).
+Each kept element's slot in the output is the exclusive sum scan of the mask at
+it (Blelloch 1990, "Prefix sums and their applications", section 1.5); the
+backends fuse that scan with the scatter into one pass over ``x`` and the mask.
+On the GPU each tile counts its kept elements, gets its output offset by
+decoupled look-back over the tiles' counts and writes its kept elements
+compacted (Merrill & Garland 2016, "Single-pass Parallel Prefix Scan with
+Decoupled Look-back", section 4; CUB's ``DeviceSelect::Flagged``); on the CPU a
+compiled loop writes every element to the running slot and advances the slot by
+the mask bit, without a branch.  Both are
+:meth:`prefixscan.backends.base.Backend.compact`; docs/design/compaction.md
+has the design and the measurements.
 """
 
 from __future__ import annotations
 
 from .._arrays import from_native
 from .._normalize import check_compact_args
-from .._scan import scan
 from ..dispatch import select_backend
 
 __all__ = ["compact"]
 
 
-def compact(x, mask):
-    """The elements of ``x`` where ``mask`` is True, in order: ``x[mask]``, via a scan.
+def compact(x, mask, *, size=None, fill_value=0, backend=None):
+    """The elements of ``x`` where ``mask`` is True, in order: ``x[mask]``, in one pass.
 
     Parameters
     ----------
-    x : array
-        Any array :func:`prefixscan.scan` takes, host or device.
+    x : array or tuple of arrays
+        Host or device arrays; a tuple is several fields selected by one mask.
     mask : bool array
         x's shape, on x's device.
+    size : int, optional
+        A fixed result length: return ``(values, count)`` without waiting for the
+        device (no host synchronization, so the call can be captured in a CUDA
+        graph).  ``values`` has ``size`` elements: the first ``min(count, size)``
+        selected ones, then ``fill_value``.
+    fill_value : scalar, default 0
+        With ``size``: the value after the selected elements; every field's dtype
+        must hold it (as ``init`` of :func:`prefixscan.scan`).
+    backend : {None, "cpu", "triton"}, default None
+        As in :func:`prefixscan.scan`.
 
     Returns
     -------
-    array
-        1-D, x's dtype, of the caller's array type, on x's device.
+    array, tuple of arrays, or (values, count)
+        1-D, x's dtype and array type, on x's device (a tuple for a tuple ``x``).
+        With ``size``, also ``count``: a 0-d int64 array on x's device holding the
+        number of True elements of ``mask`` (it may exceed ``size``).  Without
+        ``size``, the result's length is read from the device once; on the GPU a
+        result of at least an eighth of x is a view of an x-sized buffer.
 
     Raises
     ------
     ValueError
-        A mask of another shape or on another device.
+        A mask of another shape or on another device; a negative size.
     TypeError
-        A mask that is not bool, or an x that is not a numeric or bool array.
+        A mask that is not bool, an x that is not a numeric or bool array, a size
+        that is not an integer, a fill_value x's dtype cannot hold.
 
     Examples
     --------
@@ -46,9 +65,15 @@ def compact(x, mask):
     >>> x = np.array([5, -1, 7, -3, 2])
     >>> prefixscan.compact(x, x > 0)
     array([5, 7, 2])
+    >>> values, count = prefixscan.compact(x, x > 0, size=4, fill_value=-9)
+    >>> values, int(count)
+    (array([ 5,  7,  2, -9]), 3)
     """
-    rx, rm = check_compact_args(x, mask)
-    backend = select_backend(None, rx.device)  # before any work: it may be unavailable here
-    slots = scan(rm.obj, "add", inclusive=False, dtype="int64")  # flattened: axis=None
-    result = backend.compact(rx, rm, slots)
-    return from_native(result, rx, backend.NATIVE_LIBRARY, rx.dtype)
+    args = check_compact_args(x, mask, size, fill_value)
+    chosen = select_backend(backend, args.mask.device)  # before any work: it may be unavailable here
+    values, count = chosen.compact(args.fields, args.mask, args.size, args.fills)
+    values = tuple(from_native(v, ref, chosen.NATIVE_LIBRARY, ref.dtype) for v, ref in zip(values, args.fields))
+    result = values if args.struct else values[0]
+    if args.size is None:
+        return result
+    return result, from_native(count, args.fields[0], chosen.NATIVE_LIBRARY)

@@ -2,7 +2,7 @@
 
 A backend runs checked scans (:class:`~prefixscan._request.ScanRequest`) on the
 arrays of some devices, plus the two derived operations whose data movement is
-library-specific: delta encoding and the scatter step of stream compaction.
+library-specific: delta encoding, stream compaction and partition.
 :mod:`prefixscan.dispatch` picks one per call and the API layer talks to it only
 through the members below, never by its module name.
 
@@ -81,11 +81,21 @@ class Backend(Protocol):
         non-negative) of ``x``; a new array of ``NATIVE_LIBRARY``, x's dtype."""
         ...
 
-    def compact(self, x: ArrayRef, mask: ArrayRef, slots: Any) -> Any:
-        """The elements of ``x`` where ``mask`` is True, in order, as a 1-D array of
-        ``NATIVE_LIBRARY``.  ``slots`` is the exclusive int64 sum scan of the
-        flattened mask (each kept element's index in the result), computed by the
-        caller through :func:`prefixscan.scan`; this step is the scatter."""
+    def compact(self, fields: tuple, mask: ArrayRef, size: int | None, fills: tuple) -> tuple:
+        """Stream compaction in one pass (a count of each tile's kept elements, its
+        offset by look-back, the scatter fused): ``(values, count)``, ``values`` a
+        tuple of 1-D arrays of ``NATIVE_LIBRARY``, one per field of ``fields``
+        (checked ArrayRefs of the mask's shape), ``count`` a 0-d int64 array of the
+        selected elements.  ``size`` None: ``values`` exact (``x[mask]``); an int:
+        ``size`` elements each, the first selected ones, then the field's fill value
+        (``fills``: one checked NumPy 0-d array of each field's dtype), with no host
+        synchronization."""
+        ...
+
+    def partition(self, fields: tuple, mask: ArrayRef) -> tuple:
+        """Stable partition in one pass: ``(values, count)``, each value a 1-D array
+        of all elements of its field with the selected ones first, then the others,
+        each group in order; ``count`` a 0-d int64 array of the selected elements."""
         ...
 
     def segmented_scan(self, fields: tuple, monoid: Any, segments: tuple, inclusive: bool,

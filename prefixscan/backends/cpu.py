@@ -195,14 +195,40 @@ def delta_encode(x: ArrayRef, order: int, tuple_size: int, axis: int) -> np.ndar
     return d
 
 
-def compact(x: ArrayRef, mask: ArrayRef, slots) -> np.ndarray:
-    """Scatter the kept elements of x to their slots (the exclusive scan of the mask)."""
-    xv, mv = as_numpy(x).reshape(-1), np.asarray(as_numpy(mask)).reshape(-1)
-    slots = np.asarray(slots.cpu() if hasattr(slots, "cpu") else slots)
-    count = int(slots[-1] + mv[-1]) if mv.size else 0
-    result = np.empty(count, dtype=xv.dtype)
-    result[slots[mv]] = xv[mv]
-    return result
+def compact(fields: tuple, mask: ArrayRef, size: int | None, fills: tuple) -> tuple:
+    """``(values, count)``: one compiled pass (:mod:`.cpu_compiled.compaction`) from
+    ``SMALL_SCAN`` elements where Numba is installed, else NumPy's boolean indexing."""
+    xs = [as_numpy(f) for f in fields]
+    keep = np.asarray(as_numpy(mask)).reshape(-1)
+    if cpu_compiled.available() and keep.size >= cpu_compiled.SMALL_SCAN:
+        from .cpu_compiled.compaction import compact as run
+
+        return run(xs, keep, size, fills)
+    selected = [x.reshape(-1)[keep] for x in xs]
+    count = np.asarray(int(np.count_nonzero(keep)), dtype=np.int64)
+    if size is None:
+        return tuple(selected), count
+    values = []
+    for s, fill in zip(selected, fills):
+        v = np.empty(size, s.dtype)
+        kept = min(size, s.shape[0])
+        v[:kept] = s[:kept]
+        v[kept:] = fill
+        values.append(v)
+    return tuple(values), count
+
+
+def partition(fields: tuple, mask: ArrayRef) -> tuple:
+    """``(values, count)``: one compiled pass from ``SMALL_SCAN`` elements where
+    Numba is installed, else ``concatenate((x[mask], x[~mask]))``."""
+    xs = [as_numpy(f) for f in fields]
+    keep = np.asarray(as_numpy(mask)).reshape(-1)
+    if cpu_compiled.available() and keep.size >= cpu_compiled.SMALL_SCAN:
+        from .cpu_compiled.compaction import partition as run
+
+        return run(xs, keep)
+    values = tuple(np.concatenate((x.reshape(-1)[keep], x.reshape(-1)[~keep])) for x in xs)
+    return values, np.asarray(int(np.count_nonzero(keep)), dtype=np.int64)
 
 
 def segmented_scan(fields: tuple, monoid, segments: tuple, inclusive: bool, reverse: bool) -> tuple | None:

@@ -68,6 +68,7 @@ from .data import (
 )
 from .reference import (
     reference_compact,
+    reference_partition,
     reference_delta_decode,
     reference_delta_encode,
     reference_linear_recurrence,
@@ -79,7 +80,7 @@ from .tolerance import RTOL, assert_scan_equal, assert_scan_matches, to_numpy, t
 
 __all__ = [
     # the reference
-    "reference_scan", "reference_segmented_scan", "segment_bounds", "reference_compact",
+    "reference_scan", "reference_segmented_scan", "segment_bounds", "reference_compact", "reference_partition",
     "reference_delta_encode", "reference_delta_decode", "reference_linear_recurrence", "accumulator_dtype",
     # the tolerance rule
     "RTOL", "assert_scan_equal", "assert_scan_matches", "tolerance_for", "to_numpy",

@@ -39,6 +39,7 @@ __all__ = [
     "reference_segmented_scan",
     "segment_bounds",
     "reference_compact",
+    "reference_partition",
     "reference_delta_encode",
     "reference_delta_decode",
     "reference_linear_recurrence",
@@ -324,6 +325,21 @@ def reference_compact(x: Any, mask: Any) -> np.ndarray:
         raise ValueError(f"mask shape {keep.shape} differs from x shape {values.shape}")
     flat = values.reshape(-1)
     return flat[[i for i, k in enumerate(keep.reshape(-1).tolist()) if k]]
+
+
+def reference_partition(x: Any, mask: Any) -> tuple[np.ndarray, int]:
+    """``prefixscan.partition``: ``(values, count)``, the elements of ``x`` whose
+    ``mask`` is True, then the others, each in C order, as a 1-D array; ``count``
+    the number of True elements."""
+    values = as_numpy(x)[0]
+    keep = as_numpy(mask)[0]
+    if keep.shape != values.shape:
+        raise ValueError(f"mask shape {keep.shape} differs from x shape {values.shape}")
+    flat = values.reshape(-1)
+    kept, rejected = [], []
+    for i, k in enumerate(keep.reshape(-1).tolist()):
+        (kept if k else rejected).append(i)
+    return flat[kept + rejected], len(kept)
 
 
 # ---------------------------------------------------------------------------

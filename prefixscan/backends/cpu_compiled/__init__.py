@@ -25,6 +25,8 @@ from __future__ import annotations
 import importlib
 import importlib.util
 
+import numpy as np
+
 __all__ = ["available", "unavailable_reason", "run_scan", "segmented_scan", "compact",
            "linear_recurrence", "delta_encode", "delta_decode", "SMALL_SCAN", "SMALL_DIRECT_SCAN"]
 
@@ -97,9 +99,11 @@ def segmented_scan(x, op="add", *, flags=None, offsets=None, keys=None, inclusiv
 
 def compact(x, mask):
     """``x[mask]`` (flattened, in C order) in one pass; ``x`` may be a tuple of arrays."""
-    from .primitives import compact as run
+    from .compaction import compact as run
 
-    return run(x, mask)
+    struct = isinstance(x, tuple)
+    values, _ = run([np.asarray(v) for v in (x if struct else (x,))], np.asarray(mask))
+    return values if struct else values[0]
 
 
 def linear_recurrence(a, b, init=None, axis=-1, reverse=False):

@@ -16,7 +16,7 @@ from .jit_support import HALF, PLAIN, StaticInt
 from .launch import call
 from .scan import MAX_STATIC_ORDER, storage_dtype
 
-__all__ = ["segmented_scan", "compact", "linear_recurrence", "delta_encode", "delta_decode"]
+__all__ = ["segmented_scan", "linear_recurrence", "delta_encode", "delta_decode"]
 
 
 def _host(a) -> np.ndarray:
@@ -73,25 +73,6 @@ def segmented_scan(x, op="add", *, flags=None, offsets=None, keys=None, inclusiv
             raise
         monoids.mark_failed(monoid, len(arrays), reverse)
         return None
-    return tuple(outs) if struct else outs[0]
-
-
-# ---------------------------------------------------------------------------
-# Compaction.
-
-def compact(x, mask):
-    from . import primitive_kernels as pk
-
-    struct = isinstance(x, tuple)
-    arrays = [_host(v).reshape(-1) for v in (x if struct else (x,))]
-    keep = np.ascontiguousarray(_host(mask).reshape(-1))
-    count = int(np.count_nonzero(keep))
-    # Bits are copied as they are: a float16 field travels as uint16.
-    xs = tuple(a.view(np.uint16) if a.dtype == np.float16 else a for a in arrays)
-    buffers = [np.empty(count + 1, a.dtype) for a in xs]
-    if keep.size:
-        call(pk.compact_into, xs, keep.view(np.uint8), tuple(buffers), tuple(PLAIN for _ in xs))
-    outs = [b[:count].view(a.dtype) for b, a in zip(buffers, arrays)]
     return tuple(outs) if struct else outs[0]
 
 

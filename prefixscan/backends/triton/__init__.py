@@ -9,13 +9,15 @@ until a scan runs.
 Implements :class:`prefixscan.backends.base.Backend` as a module: the scan path
 is :mod:`.scan` (strategies from :mod:`.registry`, tiles from :mod:`.planner`),
 delta encoding is the one-pass stencil kernel of :mod:`.delta`, and compaction
-scatters with torch indexing after the caller's exclusive scan.
+and partition the one-pass look-back kernel of :mod:`.compaction`.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib.util
+
+import numpy as np
 
 from ..._arrays import ArrayRef, as_torch
 from ..._environment import interpreter_mode
@@ -100,17 +102,28 @@ def delta_encode(x: ArrayRef, order: int, tuple_size: int, axis: int):
     return d
 
 
-def compact(x: ArrayRef, mask: ArrayRef, slots):
-    """Scatter the kept elements of x to their slots (the exclusive scan of the mask)
-    with torch indexing, on x's device."""
-    import torch
+def compact(fields: tuple, mask: ArrayRef, size: int | None, fills: tuple):
+    """One-pass compaction (:mod:`.compaction`): ``(values, count)`` as torch tensors."""
+    from .compaction import compact_fields  # imports triton
 
-    xt, mt = as_torch(x).reshape(-1), as_torch(mask).reshape(-1)
-    slots = slots if torch.is_tensor(slots) else torch.from_dlpack(slots)
-    count = int(slots[-1] + mt[-1]) if mt.numel() else 0
-    result = torch.empty(count, dtype=xt.dtype, device=xt.device)
-    result[slots[mt]] = xt[mt]
-    return result
+    xs = [as_torch(f) for f in fields]
+    fill_tensors = None
+    if size is not None:
+        import torch
+
+        # torch.full, not a copy from the host: a fill kernel is captured by CUDA graphs.
+        fill_tensors = [torch.full((1,), np.asarray(v).item(), dtype=x.dtype, device=x.device)
+                        for v, x in zip(fills, xs)]
+    values, count = compact_fields(xs, as_torch(mask), size=size, fills=fill_tensors)
+    return tuple(values), count
+
+
+def partition(fields: tuple, mask: ArrayRef):
+    """One-pass stable partition (:mod:`.compaction`): ``(values, count)`` as torch tensors."""
+    from .compaction import partition_fields  # imports triton
+
+    values, count = partition_fields([as_torch(f) for f in fields], as_torch(mask))
+    return tuple(values), count
 
 
 def segmented_scan(fields: tuple, monoid, segments: tuple, inclusive: bool, reverse: bool) -> None:
