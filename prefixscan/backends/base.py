@@ -105,3 +105,19 @@ class Backend(Protocol):
         :func:`prefixscan._normalize.check_segments`); a tuple of results, or None where
         the backend has no such pass (the caller's scan of the lifted monoid runs)."""
         ...
+
+    def linear_recurrence(self, a: Any, b: Any, init: Any, axis: int, reverse: bool,
+                          deterministic: bool) -> Any:
+        """``h[t] = a[t] h[t-1] + b[t]`` along ``axis`` (non-negative) in one pass, ``h[-1] =
+        init`` (the lane shape, or None), from the end with ``reverse``; ``a`` and ``b``
+        arrays of ``NATIVE_LIBRARY`` of one shape and dtype (either may be a broadcast
+        view).  A new array, or None where the backend has no such pass for them (the
+        caller scans the affine monoid)."""
+        ...
+
+    def linear_recurrence_backward(self, a: Any, h: Any, grad: Any, init: Any, axis: int, reverse: bool,
+                                   deterministic: bool, need_a: bool) -> tuple | None:
+        """``(dL/da, dL/db)`` of ``h = linear_recurrence(a, b, init, axis, reverse)`` from
+        ``grad = dL/dh`` in one pass (``dL/da`` None unless ``need_a``), or None where the
+        backend has no fused backward (the caller runs the reverse recurrence)."""
+        ...

@@ -242,3 +242,18 @@ def segmented_scan(fields: tuple, monoid, segments: tuple, inclusive: bool, reve
     if result is None:
         return None
     return tuple(result) if isinstance(result, tuple) else (result,)
+
+
+def linear_recurrence(a, b, init, axis: int, reverse: bool, deterministic: bool) -> np.ndarray | None:
+    """One compiled pass (Numba) for float and complex recurrences of at least
+    ``SMALL_SCAN`` elements; None below that, for other dtypes or without Numba."""
+    if (not cpu_compiled.available() or np.dtype(a.dtype).kind not in "fc"
+            or np.broadcast(a, b).size < cpu_compiled.SMALL_SCAN):
+        return None
+    return cpu_compiled.linear_recurrence(a, b, init=init, axis=axis, reverse=reverse)
+
+
+def linear_recurrence_backward(a, h, grad, init, axis: int, reverse: bool, deterministic: bool,
+                               need_a: bool) -> None:
+    """No fused backward on the CPU: the caller runs the reverse recurrence (compiled)."""
+    return None

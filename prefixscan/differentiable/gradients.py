@@ -25,7 +25,9 @@ each, no loop over the sequence.  Scans are called through the custom operators
 * Linear recurrences ``h[t] = a[t] h[t-1] + b[t]``: ``grad b`` is the reverse
   recurrence of ``grad h`` with ``a`` shifted by one step, ``grad a[t] =
   grad b[t] h[t-1]``, and ``grad init = a[0] grad b[0]`` (conjugated for
-  complex values, torch's convention); it reads h, never recomputes it.
+  complex values, torch's convention); it reads h, never recomputes it.  The
+  backend fuses both into one pass where it can (Martin & Cundy 2018,
+  "Parallelizing Linear Recurrent Neural Nets Over Sequence Length", section 2.2).
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ import torch
 
 from .params import RecurrenceParams, ScanParams
 
-__all__ = ["scan_backward", "recurrence_backward", "stream_sum"]
+__all__ = ["scan_backward", "recurrence_backward", "reverse_recurrence", "stream_sum"]
 
 _HALF = (torch.float16, torch.bfloat16)
 
@@ -215,26 +217,43 @@ def _shift(t: torch.Tensor, axis: int, toward_end: bool, fill: torch.Tensor) -> 
 
 
 def recurrence_backward(params: RecurrenceParams, a, init, h, grad, init_dtype, needs):
-    """``(grad a, grad b, grad init)`` of ``h = linear_recurrence(a, b, init)``."""
+    """``(grad a, grad b, grad init)`` of ``h = linear_recurrence(a, b, init)``.
+
+    Outside ``create_graph`` one fused pass (the operator
+    ``prefixscan::linear_recurrence_backward``: the backend's kernel where it has one);
+    with ``create_graph`` the same formulas as differentiable operators."""
     need_a, need_b, need_init = needs
     axis, reverse = params.axis, params.reverse
     n = a.shape[axis]
     if n == 0:
         g_init = torch.zeros_like(init) if init is not None and need_init else None
         return (torch.zeros_like(a) if need_a else None, torch.zeros_like(a) if need_b else None, g_init)
+    if torch.is_grad_enabled():
+        grad_a, grad_b = reverse_recurrence(params, a, init, h, grad, need_a)
+    else:
+        grad_a, grad_b = torch.ops.prefixscan.linear_recurrence_backward(a, h, grad, init, *params.args(), need_a)
+        grad_a = grad_a if need_a else None
+    grad_init = None
+    if need_init and init is not None:
+        first = n - 1 if reverse else 0
+        grad_init = (grad_b.select(axis, first) * _conj(a).select(axis, first)).to(init_dtype)
+    return grad_a, (grad_b if need_b else None), grad_init
+
+
+def reverse_recurrence(params: RecurrenceParams, a, init, h, grad, need_a: bool):
+    """``(grad a or None, grad b)`` by the reverse recurrence of ``grad`` through the
+    ``prefixscan::linear_recurrence`` operator, then ``grad a = grad b * conj(h[t-1])``."""
+    axis, reverse = params.axis, params.reverse
     a_c = _conj(a)
     blank = torch.zeros_like(a_c.narrow(axis, 0, 1))
     # grad b[t] = grad h[t] + conj(a[t+1]) grad b[t+1]: the recurrence run the other way.
     a_next = _shift(a_c, axis, toward_end=reverse, fill=blank)
     grad_b = torch.ops.prefixscan.linear_recurrence(a_next, grad.to(a.dtype).contiguous(), None,
                                                     *replace(params, reverse=not reverse).args())
-    grad_a = grad_init = None
+    grad_a = None
     if need_a:
         seed = blank if init is None else init.unsqueeze(axis).to(h.dtype)
         h_prev = _shift(h, axis, toward_end=not reverse, fill=seed)
         compute = _compute_dtype(grad_b.dtype)
         grad_a = (grad_b.to(compute) * _conj(h_prev).to(compute)).to(a.dtype)
-    if need_init and init is not None:
-        first = n - 1 if reverse else 0
-        grad_init = (grad_b.select(axis, first) * a_c.select(axis, first)).to(init_dtype)
-    return grad_a, (grad_b if need_b else None), grad_init
+    return grad_a, grad_b

@@ -20,11 +20,12 @@ from typing import Optional
 
 import torch
 
-from .gradients import recurrence_backward, scan_backward
+from .gradients import recurrence_backward, reverse_recurrence, scan_backward
 from .params import RecurrenceParams, ScanParams
-from .runner import run_scan, takes_complex
+from .runner import run_recurrence, run_recurrence_backward, run_scan, takes_complex
 
-__all__ = ["scan_op", "recurrence_op", "call_scan", "call_recurrence", "recurrence_values", "torch_dtype"]
+__all__ = ["scan_op", "recurrence_op", "recurrence_backward_op", "call_scan", "call_recurrence", "recurrence_values",
+           "torch_dtype"]
 
 _HALF = (torch.float16, torch.bfloat16)
 
@@ -93,10 +94,17 @@ def call_scan(params: ScanParams, x: torch.Tensor, init: Optional[torch.Tensor] 
 
 def recurrence_values(params: RecurrenceParams, a: torch.Tensor, b: torch.Tensor,
                       init: Optional[torch.Tensor]) -> torch.Tensor:
-    """The recurrence itself, without autograd: one scan of the pairs (a, b) under
-    the affine monoid; 16-bit inputs accumulate and combine with ``init`` in float32
+    """The recurrence itself, without autograd: the backend's one-pass recurrence
+    (:func:`.runner.run_recurrence`), else one scan of the pairs (a, b) under the
+    affine monoid; 16-bit inputs accumulate and combine with ``init`` in float32
     and are rounded once.  Complex coefficients on the Triton backend, which has no
     complex types, scan as four real fields."""
+    a, b = a.resolve_conj(), b.resolve_conj()
+    if params.strategy == "auto":
+        h = run_recurrence(params.backend, a, b, None if init is None else init.resolve_conj(), params.axis,
+                           params.reverse, params.deterministic)
+        if h is not None:
+            return h
     dtype = a.dtype
     wide = "float32" if dtype in _HALF else None
     split = a.is_complex() and not takes_complex(params.backend, a.device.type)
@@ -141,6 +149,30 @@ def _recurrence_grad(ctx, grad):
 
 
 recurrence_op.register_autograd(_recurrence_grad, setup_context=_setup_recurrence)
+
+
+@torch.library.custom_op("prefixscan::linear_recurrence_backward", mutates_args=())
+def recurrence_backward_op(a: torch.Tensor, h: torch.Tensor, grad: torch.Tensor, init: Optional[torch.Tensor],
+                           axis: int, reverse: bool, backend: Optional[str], deterministic: bool, strategy: str,
+                           need_a: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(dL/da, dL/db)`` of ``h = prefixscan::linear_recurrence(a, b, init, ...)`` from
+    ``grad = dL/dh``: the backend's fused pass, else the reverse recurrence;
+    ``dL/da`` is an empty tensor unless ``need_a``."""
+    params = RecurrenceParams(axis, reverse, backend, deterministic, strategy)
+    a, h, grad = a.detach().resolve_conj(), h.detach().resolve_conj(), grad.detach().resolve_conj()
+    seed = None if init is None else init.detach().resolve_conj()
+    fused = None
+    if strategy == "auto":
+        fused = run_recurrence_backward(backend, a, h, grad, seed, axis, reverse, deterministic, need_a)
+    grad_a, grad_b = fused if fused is not None else reverse_recurrence(params, a, seed, h, grad, need_a)
+    if grad_a is None:
+        grad_a = a.new_empty((0,))
+    return _fresh(grad_a, a, h, grad), _fresh(grad_b, a, h, grad)
+
+
+@recurrence_backward_op.register_fake
+def _recurrence_backward_fake(a, h, grad, init, axis, reverse, backend, deterministic, strategy, need_a):
+    return a.new_empty(h.shape if need_a else (0,)), a.new_empty(h.shape)
 
 
 def call_recurrence(params: RecurrenceParams, a: torch.Tensor, b: torch.Tensor,

@@ -4,7 +4,10 @@ The custom operators of :mod:`.ops` run their forward and backward scans here:
 the same path as :class:`prefixscan.Scan` (argument checks in
 :mod:`prefixscan._normalize`, backend choice in :mod:`prefixscan.dispatch`, the
 backend's ``run_scan``), without the per-signature plan cache, so that this
-package sits below the public API that routes to it.
+package sits below the public API that routes to it.  Linear recurrences first
+ask the backend for its one-pass recurrence (``linear_recurrence`` and the fused
+``linear_recurrence_backward`` members): the Triton kernel of
+:mod:`prefixscan.backends.triton.recurrence`, the compiled CPU loop.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from .._arrays import from_native
 from .._normalize import build_request
 from .._request import ScanConfig
 
-__all__ = ["run_scan", "takes_complex"]
+__all__ = ["run_scan", "takes_complex", "run_recurrence", "run_recurrence_backward"]
 
 
 def run_scan(config: ScanConfig, x: Any, init: Any = None) -> Any:
@@ -37,3 +40,43 @@ def takes_complex(backend: str | None, device: str) -> bool:
     """Whether the backend a scan of ``device`` arrays would run on (``backend=``'s
     choice) scans complex dtypes; complex recurrences split into real fields where not."""
     return dispatch.select_backend(backend, device).COMPLEX_TYPES
+
+
+def _host_view(t: Any) -> Any:
+    """A CPU torch tensor as a zero-copy NumPy view (None where NumPy has no such dtype)."""
+    import numpy as np
+
+    if t is None or not hasattr(t, "numpy"):
+        return t
+    try:
+        return np.asarray(t.numpy())
+    except TypeError:  # bfloat16
+        return None
+
+
+def run_recurrence(backend_name: str | None, a: Any, b: Any, init: Any, axis: int, reverse: bool,
+                   deterministic: bool) -> Any:
+    """``h`` of ``h[t] = a[t] h[t-1] + b[t]`` by the backend's one-pass recurrence, on
+    torch tensors ``a``, ``b`` (``init`` of the lane shape or None), as a tensor of a's
+    type; None where the backend has none for them."""
+    backend = dispatch.select_backend(backend_name, a.device.type)
+    if backend.NATIVE_LIBRARY == "torch":
+        return backend.linear_recurrence(a, b, init, axis, reverse, deterministic)
+    host = [_host_view(t) for t in (a, b, init)]
+    if host[0] is None or host[1] is None or (init is not None and host[2] is None):
+        return None
+    h = backend.linear_recurrence(host[0], host[1], host[2], axis, reverse, deterministic)
+    if h is None:
+        return None
+    import torch
+
+    return torch.from_numpy(h)
+
+
+def run_recurrence_backward(backend_name: str | None, a: Any, h: Any, grad: Any, init: Any, axis: int,
+                            reverse: bool, deterministic: bool, need_a: bool) -> tuple | None:
+    """``(dL/da or None, dL/db)`` by the backend's fused backward, or None where it has none."""
+    backend = dispatch.select_backend(backend_name, a.device.type)
+    if backend.NATIVE_LIBRARY != "torch":
+        return None  # the host backends run the reverse recurrence through the operator
+    return backend.linear_recurrence_backward(a, h, grad, init, axis, reverse, deterministic, need_a)

@@ -129,3 +129,23 @@ def partition(fields: tuple, mask: ArrayRef):
 def segmented_scan(fields: tuple, monoid, segments: tuple, inclusive: bool, reverse: bool) -> None:
     """No segmented kernel on the GPU yet: segmented scans run on host arrays."""
     return None
+
+
+def linear_recurrence(a, b, init, axis: int, reverse: bool, deterministic: bool):
+    """The one-pass recurrence kernel (:mod:`.recurrence`) for float and complex
+    tensors; None for other dtypes (the affine scan runs)."""
+    from . import recurrence  # imports triton
+
+    if not recurrence.supports(a.dtype):
+        return None
+    return recurrence.linear_recurrence(a, b, init, axis, reverse, deterministic=deterministic)
+
+
+def linear_recurrence_backward(a, h, grad, init, axis: int, reverse: bool, deterministic: bool, need_a: bool):
+    """The recurrence kernel run backwards, ``dL/da`` fused (:mod:`.recurrence`)."""
+    from . import recurrence  # imports triton
+
+    if not recurrence.supports(a.dtype):
+        return None
+    return recurrence.linear_recurrence_backward(a, h, grad, init, axis, reverse, need_a=need_a,
+                                                 deterministic=deterministic)

@@ -1,0 +1,283 @@
+"""The one-pass linear recurrence kernel (prefixscan/backends/triton/recurrence.py).
+
+Forward against the plain-loop reference of prefixscan.testing, the fused
+backward against torch autograd through a float64 plain loop; every tiling
+(sequential walk, look-back over time tiles) in both orientations ((B, T, C):
+lanes contiguous; (B, C, T): time contiguous), forced by a plan so that small
+interpreter tests cross chunk and tile boundaries.  GPU tests: the benchmark's
+shapes, more than 2^31 elements, CUDA graph capture, the deterministic mode.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("triton")
+
+import prefixscan as ps  # noqa: E402
+from prefixscan.backends.triton import recurrence as R  # noqa: E402
+from prefixscan.backends.triton import runtime  # noqa: E402
+from prefixscan.testing import reference_linear_recurrence  # noqa: E402
+
+CUDA = torch.cuda.is_available()
+DEVICE = "cuda" if CUDA else "cpu"
+
+PLANS = {
+    "walk": lambda q: R.RecurrencePlan(lookback=False, block_time=8, block_lanes=4, num_warps=1),
+    "lookback": lambda q: R.RecurrencePlan(lookback=True, block_time=8, block_lanes=4 if q > 1 else 1,
+                                           num_warps=1, window=2),
+}
+# (shape, axis): (B, T, C) and (B, C, T); lengths cross 8-step tiles, a prime and 2^k + 1.
+LAYOUTS = [((2, 19, 5), 1), ((3, 2, 17), 2)]
+
+
+def _data(rng, shape, dtype):
+    a = rng.uniform(0.3, 0.95, size=shape)
+    b = rng.normal(size=shape)
+    if dtype.is_complex:
+        a = a * np.exp(1j * rng.uniform(-1, 1, size=shape))
+        b = b + 1j * rng.normal(size=shape)
+    return torch.tensor(a, dtype=dtype, device=DEVICE), torch.tensor(b, dtype=dtype, device=DEVICE)
+
+
+def _loop(a, b, init, axis, reverse):
+    """A differentiable float64 plain loop (the gradient reference)."""
+    a, b = torch.broadcast_tensors(a, b)
+    a, b = a.movedim(axis, -1), b.movedim(axis, -1)
+    h = torch.zeros(a.shape[:-1], dtype=a.dtype, device=a.device) if init is None else init.expand(a.shape[:-1])
+    out = [None] * a.shape[-1]
+    for t in (range(a.shape[-1] - 1, -1, -1) if reverse else range(a.shape[-1])):
+        h = a[..., t] * h + b[..., t]
+        out[t] = h
+    return torch.stack(out, -1).movedim(-1, axis)
+
+
+def _wide(t):
+    return t.to(torch.complex128 if t.is_complex() else torch.float64)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.complex64], ids=["f32", "c64"])
+@pytest.mark.parametrize("reverse", [False, True], ids=["fwd", "rev"])
+@pytest.mark.parametrize("layout", LAYOUTS, ids=["BTC", "BCT"])
+@pytest.mark.parametrize("plan", sorted(PLANS))
+def test_forward_and_fused_backward(rng, plan, layout, reverse, dtype):
+    shape, axis = layout
+    a, b = _data(rng, shape, dtype)
+    lanes = shape[:axis] + shape[axis + 1:]
+    init = _data(rng, lanes, dtype)[1]
+    chosen = PLANS[plan](shape[-1] if axis == 1 else 1)
+    h = R.linear_recurrence(a, b, init, axis, reverse, plan=chosen)
+    expected = reference_linear_recurrence(a.cpu().numpy(), b.cpu().numpy(), init=init.cpu().numpy(), axis=axis,
+                                           reverse=reverse, dtype=np.complex128 if dtype.is_complex else np.float64)
+    np.testing.assert_allclose(h.cpu().numpy(), expected, rtol=2e-5, atol=2e-5)
+    grad = _data(rng, shape, dtype)[1]
+    grad_a, grad_b = R.linear_recurrence_backward(a, h, grad, init, axis, reverse, plan=chosen)
+    wa, wb, wi = (_wide(t).requires_grad_() for t in (a, b, init))
+    ea, eb = torch.autograd.grad(_loop(wa, wb, wi.detach(), axis, reverse), (wa, wb), _wide(grad))
+    torch.testing.assert_close(_wide(grad_b), eb, rtol=2e-5, atol=2e-5)
+    torch.testing.assert_close(_wide(grad_a), ea, rtol=2e-5, atol=2e-5)
+
+
+@pytest.mark.parametrize("plan", sorted(PLANS))
+def test_broadcast_decay_is_read_in_place(rng, plan):
+    """A per-channel decay of shape (C, 1) against b of shape (B, C, T): stride 0 over
+    batch and time, read where it is (the kernel gets the expanded view)."""
+    decay = torch.tensor(rng.uniform(0.5, 0.9, size=(3, 1)), dtype=torch.float32, device=DEVICE)
+    b = _data(rng, (2, 3, 21), torch.float32)[1]
+    a = decay.expand(b.shape)
+    assert a.stride() == (0, 1, 0)
+    h = R.linear_recurrence(a, b, None, 2, False, plan=PLANS[plan](1))
+    expected = reference_linear_recurrence(decay.cpu().numpy(), b.cpu().numpy(), axis=2)
+    np.testing.assert_allclose(h.cpu().numpy(), expected, rtol=2e-5, atol=2e-5)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
+def test_16_bit_accumulates_in_float32(rng, dtype):
+    a, b = _data(rng, (2, 40, 3), torch.float32)
+    a16, b16 = a.to(dtype), b.to(dtype)
+    h = R.linear_recurrence(a16, b16, None, 1, False, plan=PLANS["walk"](3))
+    assert h.dtype == dtype
+    expected = reference_linear_recurrence(a16.float().cpu().numpy(), b16.float().cpu().numpy(), axis=1)
+    # rounded once from float32 accumulation: within half an ulp of the 16-bit type, plus accumulation error
+    np.testing.assert_allclose(h.float().cpu().numpy(), expected, rtol=2 * torch.finfo(dtype).eps, atol=1e-3)
+
+
+def test_public_api_runs_the_kernel_with_offsets_and_final_state(rng):
+    """linear_recurrence on the Triton backend launches this kernel (forward and
+    backward), packed sequences and final states included."""
+    a, b = _data(rng, (2, 13, 3), torch.float64)
+    a.requires_grad_()
+    b.requires_grad_()
+    offsets = torch.tensor([0, 4, 13])
+    init = _data(rng, (2, 2, 3), torch.float64)[1].requires_grad_()
+    with runtime.recording() as seen:
+        h, final = ps.linear_recurrence(a, b, init=init, axis=1, offsets=offsets, return_final=True,
+                                        backend="triton")
+        (h.sum() + (final ** 2).sum()).backward()
+    kernels = [launch.constexprs.get("BACKWARD") for launch in seen if launch.kernel is R.recurrence_kernel]
+    assert kernels == [False, True]
+    pieces = [_loop(a[:, s:e], b[:, s:e], init[:, k], 1, False) for k, (s, e) in enumerate([(0, 4), (4, 13)])]
+    torch.testing.assert_close(h, torch.cat(pieces, 1))
+    wa, wb, wi = (t.detach().clone().requires_grad_() for t in (a, b, init))
+    ref = [_loop(wa[:, s:e], wb[:, s:e], wi[:, k], 1, False) for k, (s, e) in enumerate([(0, 4), (4, 13)])]
+    ref_h = torch.cat(ref, 1)
+    (ref_h.sum() + (torch.stack([ref[0][:, -1], ref[1][:, -1]], 1) ** 2).sum()).backward()
+    for got, want in ((a.grad, wa.grad), (b.grad, wb.grad), (init.grad, wi.grad)):
+        torch.testing.assert_close(got, want)
+
+
+def test_empty_and_single_step(rng):
+    for shape in ((0, 5), (3, 0), (3, 1)):
+        a, b = _data(rng, shape, torch.float32)
+        h = R.linear_recurrence(a, b, None, 1, False)
+        assert h.shape == shape
+        np.testing.assert_allclose(h.cpu().numpy(), reference_linear_recurrence(a.cpu(), b.cpu(), axis=1), rtol=1e-6)
+
+
+def test_default_plans_split_time_only_for_few_lanes():
+    assert not R.plan_for(8, 1024, 4096, 132, False).lookback  # (B, T, C), 32768 lanes
+    assert not R.plan_for(8 * 4096, 1024, 1, 132, False).lookback  # (B, C, T), 32768 lanes
+    assert R.plan_for(64, 1 << 20, 1, 132, False).lookback  # 64 lanes of 2^20
+    assert R.plan_for(1, 1 << 26, 1, 132, False).lookback  # one lane of 2^26
+    assert R.plan_for(1, 1 << 20, 64, 132, False).lookback  # (1, 2^20, 64)
+
+
+# ---------------------------------------------------------------------------
+# GPU.
+
+def _affine_reference(a, b, axis, reverse):
+    """h by the generic scan of the affine monoid in float64: another kernel family."""
+    monoid = ps.algorithms.recurrence.AFFINE_BACKWARD if reverse else ps.AFFINE
+    return ps.scan((a.double().contiguous(), b.double().contiguous()), monoid, axis=axis, reverse=reverse)[1]
+
+
+GPU_SHAPES = [((8, 1024, 4096), 1), ((8, 4096, 1024), 1), ((1, 64, 1 << 20), 2), ((1, 1, 1 << 26), 2),
+              ((4, 8192, 1000), 2), ((1, 1 << 18, 24), 1)]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="needs a CUDA device")
+@pytest.mark.parametrize("reverse", [False, True], ids=["fwd", "rev"])
+@pytest.mark.parametrize("layout", GPU_SHAPES, ids=lambda v: "x".join(map(str, v[0])) if isinstance(v, tuple) else v)
+def test_gpu_shapes_forward_backward(layout, reverse):
+    shape, axis = layout
+    gen = torch.Generator(device="cuda").manual_seed(1)
+    a = torch.rand(shape, device="cuda", generator=gen) * 0.5 + 0.45
+    b = torch.randn(shape, device="cuda", generator=gen)
+    grad = torch.randn(shape, device="cuda", generator=gen)
+    lanes = shape[:axis] + shape[axis + 1:]
+    init = torch.randn(lanes, device="cuda", generator=gen)
+    h = R.linear_recurrence(a, b, init, axis, reverse)
+    b_seeded = b.clone()
+    first = (slice(None),) * axis + (shape[axis] - 1 if reverse else 0,)
+    b_seeded[first] += a[first] * init
+    torch.testing.assert_close(h.double(), _affine_reference(a, b_seeded, axis, reverse), rtol=1e-4, atol=1e-4)
+    grad_a, grad_b = R.linear_recurrence_backward(a, h, grad, init, axis, reverse)
+    a_next = torch.zeros_like(a)
+    n = shape[axis]
+    if reverse:
+        a_next.narrow(axis, 1, n - 1).copy_(a.narrow(axis, 0, n - 1))
+    else:
+        a_next.narrow(axis, 0, n - 1).copy_(a.narrow(axis, 1, n - 1))
+    expected_b = _affine_reference(a_next, grad, axis, not reverse)
+    torch.testing.assert_close(grad_b.double(), expected_b, rtol=1e-4, atol=1e-4)
+    h_prev = torch.empty_like(h)
+    seed = init.unsqueeze(axis)
+    if reverse:
+        h_prev.narrow(axis, 0, n - 1).copy_(h.narrow(axis, 1, n - 1))
+        h_prev.narrow(axis, n - 1, 1).copy_(seed)
+    else:
+        h_prev.narrow(axis, 1, n - 1).copy_(h.narrow(axis, 0, n - 1))
+        h_prev.narrow(axis, 0, 1).copy_(seed)
+    torch.testing.assert_close(grad_a.double(), expected_b * h_prev.double(), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="needs a CUDA device")
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.complex64], ids=["bf16", "c64"])
+def test_gpu_16_bit_and_complex_gradients_match_torch(dtype):
+    gen = torch.Generator(device="cuda").manual_seed(2)
+    shape = (4, 2048, 256)
+    a = (torch.rand(shape, device="cuda", generator=gen) * 0.5 + 0.45).to(dtype)
+    b = torch.randn(shape, device="cuda", generator=gen).to(dtype)
+    a.requires_grad_()
+    b.requires_grad_()
+    h = ps.linear_recurrence(a, b, axis=1)
+    grad = torch.randn(shape, device="cuda", generator=gen).to(dtype)
+    h.backward(grad)
+    wa, wb = (_wide(t.detach()).requires_grad_() for t in (a, b))
+    ref = _affine_reference(wa.detach(), wb.detach(), 1, False)
+    tol = 2e-2 if dtype == torch.bfloat16 else 1e-4
+    torch.testing.assert_close(_wide(h.detach()), ref.to(_wide(h).dtype), rtol=tol, atol=tol)
+    assert a.grad.dtype == dtype and b.grad.dtype == dtype
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="needs a CUDA device")
+def test_gpu_more_than_2_to_31_elements():
+    """One lane of 2^31 + 7 steps: 64-bit offsets.  The decays are <= 0.5, so h[t]
+    depends on the last ~60 steps only, and the tail is checked by a short loop."""
+    n = (1 << 31) + 7
+    if torch.cuda.get_device_properties(0).total_memory < 60 * n:  # a, b, h, grads: 5 float32 arrays
+        pytest.skip("needs about 45 GB of GPU memory")
+    gen = torch.Generator(device="cuda").manual_seed(3)
+    a = torch.rand(n, device="cuda", generator=gen) * 0.5
+    b = torch.randn(n, device="cuda", generator=gen)
+    h = R.linear_recurrence(a, b, None, 0, False)
+    for end in (1 << 31, n):
+        lo = end - 200
+        expected = _loop(a[lo:end].double(), b[lo:end].double(), None, 0, False)
+        torch.testing.assert_close(h[end - 50:end].double(), expected[-50:], rtol=1e-5, atol=1e-5)
+    grad = torch.ones_like(b)
+    grad_a, grad_b = R.linear_recurrence_backward(a, h, grad, None, 0, False)
+    del grad_a
+    lo = (1 << 31) - 100
+    wb = b[lo:lo + 300].double().requires_grad_()
+    (eb,) = torch.autograd.grad(_loop(a[lo:lo + 300].double(), wb, None, 0, False), (wb,), grad[lo:lo + 300].double())
+    torch.testing.assert_close(grad_b[lo:lo + 100].double(), eb[:100], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="needs a CUDA device")
+@pytest.mark.parametrize("shape,axis", [((1, 4, 1 << 20), 2), ((16, 512, 256), 1)], ids=["lookback", "walk"])
+def test_gpu_cuda_graph_capture_forward_backward(shape, axis):
+    gen = torch.Generator(device="cuda").manual_seed(4)
+    a = (torch.rand(shape, device="cuda", generator=gen) * 0.5 + 0.45).requires_grad_()
+    b = torch.randn(shape, device="cuda", generator=gen, requires_grad=True)
+    grad = torch.randn(shape, device="cuda", generator=gen)
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):  # warm up (compiles) outside the capture
+        ps.linear_recurrence(a, b, axis=axis).backward(grad)
+    torch.cuda.current_stream().wait_stream(stream)
+    a.grad = b.grad = None
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        h = ps.linear_recurrence(a, b, axis=axis)
+        h.backward(grad)
+    for _ in range(3):  # new data each replay: the status words must not leak between replays
+        with torch.no_grad():
+            a.copy_(torch.rand(shape, device="cuda", generator=gen) * 0.5 + 0.45)
+            b.copy_(torch.randn(shape, device="cuda", generator=gen))
+            a.grad.zero_()
+            b.grad.zero_()
+        graph.replay()
+        torch.cuda.synchronize()
+        eager_h = R.linear_recurrence(a.detach(), b.detach(), None, axis, False)
+        eager_a, eager_b = R.linear_recurrence_backward(a.detach(), eager_h, grad, None, axis, False)
+        torch.testing.assert_close(h, eager_h, rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(a.grad, eager_a, rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(b.grad, eager_b, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="needs a CUDA device")
+def test_gpu_deterministic_is_bitwise_repeatable():
+    gen = torch.Generator(device="cuda").manual_seed(5)
+    a = torch.rand(1, 1, 1 << 24, device="cuda", generator=gen) * 0.5 + 0.45
+    b = torch.randn(1, 1, 1 << 24, device="cuda", generator=gen)
+    first = R.linear_recurrence(a, b, None, 2, False, deterministic=True)
+    for _ in range(3):
+        assert torch.equal(R.linear_recurrence(a, b, None, 2, False, deterministic=True), first)
