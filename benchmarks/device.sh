@@ -13,6 +13,9 @@
 #   compile     the compiler's reports: PTX, registers and occupancy, SASS of the orders kernel
 #   tune        `prefixscan tune` into $OUT/tune/tuning-cache, then the tuned choice against
 #               every fixed tile (benchmarks/sweep.py --compare-tuned)
+#   compaction  compact/partition: their GPU tests, then benchmarks/primitives.py --case
+#               compact and partition on cuda (2^27, 1/50/99% kept; roof: a copy of the same
+#               bytes; peers x[mask] and torch.cat) and on the CPU (10^7, against NumPy)
 #   all         tests bench orders strategies race (about 25 minutes: more than one
 #               10-minute call; run the profiles one by one there)
 #
@@ -43,7 +46,7 @@ profiles=()
 for profile in "$@"; do
   case $profile in
     all) profiles+=(tests bench orders strategies race) ;;
-    tests|bench|orders|strategies|race|compile|tune) profiles+=("$profile") ;;
+    tests|bench|orders|strategies|race|compile|tune|compaction) profiles+=("$profile") ;;
     *) echo "unknown profile: $profile"; set -- ;;
   esac
 done
@@ -140,6 +143,19 @@ profile_tune() {
   grep -v "^    excluded" "$OUT/tune/tune.log" | tail -20
   step tune/compare 200 env PREFIXSCAN_AUTOTUNE=0 $PY benchmarks/sweep.py --compare-tuned --json "$OUT/tune/compare.json"
   grep -E "^COMPARE|Error" "$OUT/tune/compare.log"
+}
+
+profile_compaction() {
+  mkdir -p "$OUT/compaction"
+  step compaction/tests 400 $PY -m pytest tests/algorithms/test_compaction.py tests/algorithms/test_partition.py \
+    -p no:cacheprovider -q --tb=short -rfE
+  tail -3 "$OUT/compaction/tests.log"
+  for case in compact partition; do
+    step compaction/$case-cuda 300 $PY benchmarks/primitives.py --case $case --device cuda --out "$OUT/compaction"
+    grep "prefixscan" "$OUT/compaction/$case-cuda.md"
+    step compaction/$case-cpu 200 $PY benchmarks/primitives.py --case $case --device cpu --out "$OUT/compaction"
+    grep "prefixscan" "$OUT/compaction/$case-cpu.md"
+  done
 }
 
 for p in "${profiles[@]}"; do

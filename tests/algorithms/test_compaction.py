@@ -261,20 +261,25 @@ def test_past_int32_elements():
     small = torch.arange(100_007, device="cuda").to(torch.int8)
     small_mask = small > 0
     assert torch.equal(ps.compact(small, small_mask), small[small_mask])
-    n = (1 << 31) + (1 << 20) + 7
-    x = torch.arange(n, device="cuda").to(torch.int8)  # arange is int64: wraps into int8
-    mask = (torch.arange(n, device="cuda") % 3) != 1
+    # Every third element rejected, so that the expected results are strided views
+    # (no boolean indexing of > 2^31 elements needed to check).
+    n = 3 * ((1 << 31) // 3 + (1 << 19))
+    period = torch.arange(3 * 127, device="cuda").remainder(127).to(torch.int8)
+    x = period.repeat(n // period.numel())
+    mask = (torch.arange(3, device="cuda") != 1).repeat(n // 3)
+    rows = x.view(-1, 3)
+    kept = rows[:, [0, 2]].reshape(-1)
+    rejected = rows[:, 1]
     got = ps.compact(x, mask)
-    expected = x[mask]
-    assert got.numel() == expected.numel() and torch.equal(got, expected)
-    del got, expected
+    assert torch.equal(got, kept)
+    del got
     values, count = ps.partition(x, mask)
-    kept = int(count)
-    assert kept == int(mask.sum())
-    assert torch.equal(values[:kept], x[mask]) and torch.equal(values[kept:], x[~mask])
+    assert int(count) == kept.numel()
+    assert torch.equal(values[: kept.numel()], kept) and torch.equal(values[kept.numel():], rejected)
     del values
-    limited, count = ps.compact(x, mask, size=(1 << 31) + 5, fill_value=-1)
-    assert torch.equal(limited[:kept], x[mask]) and bool((limited[kept:] == -1).all())
+    limited, count = ps.compact(x, mask, size=n - 5, fill_value=-1)
+    assert int(count) == kept.numel()
+    assert torch.equal(limited[: kept.numel()], kept) and bool((limited[kept.numel():] == -1).all())
 
 
 @pytest.mark.gpu

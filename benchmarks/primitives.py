@@ -1,0 +1,261 @@
+"""Benchmarks of the primitives built on the scan, against their roofs and peers.
+
+    python benchmarks/primitives.py --case compact --device cuda --out DIR
+    python benchmarks/primitives.py --case partition --device cpu --out DIR
+
+Each case writes ``DIR/<case>-<device>.json`` (one row per measurement) and
+``DIR/<case>-<device>.md`` (the table).  GPU times are CUDA events around the
+call, the median of ``--repeats`` (>= 20) after warm-up; the roof is a
+device-to-device copy moving the same bytes (read + write), timed in the same
+process, so ``ratio`` 1.00 is copy speed.  CPU times are wall-clock medians.
+
+Cases:
+
+* ``compact``: ``prefixscan.compact`` (one pass: read x and the mask, write the
+  kept elements) at keep fractions 1%, 50%, 99%, float32 and int64 at 2^27,
+  against ``x[mask]``; its roof moves n * (itemsize + 1) + kept * itemsize bytes.
+  Also the kernel's variants (loads only where kept; tiles) and the fixed-size
+  form (``size=n``, no host synchronization), and n = 2^16 per call.
+* ``partition``: ``prefixscan.partition`` against ``torch.cat((x[m], x[~m]))``
+  (NumPy: ``np.concatenate((x[m], x[~m]))``); roof n * (2 * itemsize + 1) bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+
+import prefixscan as ps
+
+FRACTIONS = (0.01, 0.5, 0.99)
+
+
+# ---------------------------------------------------------------------------
+# Timing.
+
+def gpu_time(fn, repeats: int) -> float:
+    """Median seconds of ``fn()`` by CUDA events, after three warm-up calls."""
+    import torch
+
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(repeats):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / 1e3)
+    return statistics.median(times)
+
+
+def cpu_time(fn, repeats: int) -> float:
+    fn()
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def copy_roof(nbytes_moved: int, repeats: int) -> float:
+    """Seconds of a device copy moving ``nbytes_moved`` bytes (half read, half written)."""
+    import torch
+
+    half = max(nbytes_moved // 2, 1)
+    src = torch.empty(half, dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+    return gpu_time(lambda: dst.copy_(src), repeats)
+
+
+def row(case, device, dtype, n, fraction, impl, seconds, roof=None, peer=None, **extra):
+    r = dict(case=case, device=device, dtype=dtype, n=n, fraction=fraction, impl=impl, seconds=seconds,
+             elements_per_s=n / seconds if seconds else None)
+    if roof is not None:
+        r["roof_seconds"] = roof
+        r["ratio_to_roof"] = roof / seconds
+    if peer is not None:
+        r["speedup_vs_peer"] = peer / seconds
+    r.update(extra)
+    return r
+
+
+# ---------------------------------------------------------------------------
+# GPU cases.
+
+def _gpu_data(dtype: str, n: int, fraction: float):
+    import torch
+
+    gen = torch.Generator(device="cuda").manual_seed(1)
+    if dtype.startswith("float"):
+        x = torch.randn(n, device="cuda", generator=gen, dtype=getattr(torch, dtype))
+    else:
+        x = torch.randint(-(1 << 30), 1 << 30, (n,), device="cuda", generator=gen, dtype=getattr(torch, dtype))
+    mask = torch.rand(n, device="cuda", generator=gen) < fraction
+    return x, mask
+
+
+def gpu_compact(args) -> list:
+    import dataclasses
+
+    import torch
+
+    from prefixscan.backends.triton import compaction
+
+    rows = []
+    n = args.n
+    for dtype in ("float32", "int64"):
+        for fraction in FRACTIONS:
+            x, mask = _gpu_data(dtype, n, fraction)
+            s = x.element_size()
+            kept = int(mask.sum())
+            roof = copy_roof(n * (s + 1) + kept * s, args.repeats)
+            peer = gpu_time(lambda: x[mask], args.repeats)
+            rows.append(row("compact", "cuda", dtype, n, fraction, "x[mask]", peer, roof))
+            got = ps.compact(x, mask)
+            assert torch.equal(got, x[mask]), (dtype, fraction)
+            t = gpu_time(lambda: ps.compact(x, mask), args.repeats)
+            rows.append(row("compact", "cuda", dtype, n, fraction, "prefixscan.compact", t, roof, peer))
+            t = gpu_time(lambda: ps.compact(x, mask, size=n), args.repeats)
+            rows.append(row("compact", "cuda", dtype, n, fraction, "prefixscan.compact(size=n)", t, roof, peer))
+            base = compaction.default_tile(s, False)
+            variants = [dataclasses.replace(base, sparse_loads=True)]
+            for block in (2048, 4096, 8192):
+                for warps in (4, 8):
+                    if (block, warps) != (base.block, base.num_warps):
+                        variants.append(compaction.CompactionTile(block, warps))
+            for tile in variants:
+                (got,), _ = compaction.compact_fields([x], mask, size=None, tile=tile)
+                assert torch.equal(got, x[mask]), tile
+                t = gpu_time(lambda: compaction.compact_fields([x], mask, size=None, tile=tile), args.repeats)
+                rows.append(row("compact", "cuda", dtype, n, fraction, f"kernel {tile}", t, roof, peer))
+            del x, mask
+    for dtype in ("float32", "int64"):  # small calls: the host path
+        for fraction in (0.5,):
+            x, mask = _gpu_data(dtype, 1 << 16, fraction)
+            peer = gpu_time(lambda: x[mask], args.repeats * 5)
+            rows.append(row("compact", "cuda", dtype, 1 << 16, fraction, "x[mask]", peer))
+            t = gpu_time(lambda: ps.compact(x, mask), args.repeats * 5)
+            rows.append(row("compact", "cuda", dtype, 1 << 16, fraction, "prefixscan.compact", t, None, peer))
+            t = gpu_time(lambda: ps.compact(x, mask, size=1 << 16), args.repeats * 5)
+            rows.append(row("compact", "cuda", dtype, 1 << 16, fraction, "prefixscan.compact(size=n)", t, None, peer))
+    return rows
+
+
+def gpu_partition(args) -> list:
+    import torch
+
+    rows = []
+    n = args.n
+    for dtype in ("float32", "int64"):
+        for fraction in FRACTIONS:
+            x, mask = _gpu_data(dtype, n, fraction)
+            s = x.element_size()
+            roof = copy_roof(n * (2 * s + 1), args.repeats)
+            peer = gpu_time(lambda: torch.cat((x[mask], x[~mask])), args.repeats)
+            rows.append(row("partition", "cuda", dtype, n, fraction, "torch.cat((x[m], x[~m]))", peer, roof))
+            values, count = ps.partition(x, mask)
+            assert torch.equal(values, torch.cat((x[mask], x[~mask]))), (dtype, fraction)
+            t = gpu_time(lambda: ps.partition(x, mask), args.repeats)
+            rows.append(row("partition", "cuda", dtype, n, fraction, "prefixscan.partition", t, roof, peer))
+            del x, mask
+    for dtype in ("float32",):
+        x, mask = _gpu_data(dtype, 1 << 16, 0.5)
+        peer = gpu_time(lambda: torch.cat((x[mask], x[~mask])), args.repeats * 5)
+        rows.append(row("partition", "cuda", dtype, 1 << 16, 0.5, "torch.cat((x[m], x[~m]))", peer))
+        t = gpu_time(lambda: ps.partition(x, mask), args.repeats * 5)
+        rows.append(row("partition", "cuda", dtype, 1 << 16, 0.5, "prefixscan.partition", t, None, peer))
+    return rows
+
+
+# ---------------------------------------------------------------------------
+# CPU cases.
+
+def _cpu_data(dtype: str, n: int, fraction: float):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(n).astype(dtype) if dtype.startswith("float") else \
+        rng.integers(-(1 << 30), 1 << 30, n).astype(dtype)
+    return x, rng.random(n) < fraction
+
+
+def cpu_compact(args) -> list:
+    rows = []
+    for dtype in ("float32", "int64"):
+        for fraction in FRACTIONS:
+            x, mask = _cpu_data(dtype, args.n, fraction)
+            assert np.array_equal(ps.compact(x, mask), x[mask])
+            peer = cpu_time(lambda: x[mask], args.repeats)
+            rows.append(row("compact", "cpu", dtype, args.n, fraction, "x[mask]", peer))
+            t = cpu_time(lambda: ps.compact(x, mask), args.repeats)
+            rows.append(row("compact", "cpu", dtype, args.n, fraction, "prefixscan.compact", t, None, peer))
+    return rows
+
+
+def cpu_partition(args) -> list:
+    rows = []
+    for dtype in ("float32", "int64"):
+        for fraction in FRACTIONS:
+            x, mask = _cpu_data(dtype, args.n, fraction)
+            assert np.array_equal(ps.partition(x, mask)[0], np.concatenate((x[mask], x[~mask])))
+            peer = cpu_time(lambda: np.concatenate((x[mask], x[~mask])), args.repeats)
+            rows.append(row("partition", "cpu", dtype, args.n, fraction, "np.concatenate((x[m], x[~m]))", peer))
+            t = cpu_time(lambda: ps.partition(x, mask), args.repeats)
+            rows.append(row("partition", "cpu", dtype, args.n, fraction, "prefixscan.partition", t, None, peer))
+    return rows
+
+
+#: case -> device -> function(args) -> rows
+CASES = {
+    "compact": {"cuda": gpu_compact, "cpu": cpu_compact},
+    "partition": {"cuda": gpu_partition, "cpu": cpu_partition},
+}
+#: Default sizes per device.
+DEFAULT_N = {"cuda": 1 << 27, "cpu": 10 ** 7}
+
+
+def markdown(rows: list) -> str:
+    lines = ["| case | dtype | n | kept | impl | time (ms) | ratio to roof | vs peer |",
+             "|---|---|---:|---:|---|---:|---:|---:|"]
+    for r in rows:
+        ratio = f"{r['ratio_to_roof']:.2f}" if "ratio_to_roof" in r else ""
+        peer = f"{r['speedup_vs_peer']:.2f}x" if "speedup_vs_peer" in r else ""
+        lines.append(f"| {r['case']} | {r['dtype']} | {r['n']} | {r['fraction']:.0%} | {r['impl']} | "
+                     f"{r['seconds'] * 1e3:.3f} | {ratio} | {peer} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--case", required=True, choices=sorted(CASES))
+    parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
+    parser.add_argument("--n", type=int, default=None, help="elements (default: 2^27 on cuda, 10^7 on cpu)")
+    parser.add_argument("--repeats", type=int, default=None, help="timed calls (default: 30 on cuda, 7 on cpu)")
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+    args.n = args.n or DEFAULT_N[args.device]
+    args.repeats = args.repeats or (30 if args.device == "cuda" else 7)
+    meta = dict(case=args.case, device=args.device, n=args.n, repeats=args.repeats)
+    if args.device == "cuda":
+        import torch
+
+        meta["gpu"] = torch.cuda.get_device_name()
+    rows = CASES[args.case][args.device](args)
+    args.out.mkdir(parents=True, exist_ok=True)
+    stem = args.out / f"{args.case}-{args.device}"
+    stem.with_suffix(".json").write_text(json.dumps(dict(meta=meta, rows=rows), indent=1))
+    table = markdown(rows)
+    stem.with_suffix(".md").write_text(f"# {args.case} on {meta.get('gpu', 'cpu')}\n\n{table}")
+    print(table)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
