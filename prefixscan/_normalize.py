@@ -25,10 +25,10 @@ import numpy as np
 from ._arrays import ArrayRef, as_torch, inspect_array, refuse_unsupported
 from ._request import ScanConfig, ScanRequest, np_dtype
 from .backends.triton.registry import DETERMINISTIC_STRATEGIES, STRATEGY_NAMES
-from .monoid import Monoid, accumulator_dtype_name, resolve_op
+from .monoid import accumulator_dtype_name, resolve_op
 
 __all__ = ["ALGORITHMS", "STRATEGIES", "make_config", "build_request", "check_init_shape", "check_axis",
-           "check_recurrence_args", "check_delta_args", "check_segmented_values", "check_segments",
+           "check_recurrence_args", "check_delta_args", "check_segmented_request", "check_segments",
            "check_compact_args", "CompactArgs", "check_init_value", "check_flag"]
 
 ALGORITHMS = ("auto", "serial", "kogge_stone", "sklansky", "brent_kung", "reduce_then_scan")
@@ -373,39 +373,38 @@ def check_delta_args(x: Any, axis: int, order: Any, tuple_size: Any) -> tuple[Ar
     return ref, axis, order, tuple_size
 
 
-def check_segmented_values(x: Any, op: Any, inclusive: Any, reverse: Any) -> tuple[Monoid, list[ArrayRef]]:
-    """``segmented_scan``'s operator, values and flags: 1-D host arrays of one shape
-    whose dtypes and number the operator takes."""
-    monoid = resolve_op(op)
-    _as_bool(inclusive, "inclusive")
-    _as_bool(reverse, "reverse")
+def check_segmented_request(x: Any, op: Any, *, inclusive: Any, reverse: Any, init: Any, dtype: Any, out: Any,
+                            backend: Any) -> ScanRequest:
+    """``segmented_scan``'s arguments but the segments: a 1-D ``x`` (or tuple of
+    same-length ones), checked as :func:`build_request` checks a flattened scan's
+    (operator against the dtypes, ``init`` one value per field, ``out``)."""
+    config = make_config(op, axis=None, inclusive=inclusive, reverse=reverse, order=1, tuple_size=1, dtype=dtype,
+                         backend=backend, algorithm=None)
     values, struct = _split_fields(x)
-    monoid.check_fields(len(values), struct)
-    refs = [inspect_array(v, "x" if not struct else f"x[{i}]") for i, v in enumerate(values)]
-    for r in refs:
-        if len(r.shape) != 1:
-            raise ValueError(f"x must be 1-D for a segmented scan, got shape {r.shape}")
-        if r.device != "cpu":
-            raise NotImplementedError("x: segmented_scan runs on host arrays for now")
-        monoid.check_dtype(r.dtype)
-    if any(r.shape != refs[0].shape for r in refs):
-        raise ValueError("x: fields of a struct monoid must have one shape")
-    monoid.identity_values([np_dtype(accumulator_dtype_name(r.dtype)) for r in refs])
-    monoid.check_combine([accumulator_dtype_name(r.dtype) for r in refs])
-    return monoid, refs
+    config.monoid.check_fields(len(values), struct)
+    for i, v in enumerate(values):
+        shape = inspect_array(v, "x" if not struct else f"x[{i}]").shape
+        if len(shape) != 1:
+            raise ValueError(f"x must be 1-D for a segmented scan, got shape {shape}")
+    return build_request(config, x, init, out)
 
 
 def _host(value: Any) -> np.ndarray:
     return np.asarray(value.cpu() if hasattr(value, "cpu") else value)
 
 
-def check_segments(n: int, flags: Any, offsets: Any, keys: Any) -> tuple[str, np.ndarray]:
+def check_segments(n: int, flags: Any, offsets: Any, keys: Any, device: str | None = None) -> tuple[str, Any]:
     """The one segment description given to ``segmented_scan`` for ``n`` elements, as
-    ``(kind, host array)`` with kind "flags", "offsets" or "keys"."""
+    ``(kind, array)`` with kind "flags", "offsets" or "keys": a host array, or with
+    ``device`` (x's device, for the Triton backend) a torch tensor on it (Python
+    lists of offsets are copied there; arrays on another device are refused)."""
     given = [name for name, v in (("flags", flags), ("offsets", offsets), ("keys", keys)) if v is not None]
     if len(given) != 1:
         raise ValueError("flags, offsets, keys: give exactly one of them"
                          + (f" (got {', '.join(given)})" if given else ""))
+    if device is not None:
+        return _device_segments(n, given[0], flags if flags is not None else offsets if offsets is not None else keys,
+                                device)
     if flags is not None:
         f = _host(flags)
         if f.shape != (n,):
@@ -428,6 +427,40 @@ def check_segments(n: int, flags: Any, offsets: Any, keys: Any) -> tuple[str, np
     if k.shape != (n,):
         raise ValueError(f"keys has shape {k.shape}; expected ({n},), one per element of x")
     return "keys", k
+
+
+def _device_segments(n: int, kind: str, value: Any, device: str) -> tuple[str, Any]:
+    """:func:`check_segments` for x on ``device`` (Triton backend): the same checks
+    with torch operations where the array lives, one synchronisation for offsets."""
+    import torch
+
+    listed = kind == "offsets" and isinstance(value, (list, tuple))  # cu_seqlens as a list: copied over
+    ref = inspect_array(np.asarray(value) if listed else value, kind)
+    if ref.device != device and not listed:
+        raise ValueError(f"{kind} is on {ref.device} but x is on {device}")
+    t = as_torch(ref).to(device) if listed else as_torch(ref)
+    kind_of = "b" if t.dtype == torch.bool else ("f" if t.is_floating_point() or t.is_complex() else "i")
+    if kind != "offsets":
+        if tuple(t.shape) != (n,):
+            raise ValueError(f"{kind} has shape {tuple(t.shape)}; expected ({n},), one per element of x")
+        if kind == "flags" and t.dtype != torch.bool:
+            raise TypeError(f"flags must be a bool array, got dtype {ref.dtype}")
+        if kind == "keys" and t.is_complex():
+            raise TypeError(f"keys must be integers, bools or floats, got dtype {ref.dtype}")
+        return kind, t
+    if t.dim() != 1 or kind_of != "i":
+        raise TypeError("offsets must be a 1-D integer array of segment start offsets")
+    if t.numel() == 0:
+        raise ValueError("offsets must start at 0")
+    wide = t.to(torch.int64)
+    first, last, decreasing = torch.stack([wide[0], wide[-1], (wide[1:] < wide[:-1]).any().to(torch.int64)]).tolist()
+    if first != 0:
+        raise ValueError("offsets must start at 0")
+    if decreasing:
+        raise ValueError("offsets must be non-decreasing")
+    if last > n:
+        raise ValueError(f"offsets go past the end of x: last offset {last} > length {n}")
+    return kind, t
 
 
 @dataclass(frozen=True)

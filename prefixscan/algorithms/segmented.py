@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._arrays import as_numpy, from_numpy
-from .._normalize import check_segmented_values, check_segments
+from .._arrays import as_numpy, from_native, write_host
+from .._normalize import check_segmented_request, check_segments
+from .._request import np_dtype
 from .._scan import scan
-from ..dispatch import select_backend
+from ..dispatch import check_capabilities, select_backend
 from ..monoid import Monoid, where
 
 __all__ = ["segmented_scan"]
@@ -52,13 +53,14 @@ def _lift_segmented(inner: Monoid, nfields: int) -> Monoid:
     return lifted
 
 
-def segmented_scan(x, op="add", *, flags=None, offsets=None, keys=None, inclusive=True, reverse=False):
+def segmented_scan(x, op="add", *, flags=None, offsets=None, keys=None, inclusive=True, reverse=False, init=None,
+                   dtype=None, out=None, backend=None):
     """Scan that restarts at every segment of the 1-D array ``x`` (or tuple of them).
 
     Parameters
     ----------
     x : array or tuple of arrays
-        A 1-D host array (NumPy, a CPU torch tensor, ...), or a tuple of
+        A 1-D array (NumPy, torch on any device, CuPy, ...), or a tuple of
         same-length ones for a struct operator.
     op : str or Monoid, default "add"
         As in :func:`prefixscan.scan`.
@@ -71,30 +73,41 @@ def segmented_scan(x, op="add", *, flags=None, offsets=None, keys=None, inclusiv
     keys : array, optional
         One per element of x; each run of equal consecutive keys is a segment.
     inclusive : bool, default True
-        False gives exclusive scans: each segment starts with the identity.
+        False gives exclusive scans: each segment starts with the identity (or
+        ``init``).
     reverse : bool, default False
         Scan each segment from its end.
+    init : scalar (tuple of scalars for a struct operator), optional
+        Seeds every segment: it sits before each segment's first element (after
+        its last one in reverse), as ``init`` does for :func:`prefixscan.scan`.
+    dtype : dtype, optional
+        Accumulate and return in this dtype, as in :func:`prefixscan.scan`.
+    out : array (tuple of arrays), optional
+        Written with the result and returned; x's shape, the result's dtype, x's device.
+    backend : {"cpu", "triton", None}
+        As in :func:`prefixscan.scan`: device arrays run on the Triton backend in
+        one pass (a single-pass kernel whose look-back carries the segments).
 
-    Give exactly one of ``flags``, ``offsets`` and ``keys``.
+    Give exactly one of ``flags``, ``offsets`` and ``keys``, on x's device.
 
     Returns
     -------
     array or tuple of arrays
-        x's shape and dtype, of the caller's array type.
+        x's shape, the result's dtype, of the caller's array type.
 
     Raises
     ------
     ValueError
         Not exactly one segment description, x not 1-D, flags / keys /
-        offsets that do not fit x, or a tuple x whose length the operator's
-        identity does not match.
+        offsets that do not fit x or are on another device, a tuple x whose
+        length the operator's identity does not match, an ``out`` that does
+        not fit.
     TypeError
         Flags that are not bool, offsets that are not integers, a dtype the
         operator does not take, or ``inclusive`` / ``reverse`` not True/False.
 
-    Every argument is checked before any work starts.
-    NotImplementedError
-        x on a GPU: segmented scans run on host arrays for now.
+    Every argument is checked before any work starts; nothing is written to
+    ``out`` on bad input.
 
     Examples
     --------
@@ -102,17 +115,32 @@ def segmented_scan(x, op="add", *, flags=None, offsets=None, keys=None, inclusiv
     >>> prefixscan.segmented_scan(np.array([1, 2, 3, 4, 5]), offsets=np.array([0, 2]))
     array([ 1,  3,  3,  7, 12])
     """
-    monoid, refs = check_segmented_values(x, op, inclusive, reverse)
-    n = refs[0].shape[0]
-    segments = check_segments(n, flags, offsets, keys)
-    backend = select_backend(None, refs[0].device)
-    arrays = [as_numpy(r) for r in refs]
-    fast = backend.segmented_scan(tuple(arrays), monoid, segments, inclusive, reverse)
-    if fast is not None:  # one compiled pass (the CPU backend with Numba)
-        result = tuple(from_numpy(np.ascontiguousarray(r), ref) for r, ref in zip(fast, refs))
-        return result if isinstance(x, tuple) else result[0]
+    request = check_segmented_request(x, op, inclusive=inclusive, reverse=reverse, init=init, dtype=dtype, out=out,
+                                      backend=backend)
+    chosen = select_backend(request.config.backend, request.device)
+    check_capabilities(chosen, request)
+    on_device = chosen.NATIVE_LIBRARY == "torch"
+    segments = check_segments(request.lane_len, flags, offsets, keys,
+                              device=request.device if on_device else None)
+    results = chosen.segmented_scan(request, segments)
+    native = chosen.NATIVE_LIBRARY
+    if results is None:  # the host scan of the lifted monoid
+        results, native = _lifted_scan(request, segments), "numpy"
+    if request.out is not None:
+        results = [o.obj for o in request.out]
+    elif request.fields[0].library != native:
+        results = [from_native(r, like, native, d) for r, like, d in zip(results, request.fields, request.out_dtypes)]
+    return tuple(results) if request.struct else results[0]
+
+
+def _lifted_scan(request, segments: tuple) -> list:
+    """One scan of the lifted monoid on the host (NumPy results, written into ``out``)."""
+    config = request.config
+    monoid = config.monoid
+    n = request.lane_len
+    arrays = [np.asarray(as_numpy(r), dtype=np_dtype(acc)) for r, acc in zip(request.fields, request.acc_dtypes)]
     heads = _segment_heads(n, *segments)
-    if reverse:
+    if config.reverse:
         arrays = [a[::-1] for a in arrays]
         # Heads of the flipped array: the first element of each flipped segment.
         seg = np.cumsum(heads)[::-1]
@@ -122,18 +150,40 @@ def segmented_scan(x, op="add", *, flags=None, offsets=None, keys=None, inclusiv
         inner.numpy_errstate = monoid.numpy_errstate
     else:
         inner = monoid
+    seeds = inner.identity_values([a.dtype for a in arrays])
+    if request.init is not None and n:
+        # Every segment starts from the seed: fold it into each head's value.
+        seeds = [np.asarray(_host_value(v), dtype=a.dtype) for v, a in zip(request.init, arrays)]
+        firsts = tuple(a[heads] for a in arrays)
+        with np.errstate(**monoid.numpy_errstate):
+            if len(arrays) == 1:
+                seeded = (inner.combine(seeds[0], firsts[0]),)
+            else:
+                seeded = tuple(inner.combine(tuple(seeds), firsts))
+        arrays = [a.copy() for a in arrays]
+        for a, v in zip(arrays, seeded):
+            a[heads] = v
     lifted = _lift_segmented(inner, len(arrays))
-    result = scan((heads,) + tuple(arrays), lifted, backend="cpu")[1:]
-    if not inclusive:
-        ident = inner.identity_values([a.dtype for a in arrays])
+    result = scan((heads,) + tuple(arrays), lifted, backend="cpu")[1:] if n else tuple(arrays)
+    if not config.inclusive:
         shifted = []
-        for r, e in zip(result, ident):
+        for r, e in zip(result, seeds):
             y = np.empty_like(r)
             y[1:] = r[:-1]
             y[heads] = e
             shifted.append(y)
         result = tuple(shifted)
-    if reverse:
-        result = tuple(np.ascontiguousarray(r[::-1]) for r in result)
-    result = tuple(from_numpy(r, ref) for r, ref in zip(result, refs))
-    return result if isinstance(x, tuple) else result[0]
+    if config.reverse:
+        result = tuple(r[::-1] for r in result)
+    results = [np.ascontiguousarray(np.asarray(r).astype(np_dtype(d), copy=False))
+               for r, d in zip(result, request.out_dtypes)]
+    if request.out is None:
+        return results
+    for ref, y in zip(request.out, results):
+        write_host(ref, y)
+    return [ref.obj for ref in request.out]
+
+
+def _host_value(value):
+    """A checked ``init`` value (a NumPy value, or a tensor) as NumPy."""
+    return value.detach().cpu().numpy() if hasattr(value, "detach") else value

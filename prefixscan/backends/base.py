@@ -98,12 +98,14 @@ class Backend(Protocol):
         each group in order; ``count`` a 0-d int64 array of the selected elements."""
         ...
 
-    def segmented_scan(self, fields: tuple, monoid: Any, segments: tuple, inclusive: bool,
-                       reverse: bool) -> tuple | None:
-        """A segmented scan of checked 1-D host ``fields`` (NumPy arrays) in one pass, the
-        segments given as ``(kind, array)`` ("flags", "offsets" or "keys", as checked by
-        :func:`prefixscan._normalize.check_segments`); a tuple of results, or None where
-        the backend has no such pass (the caller's scan of the lifted monoid runs)."""
+    def segmented_scan(self, request: ScanRequest, segments: tuple) -> list | None:
+        """A segmented scan in one pass of the checked 1-D ``request`` (operator,
+        inclusive, reverse, ``init`` seeding every segment, dtype, ``out``), the
+        segments given as ``(kind, array)`` ("flags", "offsets" or "keys", as checked
+        by :func:`prefixscan._normalize.check_segments`: host arrays for the CPU
+        backend, torch tensors on x's device for Triton); one result per field
+        (``out``'s arrays when given), or None where the backend has no such pass
+        for it (the caller's host scan of the lifted monoid runs)."""
         ...
 
     def linear_recurrence(self, a: Any, b: Any, init: Any, axis: int, reverse: bool,

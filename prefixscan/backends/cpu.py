@@ -231,17 +231,27 @@ def partition(fields: tuple, mask: ArrayRef) -> tuple:
     return values, np.asarray(int(np.count_nonzero(keep)), dtype=np.int64)
 
 
-def segmented_scan(fields: tuple, monoid, segments: tuple, inclusive: bool, reverse: bool) -> tuple | None:
-    """One compiled pass (Numba) for segmented scans of at least ``SMALL_SCAN`` elements;
-    None below that, without Numba, or for a combine Numba cannot compile."""
-    if not cpu_compiled.available() or fields[0].shape[0] < cpu_compiled.SMALL_SCAN:
+def segmented_scan(request: ScanRequest, segments: tuple) -> list | None:
+    """One compiled pass (Numba) for segmented scans of at least ``SMALL_SCAN`` elements
+    (written into ``out`` when the request has it); None below that, without Numba,
+    or for a combine Numba cannot compile."""
+    if not cpu_compiled.available() or request.lane_len < cpu_compiled.SMALL_SCAN:
         return None
     kind, given = segments
-    x = fields if len(fields) > 1 else fields[0]
-    result = cpu_compiled.segmented_scan(x, monoid, inclusive=inclusive, reverse=reverse, **{kind: given})
+    arrays = [as_numpy(f) for f in request.fields]
+    if request.config.dtype is not None:  # accumulate and return in dtype
+        arrays = [a.astype(np_dtype(d), copy=False) for a, d in zip(arrays, request.out_dtypes)]
+    x = tuple(arrays) if request.struct else arrays[0]
+    result = cpu_compiled.segmented_scan(x, request.config.monoid, inclusive=request.config.inclusive,
+                                         reverse=request.config.reverse, init=request.init, **{kind: given})
     if result is None:
         return None
-    return tuple(result) if isinstance(result, tuple) else (result,)
+    results = list(result) if isinstance(result, tuple) else [result]
+    if request.out is None:
+        return results
+    for ref, y in zip(request.out, results):
+        write_host(ref, y)
+    return [ref.obj for ref in request.out]
 
 
 def linear_recurrence(a, b, init, axis: int, reverse: bool, deterministic: bool) -> np.ndarray | None:

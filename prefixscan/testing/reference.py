@@ -298,19 +298,26 @@ def reference_segmented_scan(
     reverse: bool = False,
     dtype: Any = None,
     identity: Any = None,
+    init: Any = None,
 ):
     """``prefixscan.segmented_scan``: each segment of 1-D ``x`` (a tuple of 1-D
     arrays for struct monoids) scanned on its own with :func:`reference_scan`.
     Exclusive scans start each segment with the identity; reverse scans run from
-    each segment's end."""
+    each segment's end; ``init`` (one value per field for structs) seeds every
+    segment as it seeds a scan."""
     setup = _setup(x, op, identity, dtype)
     if setup.fields[0].ndim != 1:
         raise ValueError(f"x must be 1-D, got shape {setup.fields[0].shape}")
     n = setup.fields[0].shape[0]
     values = setup.values(tuple(cast(f, a).reshape(1, n) for f, a in zip(setup.fields, setup.accs)), 0)
+    seed = None
+    if init is not None:
+        seed = tuple(scalar_converter(a)(cast(as_numpy(v)[0], a).reshape(())[()])
+                     for v, a in zip(_per_field(init, len(setup.fields), setup.struct), setup.accs))
+        seed = seed if setup.struct else seed[0]
     scanned: list = []
     for start, end in segment_bounds(n, flags=flags, offsets=offsets, keys=keys):
-        scanned.extend(_scan_stream(values[start:end], setup.step, setup.identity, None, inclusive, reverse))
+        scanned.extend(_scan_stream(values[start:end], setup.step, setup.identity, seed, inclusive, reverse))
     results: list[list] = [[] for _ in setup.fields]
     setup.collect(results, scanned)
     outs = tuple(from_scalars(r, (n,), name) for r, name in zip(results, setup.out_names))

@@ -12,8 +12,10 @@ from prefixscan.testing import (
     affine_data,
     affine_monoid,
     assert_scan_equal,
+    poisoned,
     random_array,
     reference_segmented_scan,
+    tolerance_for,
 )
 
 
@@ -135,3 +137,156 @@ def test_segmented_empty():
     assert ps.segmented_scan(x, offsets=np.array([0])).shape == (0,)
     assert ps.segmented_scan(x, flags=np.empty(0, bool)).shape == (0,)
     assert ps.segmented_scan(x, keys=np.empty(0, np.int64)).shape == (0,)
+
+
+# ---------------------------------------------------------------------------
+# Every backend present (cpu; the Triton kernel in its interpreter, or on CUDA):
+# one body, the backend's arrays in and out.  Interpreter tiles hold 32 elements,
+# so these sizes put segments across tile boundaries and tiles without heads.
+
+BACKEND_SIZES = [1, 31, 32, 33, 97, 160]
+
+
+def _segments_for(rng, how, n, backend, kind="random"):
+    """(keyword, NumPy description) of a segmentation of n elements."""
+    if kind == "one":  # one segment covering everything
+        heads = np.zeros(n, bool)
+    elif kind == "singletons":
+        heads = np.ones(n, bool)
+    elif kind == "long":  # segments longer than a tile
+        heads = rng.random(n) < 0.02
+    else:
+        heads = rng.random(n) < 0.12
+    if how == "flags":
+        return "flags", heads
+    if how == "keys":
+        return "keys", (np.cumsum(heads | (rng.random(n) < 0.0)) * 3 - 7).astype(np.int16)
+    offs = np.flatnonzero(heads)
+    extra = offs[: 2] if kind == "random" else offs[:0]  # empty segments
+    return "offsets", np.sort(np.concatenate([[0], offs, extra, [n] if n % 2 else []])).astype(np.int64)
+
+
+def _run(backend, x, op, name, given, **kwargs):
+    return backend.to_numpy(ps.segmented_scan(backend.asarray(x), op, backend=backend.backend,
+                                              **{name: backend.asarray(given)}, **kwargs))
+
+
+@pytest.mark.parametrize("inclusive,reverse", [(True, False), (False, False), (True, True), (False, True)],
+                         ids=["inc", "exc", "inc-rev", "exc-rev"])
+@pytest.mark.parametrize("how", ["flags", "offsets", "keys"])
+def test_every_backend(backend, rng, how, inclusive, reverse):
+    for n in BACKEND_SIZES:
+        x = random_array(rng, "int32", n, "add")
+        name, given = _segments_for(rng, how, n, backend)
+        for init in (None, -5):
+            expected = reference_segmented_scan(x, "add", inclusive=inclusive, reverse=reverse, init=init,
+                                                **{name: given})
+            got = _run(backend, x, "add", name, given, inclusive=inclusive, reverse=reverse, init=init)
+            np.testing.assert_array_equal(got, expected, err_msg=f"n={n} init={init}")
+
+
+@pytest.mark.parametrize("kind", ["one", "singletons", "long"])
+@pytest.mark.parametrize("how", ["flags", "offsets", "keys"])
+def test_every_backend_shapes_of_segments(backend, rng, how, kind):
+    n = 97
+    x = random_array(rng, "int64", n, "add")
+    name, given = _segments_for(rng, how, n, backend, kind)
+    for reverse in (False, True):
+        expected = reference_segmented_scan(x, "add", reverse=reverse, **{name: given})
+        np.testing.assert_array_equal(_run(backend, x, "add", name, given, reverse=reverse), expected)
+    if kind == "one":
+        np.testing.assert_array_equal(_run(backend, x, "add", name, given), np.cumsum(x))
+    if kind == "singletons":
+        np.testing.assert_array_equal(_run(backend, x, "add", name, given), x)
+
+
+BACKEND_OPS = [("max", "float32"), ("min", "uint8"), ("xor", "int16"), ("mul", "int64"), ("or", "bool"),
+               ("logaddexp", "float32")]
+
+
+@pytest.mark.parametrize("op,dtype", BACKEND_OPS, ids=[f"{o}-{d}" for o, d in BACKEND_OPS])
+def test_every_backend_operators(backend, rng, op, dtype):
+    n = 75
+    x = random_array(rng, dtype, n, op)
+    name, given = _segments_for(rng, "offsets", n, backend)
+    for inclusive, reverse in [(True, False), (False, True)]:
+        expected = reference_segmented_scan(x, op, inclusive=inclusive, reverse=reverse, **{name: given})
+        got = _run(backend, x, op, name, given, inclusive=inclusive, reverse=reverse)
+        assert got.dtype == x.dtype
+        assert_scan_equal(got, expected, **tolerance_for(x, op))
+
+
+@pytest.mark.parametrize("monoid_name", ["affine", "matmul2"])
+@pytest.mark.parametrize("how", ["flags", "offsets"])
+def test_every_backend_non_commutative_struct(backend, rng, how, monoid_name):
+    from prefixscan.testing import matmul2_data, matmul2_monoid
+
+    n = 70
+    if monoid_name == "affine":
+        x, monoid, init = affine_data(rng, n, "int64"), affine_monoid(), (3, -2)
+    else:
+        x, monoid, init = matmul2_data(rng, n, "int64"), matmul2_monoid(), (1, 2, 0, 1)
+    name, given = _segments_for(rng, how, n, backend)
+    for inclusive, reverse, seed in [(True, False, None), (False, False, init), (True, True, init),
+                                     (False, True, None)]:
+        expected = reference_segmented_scan(x, monoid, inclusive=inclusive, reverse=reverse, init=seed,
+                                            **{name: given})
+        got = backend.to_numpy(ps.segmented_scan(backend.asarray(x), monoid, inclusive=inclusive, reverse=reverse,
+                                                 init=seed, backend=backend.backend,
+                                                 **{name: backend.asarray(given)}))
+        assert isinstance(got, tuple) and len(got) == len(x)
+        for g, e in zip(got, expected):
+            np.testing.assert_array_equal(g, e)
+
+
+def test_every_backend_dtype_and_out(backend, rng):
+    n = 67
+    x = random_array(rng, "int8", n, "add")
+    name, given = _segments_for(rng, "flags", n, backend)
+    expected = reference_segmented_scan(x, "add", dtype="int32", **{name: given})
+    got = _run(backend, x, "add", name, given, dtype="int32")
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got, expected)
+    out = backend.asarray(poisoned((n,), "int32"))
+    result = ps.segmented_scan(backend.asarray(x), "add", dtype="int32", out=out, backend=backend.backend,
+                               **{name: backend.asarray(given)})
+    assert result is out
+    np.testing.assert_array_equal(backend.to_numpy(out), expected)
+    # out aliasing x (in place)
+    y = backend.asarray(x.astype(np.int32))
+    ps.segmented_scan(y, "add", out=y, inclusive=False, backend=backend.backend, **{name: backend.asarray(given)})
+    np.testing.assert_array_equal(backend.to_numpy(y),
+                                  reference_segmented_scan(x.astype(np.int32), inclusive=False, **{name: given}))
+
+
+BAD_SEGMENTS = [
+    ("flags", dict(flags=np.zeros(9, bool)), ValueError),
+    ("flags", dict(flags=np.zeros(10, np.int8)), TypeError),
+    ("offsets", dict(offsets=np.array([1, 5])), ValueError),
+    ("offsets", dict(offsets=np.array([0, 6, 4])), ValueError),
+    ("offsets", dict(offsets=np.array([0, 11])), ValueError),
+    ("offsets", dict(offsets=np.array([0.0, 2.5])), TypeError),
+    ("offsets", dict(offsets=np.zeros(0, np.int64)), ValueError),
+    ("keys", dict(keys=np.zeros(11, np.int32)), ValueError),
+    (("flags", "offsets", "keys"), dict(flags=np.zeros(10, bool), offsets=np.array([0])), ValueError),
+    ("init", dict(offsets=np.array([0]), init=np.ones(3)), ValueError),
+    ("out", dict(offsets=np.array([0]), out=np.zeros(9, np.int64)), ValueError),
+    ("out", dict(offsets=np.array([0]), out=np.zeros(10, np.int32)), TypeError),
+]
+
+
+@pytest.mark.parametrize("names,kwargs,error", BAD_SEGMENTS, ids=[f"{i}" for i in range(len(BAD_SEGMENTS))])
+def test_every_backend_refuses_before_work(backend, names, kwargs, error):
+    import re
+
+    x = np.arange(1, 11, dtype=np.int64)
+    out = backend.asarray(poisoned((10,), "int64"))
+    before = backend.to_numpy(out).copy()
+    args = {k: (backend.asarray(v) if isinstance(v, np.ndarray) and k not in ("init",) else v)
+            for k, v in kwargs.items()}
+    args.setdefault("out", out)
+    with pytest.raises(error) as excinfo:
+        ps.segmented_scan(backend.asarray(x), "add", backend=backend.backend, **args)
+    names = (names,) if isinstance(names, str) else names
+    assert any(re.search(rf"\b{n}\b", str(excinfo.value)) for n in names), str(excinfo.value)
+    np.testing.assert_array_equal(backend.to_numpy(out), before)

@@ -89,12 +89,13 @@ def _lanes(request) -> int:
     return math.prod(request.lanes_shape) if request.axis is not None else 1
 
 
-def segmented_scan(x, op="add", *, flags=None, offsets=None, keys=None, inclusive=True, reverse=False):
+def segmented_scan(x, op="add", *, flags=None, offsets=None, keys=None, inclusive=True, reverse=False, init=None):
     """Scan restarting at every segment of the 1-D array (or tuple of arrays) ``x``; see
-    :func:`prefixscan.segmented_scan`.  None when Numba cannot compile ``op``."""
+    :func:`prefixscan.segmented_scan` (``init``: one seed per field, or None).  None
+    when Numba cannot compile ``op``."""
     from .primitives import segmented_scan as run
 
-    return run(x, op, flags=flags, offsets=offsets, keys=keys, inclusive=inclusive, reverse=reverse)
+    return run(x, op, flags=flags, offsets=offsets, keys=keys, inclusive=inclusive, reverse=reverse, init=init)
 
 
 def compact(x, mask):

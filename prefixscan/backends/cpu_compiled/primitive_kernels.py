@@ -27,19 +27,20 @@ __all__ = ["segmented_offsets", "segmented_heads", "compact_into", "recurrence_l
            "recurrence_rows", "delta_lanes", "delta_rows"]
 
 
-def _segmented_offsets(xs, ys, op, fmts, ident, starts, inclusive, reverse):
-    """Segments ``[starts[i], starts[i+1])`` (the last one ends at n)."""
+def _segmented_offsets(xs, ys, op, fmts, ident, seed, seeded, starts, inclusive, reverse):
+    """Segments ``[starts[i], starts[i+1])`` (the last one ends at n), each started
+    from ``seed`` (``seeded`` False: the identity, never combined)."""
     fin, facc, fout = fmts[0], fmts[1], fmts[2]
     n = xs[0].shape[0]
     count = starts.shape[0]
     for seg in range(count):
         a = starts[seg]
         b = starts[seg + 1] if seg + 1 < count else n
-        state = ident
+        state = seed
         for t in range(b - a):
             i = b - 1 - t if reverse else a + t
             v = to_acc(load1(xs, fin, i), ident, facc)
-            if t == 0 and inclusive:
+            if t == 0 and inclusive and not seeded:
                 nxt = v
             else:
                 nxt = to_acc(combine(op, state, v), ident, facc)
@@ -47,8 +48,9 @@ def _segmented_offsets(xs, ys, op, fmts, ident, starts, inclusive, reverse):
             state = nxt
 
 
-def _segmented_heads(xs, ys, op, fmts, ident, heads, by_keys, inclusive, reverse):
-    """Heads from a bool array (``by_keys`` False) or where a key differs from the one before."""
+def _segmented_heads(xs, ys, op, fmts, ident, seed, seeded, heads, by_keys, inclusive, reverse):
+    """Heads from a bool array (``by_keys`` False) or where a key differs from the one
+    before; each segment starts from ``seed`` (``seeded`` False: the identity)."""
     fin, facc, fout = fmts[0], fmts[1], fmts[2]
     n = xs[0].shape[0]
     state = ident
@@ -64,8 +66,11 @@ def _segmented_heads(xs, ys, op, fmts, ident, heads, by_keys, inclusive, reverse
             head = heads[j] != 0
         v = to_acc(load1(xs, fin, i), ident, facc)
         merged = to_acc(combine(op, state, v), ident, facc)
-        carried = ident if head else state
-        nxt = v if head else merged
+        carried = seed if head else state
+        if head:
+            nxt = to_acc(combine(op, seed, v), ident, facc) if seeded else v
+        else:
+            nxt = merged
         store1(ys, fout, nxt if inclusive else carried, i)
         state = nxt
 

@@ -31,7 +31,7 @@ def _to_storage(a: np.ndarray):
 # ---------------------------------------------------------------------------
 # Segmented scans.
 
-def segmented_scan(x, op="add", *, flags=None, offsets=None, keys=None, inclusive=True, reverse=False):
+def segmented_scan(x, op="add", *, flags=None, offsets=None, keys=None, inclusive=True, reverse=False, init=None):
     from numba.core.errors import NumbaError
 
     from . import primitive_kernels as pk
@@ -50,6 +50,7 @@ def segmented_scan(x, op="add", *, flags=None, offsets=None, keys=None, inclusiv
                   zip(acc_np, monoid.identity_values([np.dtype(name) for name in accs])))
     if any(name == "float16" for name in accs):  # an identity on the float16 grid
         ident = tuple(np.float32(np.float16(v)) if name == "float16" else v for v, name in zip(ident, accs))
+    seed = ident if init is None else tuple(dt.type(np.asarray(v).astype(dt)) for dt, v in zip(acc_np, init))
     xs, fin = zip(*(_to_storage(a) for a in arrays))
     outs = [np.empty(n, a.dtype) for a in arrays]
     ys = tuple(_to_storage(y)[0] for y in outs)
@@ -60,14 +61,15 @@ def segmented_scan(x, op="add", *, flags=None, offsets=None, keys=None, inclusiv
             if offsets is not None:
                 starts = np.ascontiguousarray(_host(offsets), dtype=np.int64)
                 kernel = pk.segmented_offsets_user if user else pk.segmented_offsets
-                call(kernel, tuple(xs), ys, op_value, fmts, ident, starts, inclusive, reverse)
+                call(kernel, tuple(xs), ys, op_value, fmts, ident, seed, init is not None, starts, inclusive, reverse)
             else:
                 by_keys = keys is not None
                 heads = np.ascontiguousarray(_host(keys if by_keys else flags))
                 if heads.dtype == np.float16:
                     heads = heads.astype(np.float32)
                 kernel = pk.segmented_heads_user if user else pk.segmented_heads
-                call(kernel, tuple(xs), ys, op_value, fmts, ident, heads, by_keys, inclusive, reverse)
+                call(kernel, tuple(xs), ys, op_value, fmts, ident, seed, init is not None, heads, by_keys, inclusive,
+                     reverse)
     except NumbaError:  # a user combine Numba cannot type
         if not user:
             raise

@@ -126,9 +126,12 @@ def partition(fields: tuple, mask: ArrayRef):
     return tuple(values), count
 
 
-def segmented_scan(fields: tuple, monoid, segments: tuple, inclusive: bool, reverse: bool) -> None:
-    """No segmented kernel on the GPU yet: segmented scans run on host arrays."""
-    return None
+def segmented_scan(request, segments: tuple) -> list:
+    """The single-pass segmented scan kernel (:mod:`.segmented`): the segment heads
+    ride on the decoupled look-back's states; torch tensors out."""
+    from .segmented import run_segmented  # imports triton
+
+    return run_segmented(request, segments)
 
 
 def linear_recurrence(a, b, init, axis: int, reverse: bool, deterministic: bool):

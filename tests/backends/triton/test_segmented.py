@@ -1,0 +1,169 @@
+"""The single-pass segmented scan kernel (prefixscan/backends/triton/segmented.py).
+
+Behaviour shared with the CPU backend (operators, flags/offsets/keys,
+inclusive/exclusive/reverse, init, dtype, out, bad input) is tested on every
+backend in tests/algorithms/test_segmented.py; here what is particular to the
+kernel: one launch, offsets spread over many look-back steps and tiles full of
+empty segments, and on the device sizes past 2^31 and bitwise repeats.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from .device import CUDA, DEVICE, DEVICE_MARK, torch
+
+import prefixscan as ps  # noqa: E402
+from prefixscan.testing import reference_segmented_scan  # noqa: E402
+
+pytestmark = DEVICE_MARK
+
+
+def _tensor(a):
+    return torch.from_numpy(np.array(a, copy=True)).to(DEVICE)
+
+
+def _segmented(x, **kwargs):
+    return ps.segmented_scan(x, backend="triton", **kwargs)
+
+
+def test_one_launch_of_the_segmented_kernel(kernels_run, rng):
+    from prefixscan.backends.triton.segmented import segmented_kernel
+
+    n = 1000 if CUDA else 150  # several tiles either way (interpreter tiles: 32 elements)
+    x = rng.integers(-100, 100, n).astype(np.int32)
+    offsets = np.sort(rng.integers(0, n, 9))
+    offsets[0] = 0
+    got = _segmented(_tensor(x), offsets=_tensor(offsets))
+    assert kernels_run == [segmented_kernel]
+    np.testing.assert_array_equal(got.cpu().numpy(), reference_segmented_scan(x, offsets=offsets))
+
+
+@pytest.mark.parametrize("reverse", [False, True], ids=["fwd", "rev"])
+def test_tiles_full_of_empty_segments(rng, reverse):
+    """More offsets inside one tile than the tile has elements (empty segments):
+    the marking loop takes several rounds, and the search lands among duplicates."""
+    n = 100
+    x = rng.integers(-100, 100, n).astype(np.int64)
+    offsets = np.sort(np.concatenate([[0], np.full(70, 37), np.full(40, 64), rng.integers(0, n + 1, 20), [n, n]]))
+    for inclusive in (True, False):
+        got = _segmented(_tensor(x), offsets=_tensor(offsets), inclusive=inclusive, reverse=reverse)
+        expected = reference_segmented_scan(x, offsets=offsets, inclusive=inclusive, reverse=reverse)
+        np.testing.assert_array_equal(got.cpu().numpy(), expected)
+
+
+def test_offsets_as_a_list_and_any_integer_dtype(rng):
+    n = 90
+    x = rng.integers(-100, 100, n).astype(np.int32)
+    offsets = [0, 5, 5, 33, 64, 65, 89]
+    expected = reference_segmented_scan(x, offsets=offsets)
+    for given in (offsets, _tensor(np.array(offsets, np.int32)), _tensor(np.array(offsets, np.uint8))):
+        np.testing.assert_array_equal(_segmented(_tensor(x), offsets=given).cpu().numpy(), expected)
+    keys = np.repeat(np.arange(n // 3), 3)[:n]
+    for dtype in (np.int8, np.uint8, np.int64, bool):
+        got = _segmented(_tensor(x), keys=_tensor(keys.astype(dtype)))
+        np.testing.assert_array_equal(got.cpu().numpy(), reference_segmented_scan(x, keys=keys.astype(dtype)))
+
+
+# ---------------------------------------------------------------------------
+# On the device.
+
+def _sample_segments(offsets: np.ndarray, n: int, rng, count: int) -> list[tuple[int, int]]:
+    """Some [start, end) segments of a CSR description: random ones, the first, the last
+    and the one holding element 2^31 (where 64-bit positions begin)."""
+    ends = np.append(offsets[1:], n)
+    picks = set(rng.integers(0, len(offsets), count).tolist()) | {0, len(offsets) - 1}
+    picks.add(int(np.searchsorted(offsets, 1 << 31, side="right")) - 1)
+    return [(int(offsets[i]), int(ends[i])) for i in sorted(picks) if 0 <= i < len(offsets)]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="needs a CUDA device")
+@pytest.mark.parametrize("how", ["offsets", "flags"])
+def test_past_two_to_the_31_elements(how):
+    """int8 sums of 2^31 + 7 elements after a small scan (a kernel compiled for 32-bit
+    lengths must not be reused for 64-bit ones); segments checked by sampling."""
+    rng = np.random.default_rng(31)
+    small = torch.arange(1, 100, dtype=torch.int8, device=DEVICE)
+    np.testing.assert_array_equal(_segmented(small, offsets=[0, 50]).cpu().numpy(),
+                                  reference_segmented_scan(small.cpu().numpy(), offsets=[0, 50]))
+    n = (1 << 31) + 7
+    x = torch.randint(-100, 100, (n,), dtype=torch.int8, device=DEVICE)
+    lengths = rng.integers(1, 3000, n // 1000 + 10)
+    starts = np.concatenate([[0], np.cumsum(lengths)])
+    starts = starts[starts < n]
+    starts = np.sort(np.concatenate([starts, [(1 << 31) - 3, (1 << 31) + 1]]))  # heads around 2^31
+    if how == "offsets":
+        y = _segmented(x, offsets=torch.from_numpy(starts).to(DEVICE))
+    else:
+        flags = torch.zeros(n, dtype=torch.bool, device=DEVICE)
+        flags[torch.from_numpy(starts).to(DEVICE)] = True
+        y = _segmented(x, flags=flags)
+        del flags
+    for a, b in _sample_segments(starts, n, rng, 200):
+        seg = x[a:b].cpu().numpy()
+        expected = np.cumsum(seg, dtype=np.int8)  # wraps like int8
+        np.testing.assert_array_equal(y[a:b].cpu().numpy(), expected, err_msg=f"segment [{a}, {b})")
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="needs a CUDA device")
+@pytest.mark.parametrize("how", ["offsets", "flags", "keys"])
+def test_bitwise_repeats_and_the_torch_idiom(how):
+    """Integer sums of 2^26 elements, random segment lengths (1 to 10^5): ten runs are
+    bitwise equal, and equal to a cumsum minus each segment's base."""
+    rng = np.random.default_rng(26)
+    n = 1 << 26
+    x = torch.randint(-(1 << 30), 1 << 30, (n,), dtype=torch.int32, device=DEVICE)
+    lengths = np.exp(rng.uniform(0, np.log(1e5), n // 10)).astype(np.int64) + 1
+    starts = np.concatenate([[0], np.cumsum(lengths)])
+    starts = torch.from_numpy(starts[starts < n]).to(DEVICE)
+    heads = torch.zeros(n, dtype=torch.bool, device=DEVICE)
+    heads[starts] = True
+    given = {"offsets": starts, "flags": heads, "keys": torch.cumsum(heads, 0, dtype=torch.int32) * 5}[how]
+    first = _segmented(x, **{how: given})
+    for _ in range(10):
+        assert torch.equal(_segmented(x, **{how: given}), first)
+    total = torch.cumsum(x, 0, dtype=torch.int64)
+    segment = torch.cumsum(heads, 0) - 1
+    base = (total - x.to(torch.int64))[starts][segment]
+    assert torch.equal(first, (total - base).to(torch.int32))  # int32 wraps as the low bits
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="needs a CUDA device")
+def test_large_float_and_struct_scans_on_the_device():
+    from prefixscan.testing import affine_monoid, assert_scan_equal, matmul2_data, matmul2_monoid
+
+    rng = np.random.default_rng(17)
+    n = 3_000_017
+    x = rng.standard_normal(n).astype(np.float32)
+    offsets = np.unique(np.concatenate([[0], rng.integers(0, n, 3000)]))
+    for reverse in (False, True):
+        got = _segmented(_tensor(x), offsets=_tensor(offsets), reverse=reverse, init=0.5).cpu().numpy()
+        expected = ps.segmented_scan(x.astype(np.float64), offsets=offsets, reverse=reverse, init=0.5)
+        assert_scan_equal(got, expected.astype(np.float32), mag=np.abs(expected) + 1e3, n=n)
+    m = 200_003
+    a = rng.integers(-3, 4, m).astype(np.int64), rng.integers(-1000, 1000, m).astype(np.int64)
+    flags = rng.random(m) < 0.001
+    for monoid, data in [(affine_monoid(), a), (matmul2_monoid(), matmul2_data(rng, m, "int64"))]:
+        for reverse in (False, True):
+            got = _segmented(tuple(_tensor(f) for f in data), op=monoid, flags=_tensor(flags), reverse=reverse)
+            expected = ps.segmented_scan(data, monoid, flags=flags, reverse=reverse)
+            for g, e in zip(got, expected):
+                np.testing.assert_array_equal(g.cpu().numpy(), e)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="needs a CUDA device")
+def test_segments_on_another_device_are_refused():
+    x = torch.arange(10, device=DEVICE)
+    out = torch.full((10,), -7, device=DEVICE)
+    with pytest.raises(ValueError, match="flags"):
+        _segmented(x, flags=np.zeros(10, bool), out=out)
+    with pytest.raises(ValueError, match="keys"):
+        _segmented(x, keys=torch.zeros(10), out=out)
+    with pytest.raises(ValueError, match="offsets"):
+        _segmented(x, offsets=np.array([0, 3]), out=out)
+    assert bool((out == -7).all())
