@@ -16,6 +16,9 @@
 #   compaction  compact/partition: their GPU tests, then benchmarks/primitives.py --case
 #               compact and partition on cuda (2^27, 1/50/99% kept; roof: a copy of the same
 #               bytes; peers x[mask] and torch.cat) and on the CPU (10^7, against NumPy)
+#   segmented   segmented_scan: its tests (interpreter-shared and GPU), then benchmarks/primitives.py
+#               --case segmented (int32/float32 sums at 2^27, segment lengths 1/32/1000/10^6/mix by
+#               offsets, flags and keys; roof: a copy of the same bytes; peer: torch cumsum - base)
 #   all         tests bench orders strategies race (about 25 minutes: more than one
 #               10-minute call; run the profiles one by one there)
 #
@@ -46,7 +49,7 @@ profiles=()
 for profile in "$@"; do
   case $profile in
     all) profiles+=(tests bench orders strategies race) ;;
-    tests|bench|orders|strategies|race|compile|tune|compaction) profiles+=("$profile") ;;
+    tests|bench|orders|strategies|race|compile|tune|compaction|segmented) profiles+=("$profile") ;;
     *) echo "unknown profile: $profile"; set -- ;;
   esac
 done
@@ -156,6 +159,15 @@ profile_compaction() {
     step compaction/$case-cpu 200 $PY benchmarks/primitives.py --case $case --device cpu --out "$OUT/compaction"
     grep "prefixscan" "$OUT/compaction/$case-cpu.md"
   done
+}
+
+profile_segmented() {
+  mkdir -p "$OUT/segmented"
+  step segmented/tests 300 $PY -m pytest tests/backends/triton/test_segmented.py tests/algorithms/test_segmented.py \
+    -p no:cacheprovider -q --tb=short -rfE
+  tail -3 "$OUT/segmented/tests.log"
+  step segmented/segmented-cuda 280 $PY benchmarks/primitives.py --case segmented --device cuda --out "$OUT/segmented"
+  grep "prefixscan\|torch" "$OUT/segmented/segmented-cuda.md"
 }
 
 for p in "${profiles[@]}"; do

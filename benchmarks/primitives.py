@@ -18,6 +18,12 @@ Cases:
   form (``size=n``, no host synchronization), and n = 2^16 per call.
 * ``partition``: ``prefixscan.partition`` against ``torch.cat((x[m], x[~m]))``
   (NumPy: ``np.concatenate((x[m], x[~m]))``); roof n * (2 * itemsize + 1) bytes.
+* ``segmented`` (cuda): ``prefixscan.segmented_scan`` sums, int32 and float32 at
+  2^27, segment lengths 1, 32, 1000, 10^6 and a random mix (log-uniform 1 to
+  10^5), given by offsets, flags and keys; roof: a copy of x, y and the segment
+  description; peer: the torch idiom (cumsum, then each segment's base
+  subtracted, expanded per segment by ``repeat_interleave``).  Also a tile sweep
+  (int32, offsets of 1000 and a mixed flags case) and n = 2^16 per call.
 """
 
 from __future__ import annotations
@@ -212,10 +218,102 @@ def cpu_partition(args) -> list:
     return rows
 
 
+# ---------------------------------------------------------------------------
+# Segmented scans (GPU).
+
+SEGMENT_LENGTHS = (1, 32, 1000, 10 ** 6, "mix")
+
+
+def _segment_starts(n: int, length, seed: int = 1):
+    """int64 start offsets (CUDA) of segments of ``length`` elements, or a log-uniform mix."""
+    import torch
+
+    if length == "mix":
+        rng = np.random.default_rng(seed)
+        lengths = np.exp(rng.uniform(0, np.log(1e5), n // 10 + 10)).astype(np.int64) + 1
+        starts = np.concatenate([[0], np.cumsum(lengths)])
+        return torch.from_numpy(starts[starts < n]).cuda()
+    return torch.arange(0, n, length, dtype=torch.int64, device="cuda")
+
+
+def _descriptions(n: int, starts):
+    """{kind: (tensor, bytes read)} of one segmentation."""
+    import torch
+
+    heads = torch.zeros(n, dtype=torch.bool, device="cuda")
+    heads[starts] = True
+    keys = torch.cumsum(heads, 0, dtype=torch.int32)
+    return {"offsets": (starts, starts.numel() * 8), "flags": (heads, n), "keys": (keys, 4 * n)}
+
+
+def _torch_idiom(x, starts, lengths, n: int):
+    """Segmented sums the torch way: a cumsum, minus each segment's base expanded per element."""
+    import torch
+
+    c = torch.cumsum(x, 0, dtype=x.dtype)
+    return c - torch.repeat_interleave((c - x)[starts], lengths, output_size=n)
+
+
+def gpu_segmented(args) -> list:
+    import torch
+
+    from prefixscan.backends.triton.tiles import TileConfig
+    from prefixscan.tuning import override
+
+    rows = []
+    n = args.n
+    for dtype in ("int32", "float32"):
+        x, _ = _gpu_data(dtype, n, 0.5)
+        s = x.element_size()
+        for length in SEGMENT_LENGTHS:
+            starts = _segment_starts(n, length)
+            lengths = torch.diff(starts, append=torch.tensor([n], device="cuda"))
+            peer = gpu_time(lambda: _torch_idiom(x, starts, lengths, n), args.repeats)
+            expected = _torch_idiom(x, starts, lengths, n) if dtype == "int32" else None
+            label = f"segments {length}"
+            rows.append(row("segmented", "cuda", dtype, n, None, "torch cumsum - base", peer, None, segments=label))
+            for kind, (given, nbytes) in _descriptions(n, starts).items():
+                roof = copy_roof(2 * n * s + nbytes, args.repeats)
+                got = ps.segmented_scan(x, **{kind: given})
+                if expected is not None:
+                    assert torch.equal(got, expected), (dtype, length, kind)
+                t = gpu_time(lambda: ps.segmented_scan(x, **{kind: given}), args.repeats)
+                rows.append(row("segmented", "cuda", dtype, n, None, f"prefixscan {kind}", t, roof, peer,
+                                segments=label))
+            del starts, lengths
+        del x
+    # Tiles: int32 with offsets of 1000 and with flags of the mix.
+    x, _ = _gpu_data("int32", n, 0.5)
+    for length, kind in ((1000, "offsets"), ("mix", "flags")):
+        given, nbytes = _descriptions(n, _segment_starts(n, length))[kind]
+        roof = copy_roof(2 * n * 4 + nbytes, args.repeats)
+        for block in (2048, 4096, 8192, 16384):
+            for warps in (4, 8):
+                with override(TileConfig(block, warps, 32)):
+                    t = gpu_time(lambda: ps.segmented_scan(x, **{kind: given}), args.repeats)
+                rows.append(row("segmented", "cuda", "int32", n, None, f"prefixscan {kind} tile {block}x{warps}", t,
+                                roof, segments=f"segments {length}"))
+    del x
+    m = 1 << 16  # per call
+    for dtype in ("int32", "float32"):
+        x, _ = _gpu_data(dtype, m, 0.5)
+        for length in (32, "mix"):
+            starts = _segment_starts(m, length)
+            lengths = torch.diff(starts, append=torch.tensor([m], device="cuda"))
+            peer = gpu_time(lambda: _torch_idiom(x, starts, lengths, m), args.repeats * 5)
+            rows.append(row("segmented", "cuda", dtype, m, None, "torch cumsum - base", peer,
+                            segments=f"segments {length}"))
+            t = gpu_time(lambda: ps.segmented_scan(x, offsets=starts), args.repeats * 5)
+            rows.append(row("segmented", "cuda", dtype, m, None, "prefixscan offsets", t, None, peer,
+                            segments=f"segments {length}"))
+    return rows
+
+
 #: case -> device -> function(args) -> rows
 CASES = {
     "compact": {"cuda": gpu_compact, "cpu": cpu_compact},
     "partition": {"cuda": gpu_partition, "cpu": cpu_partition},
+    "segmented": {"cuda": gpu_segmented},
 }
 #: Default sizes per device.
 DEFAULT_N = {"cuda": 1 << 27, "cpu": 10 ** 7}
@@ -227,7 +325,8 @@ def markdown(rows: list) -> str:
     for r in rows:
         ratio = f"{r['ratio_to_roof']:.2f}" if "ratio_to_roof" in r else ""
         peer = f"{r['speedup_vs_peer']:.2f}x" if "speedup_vs_peer" in r else ""
-        lines.append(f"| {r['case']} | {r['dtype']} | {r['n']} | {r['fraction']:.0%} | {r['impl']} | "
+        kept = f"{r['fraction']:.0%}" if r.get("fraction") is not None else r.get("segments", "")
+        lines.append(f"| {r['case']} | {r['dtype']} | {r['n']} | {kept} | {r['impl']} | "
                      f"{r['seconds'] * 1e3:.3f} | {ratio} | {peer} |")
     return "\n".join(lines) + "\n"
 
