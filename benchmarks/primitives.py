@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import time
 from pathlib import Path
@@ -193,6 +194,8 @@ def _cpu_data(dtype: str, n: int, fraction: float):
 
 
 def cpu_compact(args) -> list:
+    from prefixscan.backends.cpu_compiled import compaction
+
     rows = []
     for dtype in ("float32", "int64"):
         for fraction in FRACTIONS:
@@ -202,10 +205,14 @@ def cpu_compact(args) -> list:
             rows.append(row("compact", "cpu", dtype, args.n, fraction, "x[mask]", peer))
             t = cpu_time(lambda: ps.compact(x, mask), args.repeats)
             rows.append(row("compact", "cpu", dtype, args.n, fraction, "prefixscan.compact", t, None, peer))
+            t = cpu_time(lambda: compaction.compact([x], mask, threads=1), args.repeats)
+            rows.append(row("compact", "cpu", dtype, args.n, fraction, "compiled pass, 1 thread", t, None, peer))
     return rows
 
 
 def cpu_partition(args) -> list:
+    from prefixscan.backends.cpu_compiled import compaction
+
     rows = []
     for dtype in ("float32", "int64"):
         for fraction in FRACTIONS:
@@ -215,6 +222,8 @@ def cpu_partition(args) -> list:
             rows.append(row("partition", "cpu", dtype, args.n, fraction, "np.concatenate((x[m], x[~m]))", peer))
             t = cpu_time(lambda: ps.partition(x, mask), args.repeats)
             rows.append(row("partition", "cpu", dtype, args.n, fraction, "prefixscan.partition", t, None, peer))
+            t = cpu_time(lambda: compaction.partition([x], mask, threads=1), args.repeats)
+            rows.append(row("partition", "cpu", dtype, args.n, fraction, "compiled pass, 1 thread", t, None, peer))
     return rows
 
 
@@ -341,7 +350,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     args.n = args.n or DEFAULT_N[args.device]
     args.repeats = args.repeats or (30 if args.device == "cuda" else 7)
-    meta = dict(case=args.case, device=args.device, n=args.n, repeats=args.repeats)
+    meta = dict(case=args.case, device=args.device, n=args.n, repeats=args.repeats, cpu_count=os.cpu_count())
     if args.device == "cuda":
         import torch
 

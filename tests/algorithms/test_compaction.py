@@ -160,6 +160,29 @@ def test_compiled_cpu_kernel_small_sizes(rng):
                 assert int(count) == mask.sum()
 
 
+def test_compiled_cpu_pieces_per_thread(rng):
+    """The threaded form (one piece per thread at its counted offset) on a size past
+    its threshold, pieces of uneven counts, every limit."""
+    pytest.importorskip("numba")
+    from prefixscan.backends.cpu_compiled import compaction
+
+    n = compaction.THREADED_FROM + 13
+    x = random_array(rng, "int64", (n,))
+    for mask in masks(rng, n).values():
+        mask[: n // 3] &= rng.random(n // 3) < 0.1  # the first piece sparser than the rest
+        count = int(mask.sum())
+        (values,), got = compaction.compact([x], mask, threads=3)
+        np.testing.assert_array_equal(values, x[mask])
+        assert int(got) == count
+        for size in [0, 5, count // 3, count, n + 3]:
+            (values,), got = compaction.compact([x], mask, size, (np.int64(-4),), threads=3)
+            np.testing.assert_array_equal(values, expected_fixed(x, mask, size, -4))
+            assert int(got) == count
+        (values,), got = compaction.partition([x], mask, threads=3)
+        np.testing.assert_array_equal(values, np.concatenate((x[mask], x[~mask])))
+        assert int(got) == count
+
+
 BAD_ARGUMENTS = [
     (lambda x, m: dict(x=x, mask=m[:-1]), ValueError, "mask has shape"),
     (lambda x, m: dict(x=x, mask=m.astype(np.uint8)), TypeError, "mask must be a bool"),
