@@ -53,7 +53,7 @@ import triton.language as tl
 from ..._arrays import as_torch
 from ..._environment import interpreter_mode
 from ...caches import register_cache
-from . import runtime
+from . import planner, runtime
 from .blocks import (FLAG_AGGREGATE, FLAG_PREFIX, _fn, _load_at, _lookback_1d, _ordered_reduce, _publish, _scalars,
                      _store_at, _tile_id, _where, _within)
 from .combine import combine_functions
@@ -67,6 +67,12 @@ __all__ = ["run_segmented", "segmented_kernel", "segmented_combine", "SEGMENT_KI
 SEGMENT_KINDS = {"flags": 0, "offsets": 1, "keys": 2}
 #: Probes per step of the search for a tile's offsets.
 OFFSET_PROBES = 128
+#: Elements per thread in a tile, for fields of up to 4 bytes (wider ones: as many
+#: 4-byte words); the scan's tile is capped to it unless a tile is forced.  The lifted scan keeps a head flag, the seeded values and the
+#: scanned pairs live per element: ptxas gave the int32 tile of 8192 elements on 4
+#: warps (64 per thread) 255 registers, 4096 (32) 205, 2048 (16) 119 (sm_90,
+#: flags, inclusive), i.e. 2, 2 and 4 resident tiles per SM to hide the look-back.
+ELEMENTS_PER_THREAD = 16
 
 
 # ---------------------------------------------------------------------------
@@ -326,6 +332,8 @@ def _launch(request, kind: str, given, xs: list, ys: list, accs: list, monoid, d
     tune = choose_config(device, nbytes, any(a.is_floating_point for a in accs), n, 1, interpreter, accs=tuple(accs),
                          monoid=monoid, strategy="decoupled_lookback")
     block = tune.block
+    if not planner.overridden():
+        block = max(16, min(block, ELEMENTS_PER_THREAD * 32 * tune.num_warps * 4 // max(nbytes, 4)))
     single = n <= block
     if single:
         block = max(16, 1 << math.ceil(math.log2(n)))
