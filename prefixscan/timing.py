@@ -10,6 +10,7 @@ wall-clock timings synchronize around the calls and include the host's work.
 from __future__ import annotations
 
 import math
+import statistics
 import time
 from typing import Callable
 
@@ -65,19 +66,24 @@ def time_cuda_events(fns: list[Callable], repeats: int, host_seconds: float) -> 
     return [s.elapsed_time(e) * 1e-3 for s, e in zip(starts, ends)]
 
 
-def per_call_cuda_events(fns: list[Callable], calls: int) -> float:
-    """Device seconds per call over ``calls`` back-to-back calls between two events."""
+def per_call_cuda_events(fns: list[Callable], calls: int, chunks: int = 8) -> float:
+    """Device seconds per call: ``calls`` back-to-back calls in ``chunks`` runs between
+    events, the median run's time per call (one slow run, a clock ramp or a collection,
+    moves a single mean by microseconds at small sizes)."""
     import torch
 
-    start = torch.cuda.Event(enable_timing=True)
-    end = torch.cuda.Event(enable_timing=True)
+    per_chunk = max(1, calls // chunks)
+    marks = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(chunks)]
     torch.cuda.synchronize()
-    start.record()
-    for i in range(calls):
-        fns[i % len(fns)]()
-    end.record()
+    i = 0
+    for start, end in marks:
+        start.record()
+        for _ in range(per_chunk):
+            fns[i % len(fns)]()
+            i += 1
+        end.record()
     torch.cuda.synchronize()
-    return start.elapsed_time(end) * 1e-3 / calls
+    return statistics.median(s.elapsed_time(e) for s, e in marks) * 1e-3 / per_chunk
 
 
 def time_wall(fns: list[Callable], repeats: int) -> list[float]:
@@ -93,13 +99,20 @@ def time_wall(fns: list[Callable], repeats: int) -> list[float]:
     return samples
 
 
-def per_call_wall(fns: list[Callable], calls: int) -> float:
-    """Wall seconds per call over ``calls`` back-to-back calls, synchronized at both ends."""
+def per_call_wall(fns: list[Callable], calls: int, chunks: int = 8) -> float:
+    """Wall seconds per call: ``calls`` back-to-back calls in ``chunks`` runs, each
+    synchronized at both ends; the median run's time per call."""
     import torch
 
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for i in range(calls):
-        fns[i % len(fns)]()
-    torch.cuda.synchronize()
-    return (time.perf_counter() - t0) / calls
+    per_chunk = max(1, calls // chunks)
+    runs = []
+    i = 0
+    for _ in range(chunks):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(per_chunk):
+            fns[i % len(fns)]()
+            i += 1
+        torch.cuda.synchronize()
+        runs.append((time.perf_counter() - t0) / per_chunk)
+    return statistics.median(runs)

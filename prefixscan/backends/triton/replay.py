@@ -100,8 +100,8 @@ class FastScan:
             c.run(self.grid, 1, 1, stream, c.function, c.packed_metadata, None, None, None, (x,), (y,), *self.rest)
             return y
         renewal = self.replay
-        if stream != renewal.stream:  # status buffers belong to one stream
-            return None
+        if stream != renewal.stream or self.torch._C._cuda_isCurrentStreamCapturing():
+            return None  # status buffers belong to one stream; a capture takes one-shot buffers
         state = renewal.state
         if (int_width(state.tiles_issued), "i32") != self.widths:  # epochs stay below 2^29: always i32
             return None

@@ -7,6 +7,12 @@ across calls: each launch bumps an epoch that its entries' tags carry (``epoch *
 needed between calls; a word left by an earlier call reads as not ready
 (docs/design/status-words.md).  Launches on one stream run in order, so they
 may share one set of buffers.
+
+Under CUDA graph capture the launch arguments (epoch, tile base) are frozen into
+the graph, so a shared, advancing state would be wrong from the first replay on.
+A captured launch gets a one-shot state instead: its counter and status buffers are
+allocated, zeroed, inside the capture, so that every replay zeroes them again and
+runs at epoch 1 from tile 0 (the memset CUB issues before each look-back scan).
 """
 
 from __future__ import annotations
@@ -78,12 +84,23 @@ register_cache("prefixscan.backends.triton.status.states", _states.clear)
 
 
 def state_for(device, stream: int) -> DeviceState:
-    """Status buffers of one (device, stream): launches on it are ordered."""
+    """Status buffers of one (device, stream): launches on it are ordered.  During
+    CUDA graph capture, a fresh state whose buffers the graph zeroes at each replay."""
+    if _capturing(device):
+        return DeviceState(device)
     key = (device, stream)
     state = _states.get(key)
     if state is None:
         state = _states[key] = DeviceState(device)
     return state
+
+
+def _capturing(device) -> bool:
+    if getattr(device, "type", None) != "cuda":  # the interpreter's CPU tensors
+        return False
+    import torch  # optional dependency: only scans of torch tensors reach here
+
+    return torch.cuda.is_current_stream_capturing()
 
 
 _identities: dict = {}

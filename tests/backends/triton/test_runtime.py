@@ -162,7 +162,8 @@ def test_replay_falls_back_when_the_tile_base_outgrows_32_bits():
     args = (None, None, (ident,), (ident,), words, words, (words,), (words,), words, 96, 3, 0, 1, 3, 1)
     renewal = replay.StatusRenewal(state, 3, (torch.int32,), 1, 0, at)
     fast = replay.FastScan(compiled, 3, (96,), torch.int32, torch.device("cuda", 0), args, (), renewal)
-    fast.torch = types.SimpleNamespace(_C=types.SimpleNamespace(_cuda_getCurrentRawStream=lambda index: 0))
+    fast.torch = types.SimpleNamespace(_C=types.SimpleNamespace(_cuda_getCurrentRawStream=lambda index: 0,
+                                                                _cuda_isCurrentStreamCapturing=lambda: False))
     x, out = torch.ones(96, dtype=torch.int32), torch.empty(96, dtype=torch.int32)
     state.tiles_issued = (1 << 31) - 4
     assert fast(x, out) is out and runs[-1][9 + at] == (1 << 31) - 4  # the kernel arguments start at 9
