@@ -19,6 +19,12 @@
 #   segmented   segmented_scan: its tests (interpreter-shared and GPU), then benchmarks/primitives.py
 #               --case segmented (int32/float32 sums at 2^27, segment lengths 1/32/1000/10^6/mix by
 #               offsets, flags and keys; roof: a copy of the same bytes; peer: torch cumsum - base)
+#   recurrence  linear_recurrence: its kernel's GPU tests, then benchmarks/recurrence.py on cuda
+#               (forward / bf16 / forward+backward on four shapes against a copy of the same
+#               bytes, accelerated-scan and a compiled associative_scan; the kernel's tilings;
+#               cumsum fwd+bwd against torch) and on the CPU (against scipy.signal.lfilter).
+#               accelerated-scan comes from the wheel in .whl/ (pip download --no-deps
+#               accelerated-scan -d .whl), installed into /tmp/site without the index
 #   all         tests bench orders strategies race (about 25 minutes: more than one
 #               10-minute call; run the profiles one by one there)
 #
@@ -49,7 +55,7 @@ profiles=()
 for profile in "$@"; do
   case $profile in
     all) profiles+=(tests bench orders strategies race) ;;
-    tests|bench|orders|strategies|race|compile|tune|compaction|segmented) profiles+=("$profile") ;;
+    tests|bench|orders|strategies|race|compile|tune|compaction|segmented|recurrence) profiles+=("$profile") ;;
     *) echo "unknown profile: $profile"; set -- ;;
   esac
 done
@@ -168,6 +174,21 @@ profile_segmented() {
   tail -3 "$OUT/segmented/tests.log"
   step segmented/segmented-cuda 280 $PY benchmarks/primitives.py --case segmented --device cuda --out "$OUT/segmented"
   grep "prefixscan\|torch" "$OUT/segmented/segmented-cuda.md"
+}
+
+profile_recurrence() {
+  mkdir -p "$OUT/recurrence"
+  if ls .whl/accelerated_scan*.whl > /dev/null 2>&1; then
+    $PY -m pip install -q --no-index --no-deps --target /tmp/site .whl/accelerated_scan*.whl
+    export PYTHONPATH=/tmp/site:$PYTHONPATH
+  fi
+  step recurrence/tests 300 $PY -m pytest tests/backends/triton/test_recurrence.py -m gpu -p no:cacheprovider -q \
+    --tb=short -rfE
+  tail -3 "$OUT/recurrence/tests.log"
+  step recurrence/cuda 420 $PY benchmarks/recurrence.py --device cuda --out "$OUT/recurrence"
+  grep "^| BTC\|^| BCT\|^ps.cumsum" "$OUT/recurrence/recurrence-cuda.md"
+  step recurrence/cpu 200 $PY benchmarks/recurrence.py --device cpu --out "$OUT/recurrence"
+  grep "^| " "$OUT/recurrence/recurrence-cpu.md"
 }
 
 for p in "${profiles[@]}"; do

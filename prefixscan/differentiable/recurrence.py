@@ -20,7 +20,7 @@ from ..monoid import accumulator_dtype_name
 from .affine import affine_monoid
 from .params import check_offsets
 from .routing import is_torch_tensor
-from .runner import run_scan
+from .runner import run_host_recurrence, run_scan
 
 __all__ = ["linear_recurrence"]
 
@@ -126,7 +126,8 @@ def _number_like(value: Any, other: Any, name: str) -> Any:
 
 
 def _host(ra: ArrayRef, rb: ArrayRef, init, axis, reverse, offsets, return_final, backend):
-    """The recurrence of host arrays on the CPU backend, with NumPy around the scan."""
+    """The recurrence of host arrays on the CPU backend: its compiled one-pass loop
+    (broadcast coefficients read in place), else NumPy around the affine scan."""
     try:
         shape = np.broadcast_shapes(ra.shape, rb.shape)
     except ValueError:
@@ -151,10 +152,13 @@ def _host(ra: ArrayRef, rb: ArrayRef, init, axis, reverse, offsets, return_final
     a, b = np.broadcast_to(as_numpy(ra), shape), np.broadcast_to(as_numpy(rb), shape)
     n = shape[axis]
     if cuts is None:
-        coef, h = run_scan(config, (a, b))
-        if init is not None:
-            seed = init if np.ndim(init) == 0 else np.expand_dims(np.broadcast_to(np.asarray(init), lanes), axis)
-            h = coef * seed + h
+        h = run_host_recurrence(backend, a, b, None if init is None else np.asarray(init, dtype=a.dtype), axis,
+                                reverse) if n else None
+        if h is None:
+            coef, h = run_scan(config, (a, b))
+            if init is not None:
+                seed = init if np.ndim(init) == 0 else np.expand_dims(np.broadcast_to(np.asarray(init), lanes), axis)
+                h = coef * seed + h
         final = None
         if return_final:
             final = np.take(h, 0 if reverse else n - 1, axis=axis) if n else _zero_state(init, lanes, h.dtype)
@@ -165,7 +169,9 @@ def _host(ra: ArrayRef, rb: ArrayRef, init, axis, reverse, offsets, return_final
         if init is not None:
             b_eff[restart] = b_eff[restart] + a[restart] * np.broadcast_to(np.asarray(init), seed_shape)
         a_eff[restart] = 0
-        _, h = run_scan(config, (a_eff, b_eff))
+        h = run_host_recurrence(backend, a_eff, b_eff, None, axis, reverse)
+        if h is None:
+            _, h = run_scan(config, (a_eff, b_eff))
         final = np.take(h, starts if reverse else ends, axis=axis) if return_final else None
     h = from_numpy(h, ra) if ra.library != "numpy" else h
     if not return_final:

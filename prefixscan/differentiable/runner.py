@@ -19,7 +19,7 @@ from .._arrays import from_native
 from .._normalize import build_request
 from .._request import ScanConfig
 
-__all__ = ["run_scan", "takes_complex", "run_recurrence", "run_recurrence_backward"]
+__all__ = ["run_scan", "takes_complex", "run_recurrence", "run_recurrence_backward", "run_host_recurrence"]
 
 
 def run_scan(config: ScanConfig, x: Any, init: Any = None) -> Any:
@@ -80,3 +80,12 @@ def run_recurrence_backward(backend_name: str | None, a: Any, h: Any, grad: Any,
     if backend.NATIVE_LIBRARY != "torch":
         return None  # the host backends run the reverse recurrence through the operator
     return backend.linear_recurrence_backward(a, h, grad, init, axis, reverse, deterministic, need_a)
+
+
+def run_host_recurrence(backend_name: str | None, a: Any, b: Any, init: Any, axis: int, reverse: bool) -> Any:
+    """The backend's one-pass recurrence of host NumPy arrays (the CPU backend's
+    compiled loop), or None where it has none for them."""
+    backend = dispatch.select_backend(backend_name, "cpu")
+    if backend.NATIVE_LIBRARY != "numpy":
+        return None
+    return backend.linear_recurrence(a, b, init, axis, reverse, False)

@@ -83,19 +83,23 @@ def segmented_scan(x, op="add", *, flags=None, offsets=None, keys=None, inclusiv
 
 def _lanes_view(a: np.ndarray, axis: int):
     """``a`` as ``(outer, n, inner)`` around ``axis`` (a copy only where strides forbid a view)."""
-    outer = math.prod(a.shape[:axis])
-    inner = math.prod(a.shape[axis + 1:])
+    v = _try_lanes_view(a, axis)
+    if v is None:
+        v = np.ascontiguousarray(a).reshape(math.prod(a.shape[:axis]), a.shape[axis], -1)
+    return v
+
+
+def _try_lanes_view(a: np.ndarray, axis: int):
+    """``a`` as an ``(outer, n, inner)`` view, or None where its strides forbid one."""
     v = a.view()
     try:
-        v.shape = (outer, a.shape[axis], inner)
+        v.shape = (math.prod(a.shape[:axis]), a.shape[axis], math.prod(a.shape[axis + 1:]))
     except AttributeError:
-        v = np.ascontiguousarray(a).reshape(outer, a.shape[axis], inner)
+        return None
     return v
 
 
 def linear_recurrence(a, b, *, init=None, axis=-1, reverse=False):
-    from . import primitive_kernels as pk
-
     a, b = _host(a), _host(b)
     dtype = np.result_type(a.dtype, b.dtype)
     shape = np.broadcast_shapes(a.shape, b.shape)
@@ -106,22 +110,37 @@ def linear_recurrence(a, b, *, init=None, axis=-1, reverse=False):
         a = a.astype(work)
     if b.dtype != work:
         b = b.astype(work)
-    ndim = len(shape)
-    ax = axis % ndim
+    ax = axis % len(shape)
     lane_shape = shape[:ax] + shape[ax + 1:]
-    av, bv = _lanes_view(a, ax), _lanes_view(b, ax)
-    outer, n, inner = bv.shape
     h = np.empty(shape, work)
-    hv = _lanes_view(h, ax)
     seeds = np.zeros(lane_shape, work) if init is None else np.broadcast_to(_host(init).astype(work), lane_shape)
-    seeds = np.array(seeds, order="C").reshape(outer, inner)
+    seeds = np.ascontiguousarray(seeds)
     if h.size:
-        if inner == 1:
-            step = -1 if reverse else 1
-            call(pk.recurrence_lanes, av[:, ::step, 0], bv[:, ::step, 0], hv[:, ::step, 0], seeds[:, 0])
-        else:
-            call(pk.recurrence_rows, av, bv, hv, seeds, reverse)
+        _recurrence(a, b, h, seeds, ax, reverse)
     return h.astype(np.float16) if dtype == np.float16 else h
+
+
+def _recurrence(a, b, h, seeds, axis, reverse):
+    """One compiled pass over ``(outer, n, inner)`` views; coefficients broadcast over
+    dims that no such view covers (a per-channel decay against a batch) are read in
+    place, one call per index of the leading axis, never copied."""
+    from . import primitive_kernels as pk
+
+    av, bv = _try_lanes_view(a, axis), _try_lanes_view(b, axis)
+    if (av is None or bv is None) and axis > 0:
+        for i in range(a.shape[0]):
+            _recurrence(a[i], b[i], h[i], seeds[i], axis - 1, reverse)
+        return
+    av = av if av is not None else _lanes_view(a, axis)
+    bv = bv if bv is not None else _lanes_view(b, axis)
+    hv = _lanes_view(h, axis)
+    outer, _, inner = hv.shape
+    seeds = seeds.reshape(outer, inner)
+    if inner == 1:
+        step = -1 if reverse else 1
+        call(pk.recurrence_lanes, av[:, ::step, 0], bv[:, ::step, 0], hv[:, ::step, 0], seeds[:, 0])
+    else:
+        call(pk.recurrence_rows, av, bv, hv, seeds, reverse)
 
 
 # ---------------------------------------------------------------------------
