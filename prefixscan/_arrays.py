@@ -58,6 +58,19 @@ def refuse_unsupported(obj: Any, argument: str) -> None:
                         "for a product, or use numpy.ma.cumsum")
 
 
+def is_dask_collection(obj: Any) -> bool:
+    """True for a dask array, or a non-empty tuple of them (a struct monoid's
+    fields), told by its type's module so that dask is never imported here."""
+    if type(obj) is tuple:
+        return bool(obj) and all(is_dask_collection(f) for f in obj)
+    return type(obj).__module__.startswith("dask.array") and hasattr(obj, "chunks")
+
+
+def _dask_device(obj: Any) -> str:
+    """The device of a dask array's chunks: "cuda" for CuPy chunks (its meta), else "cpu"."""
+    return "cuda" if _root_module(getattr(obj, "_meta", None)) == "cupy" else "cpu"
+
+
 def _not_numeric(argument: str, dtype: Any) -> TypeError:
     return TypeError(f"{argument}: expected a numeric or bool array, got dtype {dtype}")
 
@@ -74,6 +87,11 @@ def inspect_array(obj: Any, argument: str = "x") -> ArrayRef:
         if obj.dtype.kind not in "biufc":
             raise _not_numeric(argument, obj.dtype)
         return ArrayRef(obj, "numpy", "cpu", obj.shape, obj.dtype.name)
+    if root == "dask" and is_dask_collection(obj):
+        # Described from its metadata, never computed: prefixscan.dask builds the lazy graph.
+        if obj.dtype.kind not in "biufc":
+            raise _not_numeric(argument, obj.dtype)
+        return ArrayRef(obj, "dask", _dask_device(obj), tuple(obj.shape), obj.dtype.name)
     refuse_unsupported(obj, argument)
     if hasattr(obj, "__cuda_array_interface__") or _dlpack_on_cuda(obj):
         library = root if root in ("cupy", "jax", "jaxlib") else "other"

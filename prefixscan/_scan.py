@@ -22,7 +22,7 @@ import weakref
 import numpy as np
 
 from . import dispatch
-from ._arrays import from_native
+from ._arrays import from_native, is_dask_collection
 from ._normalize import build_request, make_config
 from ._request import ScanRequest
 from .backends.base import Backend
@@ -76,6 +76,10 @@ class Scan:
     def __call__(self, x, *, init=None, out=None):
         """Scan ``x`` (seeded with ``init``, written into ``out`` when given); see
         :func:`scan` for the arguments and the result."""
+        if type(x) is not np.ndarray and is_dask_collection(x):
+            from .dask import chunked  # imports dask: x is a dask array
+
+            return chunked.scan(self.config, x, init=init, out=out)
         if type(x) is not np.ndarray and wants_torch_ops(x, init):
             # Autograd records it or torch.compile traces it: the differentiable custom operator.
             from .differentiable.scans import differentiable_scan  # imports torch: x is a tensor

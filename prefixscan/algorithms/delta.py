@@ -53,6 +53,10 @@ def delta_encode(x, order=1, tuple_size=1, *, axis=-1, backend=None):
     array([1, 2, 2, 2, 2])
     """
     ref, axis, order, tuple_size = check_delta_args(x, axis, order, tuple_size)
+    if ref.library == "dask":
+        from .. import dask as chunked  # imports dask: x is a dask array
+
+        return chunked.delta_encode(x, order, tuple_size, axis=axis, backend=backend)
     chosen = select_backend(backend, ref.device)
     d = chosen.delta_encode(ref, order, tuple_size, axis)
     return from_native(d, ref, chosen.NATIVE_LIBRARY, ref.dtype)

@@ -5,12 +5,27 @@ is a scan of the pairs ``(a[t], b[t])`` under composition of affine maps, an
 associative but not commutative operator: the affine monoid (Blelloch 1990,
 "Prefix sums and their applications", section 1.4; Kogge & Stone 1973).  The
 implementation (host arrays through NumPy, torch tensors through a
-differentiable custom operator) is :mod:`prefixscan.differentiable.recurrence`.
+differentiable custom operator) is :mod:`prefixscan.differentiable.recurrence`;
+dask arrays go to :mod:`prefixscan.dask`, chunk by chunk.
 """
 
 from __future__ import annotations
 
+import functools
+
+from .._arrays import is_dask_collection
+from ..differentiable import recurrence as in_memory
 from ..differentiable.affine import AFFINE, AFFINE_BACKWARD
-from ..differentiable.recurrence import linear_recurrence
 
 __all__ = ["AFFINE", "AFFINE_BACKWARD", "linear_recurrence"]
+
+
+@functools.wraps(in_memory.linear_recurrence)
+def linear_recurrence(a, b, *, init=None, axis=-1, reverse=False, offsets=None, return_final=False, backend=None):
+    if is_dask_collection(a) or is_dask_collection(b):  # lazy, chunk by chunk
+        from .. import dask as chunked  # imports dask: a or b is a dask array
+
+        return chunked.linear_recurrence(a, b, init=init, axis=axis, reverse=reverse, offsets=offsets,
+                                         return_final=return_final, backend=backend)
+    return in_memory.linear_recurrence(a, b, init=init, axis=axis, reverse=reverse, offsets=offsets,
+                                       return_final=return_final, backend=backend)
