@@ -183,7 +183,9 @@ def _scan_position(s, position, TIME_AXIS: tl.constexpr):
 # ---------------------------------------------------------------------------
 # The kernel.
 
-@triton.jit(do_not_specialize=["T", "segs", "P", "QB", "epoch"])
+# T and Q keep Triton's divisibility-by-16 specialization: the time and lane masks are
+# then known constant over 16-byte vectors, and the loads vectorize.
+@triton.jit(do_not_specialize=["segs", "P", "QB", "epoch"])
 def recurrence_kernel(a_ptr, v_ptr, h_ptr, out_ptr, da_ptr, seed_ptr, status_ptr, flag_ptr, agg_ptrs, incl_ptrs,
                       P, P2, T, Q, QB, segs, epoch,
                       sa_p1, sa_p2, sa_t, sa_q, sv_p1, sv_p2, sv_t, sv_q,
@@ -470,7 +472,7 @@ def _launch(*, a, v, h, out, da, seed, axis: int, reverse: bool, backward: bool,
                       WINDOW=1 if deterministic else plan.window, CHAINED=deterministic,
                       BT=plan.block_time, BL=plan.block_lanes)
     stream = 0 if interpreter else runtime.current_stream(out.device)
-    specialized = (P2, Q, sa_p1, sa_p2, sa_t, sa_q, sv_p1, sv_p2, sv_t, sv_q)
+    specialized = (P2, T, Q, sa_p1, sa_p2, sa_t, sa_q, sv_p1, sv_p2, sv_t, sv_q)
     runtime.launch_kernel(Launch(recurrence_kernel, grid, plan.num_warps, stream, interpreter, args, constexprs,
                                  specialized))
 
