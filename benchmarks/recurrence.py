@@ -302,9 +302,9 @@ def bench_cpu(repeats: int) -> list[dict]:
     return records
 
 
-def _markdown(records: list[dict], device: str) -> str:
+def _markdown(records: list[dict], kind: str, device: str) -> str:
     lines = [f"# linear_recurrence on {device}", ""]
-    if device == "cpu":
+    if kind == "cpu":
         lines += ["| case | dtype | ms | lfilter ms | x lfilter |", "|---|---|---|---|---|"]
         for r in records:
             lines.append(f"| {r['case']} | {r['dtype']} | {r['ms']:.2f} | {r.get('lfilter_ms', float('nan')):.2f} | "
@@ -395,7 +395,7 @@ def main(argv=None) -> int:
         records = bench_cpu(max(5, args.repeats // 4))
     stem = args.out / f"recurrence-{args.device}"
     stem.with_suffix(".json").write_text(json.dumps(dict(info=info, records=records), indent=1, default=str))
-    stem.with_suffix(".md").write_text(_markdown(records, info["device"]))
+    stem.with_suffix(".md").write_text(_markdown(records, args.device, info["device"]))
     try:
         _plot(records, info["device"], stem.with_suffix(".png"))
     except ImportError as exc:
