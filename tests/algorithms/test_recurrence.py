@@ -71,3 +71,29 @@ def test_scan_of_affine_maps_is_the_recurrence(backend, rng):
         coef, got = ps.scan(backend.asarray((a, b)), monoid, axis=axis, reverse=reverse, backend=backend.backend)
         expected = reference_linear_recurrence(a, b, axis=axis, reverse=reverse)
         np.testing.assert_allclose(backend.to_numpy(got), expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "complex128"])
+@pytest.mark.parametrize("reverse", [False, True], ids=["fwd", "rev"])
+@pytest.mark.parametrize("layout", ["BCT", "TC"])
+def test_linear_recurrence_broadcast_decay_every_backend(backend, rng, layout, reverse, dtype):
+    """A decay broadcast over batch and time (read in place: one call per batch index on
+    the compiled CPU loop, zero strides in the Triton kernel) with a per-lane init; the
+    CPU case is large enough for the compiled loop (>= 8192 elements)."""
+    if dtype.startswith("complex") and backend.name != "cpu":
+        pytest.skip("complex host arrays: the CPU backend")
+    steps = 3001 if backend.name == "cpu" else 21
+    if layout == "BCT":
+        shape, a_shape, axis = (2, 3, steps), (3, 1), 2
+    else:
+        shape, a_shape, axis = (steps, 5), (1, 5), 0
+    a = rng.uniform(0.5, 0.95, size=a_shape).astype(dtype)
+    b = rng.normal(size=shape).astype(dtype)
+    if dtype.startswith("complex"):
+        a = (a * np.exp(1j * rng.uniform(-1, 1, size=a_shape))).astype(dtype)
+        b = (b + 1j * rng.normal(size=shape)).astype(dtype)
+    init = rng.normal(size=shape[:axis] + shape[axis + 1:]).astype(dtype)
+    got = ps.linear_recurrence(backend.asarray(a), backend.asarray(b), init=backend.asarray(init), axis=axis,
+                               reverse=reverse, backend=backend.backend)
+    expected = reference_linear_recurrence(np.broadcast_to(a, shape), b, init=init, axis=axis, reverse=reverse)
+    _lr_check(backend.to_numpy(got), expected, "float32" if dtype == "float32" else "float64")
