@@ -117,6 +117,10 @@ def segmented_scan(x, op="add", *, flags=None, offsets=None, keys=None, inclusiv
     """
     request = check_segmented_request(x, op, inclusive=inclusive, reverse=reverse, init=init, dtype=dtype, out=out,
                                       backend=backend)
+    if request.fields[0].library == "dask":
+        from ..dask import segmented  # imports dask: x is a dask array
+
+        return segmented.segmented_scan(request, flags=flags, offsets=offsets, keys=keys, chunk_scan=segmented_scan)
     chosen = select_backend(request.config.backend, request.device)
     check_capabilities(chosen, request)
     on_device = chosen.NATIVE_LIBRARY == "torch"

@@ -12,13 +12,14 @@ here, so prefixscan never imports dask unless it is given one).  Install with
   2009; Blelloch 1990, section 1.2): two reads and one write of the data;
 * :mod:`.chunked`: ``scan`` (``cumsum`` ... ``cummin``, ``delta_decode`` and
   ``make_scan`` go through it);
-* :mod:`.derived`: ``linear_recurrence``, ``delta_encode`` and
-  ``segmented_scan`` with ``offsets``.
+* :mod:`.derived`: ``linear_recurrence`` and ``delta_encode``;
+* :mod:`.segmented`: ``segmented_scan`` (segments given on the host).
 
 See docs/scaleout.md for the graph, the memory bound and measurements.
 """
 
 from .chunked import scan
-from .derived import delta_encode, linear_recurrence, segmented_scan
+from .derived import delta_encode, linear_recurrence
+from .segmented import segmented_scan
 
 __all__ = ["scan", "linear_recurrence", "delta_encode", "segmented_scan"]

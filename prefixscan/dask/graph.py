@@ -144,14 +144,15 @@ def _carry_layer(pieces: Pieces, totals: da.Array, axis: int, seeds: dict) -> da
 
 
 def _lane_seeds(seed: tuple | None, fields: da.Array, axis: int) -> dict:
-    """The seed of every block of lanes: the seed's slice of those lanes (None: none)."""
+    """The seed of every block of lanes: the seed's slice of those lanes (None: none;
+    a seed of one block of lanes, e.g. a 1-D array's, is any object)."""
     lane_chunks = [c for i, c in enumerate(fields.chunks) if i != axis]
+    lanes = list(itertools.product(*[range(len(c)) for c in lane_chunks]))
+    if seed is None or all(len(c) == 1 for c in lane_chunks):  # one block of lanes: the whole seed
+        return {lane: seed for lane in lanes}
     starts = [np.cumsum((0,) + c) for c in lane_chunks]
     seeds = {}
-    for lane in itertools.product(*[range(len(c)) for c in lane_chunks]):
-        if seed is None:
-            seeds[lane] = None
-            continue
+    for lane in lanes:
         window = tuple(slice(int(st[i]), int(st[i + 1])) for st, i in zip(starts, lane))
         seeds[lane] = tuple(np.ascontiguousarray(s[window]) for s in seed)
     return seeds

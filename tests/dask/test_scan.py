@@ -247,3 +247,42 @@ def test_prefixscan_does_not_import_dask_for_other_arrays():
     code = ("import sys, numpy as np, prefixscan as ps; ps.scan(np.arange(5)); ps.cumsum([1, 2]); "
             "ps.linear_recurrence(np.ones(3), np.ones(3)); assert 'dask' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+@pytest.mark.parametrize("inclusive,reverse,seeded", [(True, False, False), (False, False, True),
+                                                      (True, True, True), (False, True, False)])
+def test_segmented_scan(rng, inclusive, reverse, seeded):
+    n = 90
+    x = random_array(rng, "int32", (n,), "add")
+    # Heads on chunk edges (10, 40), inside chunks, empty segments, a trailing n; chunks of 0 and 1 elements.
+    offsets = np.array([0, 3, 10, 10, 25, 40, 41, 77, 90])
+    chunks = ((10, 0, 1, 29, 13, 37),)
+    init = np.int32(-3) if seeded else None
+    kwargs = dict(inclusive=inclusive, reverse=reverse, init=init)
+    y = ps.segmented_scan(lazy(x, chunks), offsets=offsets, **kwargs)
+    assert y.chunks == chunks
+    want = ps.segmented_scan(x, offsets=offsets, **kwargs)  # the in-memory function, itself tested against
+    np.testing.assert_array_equal(y.compute(), want)      # the reference in tests/algorithms
+    np.testing.assert_array_equal(want, ps.testing.reference_segmented_scan(x, "add", offsets=offsets, **kwargs))
+    # Flags and keys on the host; a long segment across many chunks.
+    flags = np.zeros(n, bool)
+    flags[[0, 60]] = True
+    np.testing.assert_array_equal(ps.segmented_scan(lazy(x, 7), "max", flags=flags, **kwargs).compute(),
+                                  ps.segmented_scan(x, "max", flags=flags, **kwargs))
+    keys = np.repeat(np.arange(6), 15)
+    np.testing.assert_array_equal(ps.segmented_scan(lazy(x, 8), "xor", keys=keys, **kwargs).compute(),
+                                  ps.segmented_scan(x, "xor", keys=keys, **kwargs))
+
+
+def test_segmented_scan_of_a_non_commutative_struct(rng):
+    a, b = affine_data(rng, (50,), "int64")
+    offsets = np.array([0, 12, 13, 30])
+    for reverse in (False, True):
+        y = ps.segmented_scan((lazy(a, 9), lazy(b, 9)), affine_monoid(), offsets=offsets, reverse=reverse)
+        want = ps.testing.reference_segmented_scan((a, b), affine_monoid(), offsets=offsets, reverse=reverse)
+        for g, w in zip(y, want):
+            np.testing.assert_array_equal(g.compute(), w)
+    with pytest.raises(TypeError, match="offsets"):
+        ps.segmented_scan(lazy(a, 9), offsets=da.from_array(offsets))
+    with pytest.raises(TypeError, match="out"):
+        ps.segmented_scan(lazy(a, 9), offsets=offsets, out=np.empty(50, np.int64))
