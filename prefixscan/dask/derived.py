@@ -82,22 +82,24 @@ class RecurrencePieces:
 
 def linear_recurrence(a, b, *, init=None, axis=-1, reverse=False, offsets=None, return_final=False, backend=None):
     """:func:`prefixscan.linear_recurrence` of dask arrays ``a``, ``b`` (one of them
-    may be a NumPy array or a number): a lazy dask array of the broadcast shape,
-    chunked as ``a`` and ``b`` broadcast together."""
+    may be a NumPy array or a number): a lazy dask array of the broadcast shape, on
+    the chunks of ``a`` (of ``b`` when only ``b`` is a dask array)."""
     if offsets is not None:
         raise NotImplementedError("offsets: packed sequences are not supported on dask arrays; scan each "
                                   "sequence's slice, or use NumPy arrays")
     refuse_lazy(init, "init")
+    a_first = isinstance(a, da.Array)  # the dask argument sets the chunks (a's when both are)
     a, b = da.asarray(a), da.asarray(b)
     check_known_chunks((a, b), "a")
     if a.dtype != b.dtype:
         raise TypeError(f"b has dtype {b.dtype} but a has dtype {a.dtype}")
     try:
-        a, b = da.broadcast_arrays(a, b)
+        shape = np.broadcast_shapes(a.shape, b.shape)
     except ValueError:
         raise ValueError(f"b has shape {b.shape}, which does not broadcast against a's shape {a.shape}") from None
-    if a.ndim == 0:
+    if not shape:
         raise ValueError("a must have at least one dimension (a and b broadcast to a 0-d shape)")
+    a, b = da.broadcast_to(a, shape), da.broadcast_to(b, shape)
     axis = check_axis(inspect_array(a, "a"), axis, "a")
     if not isinstance(reverse, (bool, np.bool_)) or not isinstance(return_final, (bool, np.bool_)):
         raise TypeError("reverse and return_final must be True or False")
@@ -111,7 +113,7 @@ def linear_recurrence(a, b, *, init=None, axis=-1, reverse=False, offsets=None, 
                                 lanes)
         # The constant map h -> init before the first step: composing it first yields init's state.
         seed = (np.zeros(lanes, np_dtype(acc)), np.array(value))
-    a, b = same_chunks([a, b])
+    a, b = same_chunks([a, b]) if a_first else same_chunks([b, a])[::-1]
     pieces = RecurrencePieces(affine_monoid(bool(reverse)), axis, acc, bool(reverse), backend)
     meta = meta_from_array(a, a.ndim, dtype=a.dtype)
     (h,) = scan_chunks(pieces, [a, b], axis=axis, seed=seed, metas=[meta])

@@ -214,6 +214,7 @@ def test_linear_recurrence(rng, chunks_on, reverse):
     want = ps.testing.reference_linear_recurrence(a, b, init=init, reverse=reverse)
     np.testing.assert_allclose(to_numpy(h.compute()), want, rtol=1e-12)
     np.testing.assert_allclose(to_numpy(final.compute()), want[:, 0 if reverse else -1], rtol=1e-12)
+    assert ps.linear_recurrence(lazy(a, chunks, to_library), lazy(b, (4, 9), to_library)).chunks == chunks
     # A per-lane decay as a NumPy array, broadcast against the dask inputs.
     decay = rng.uniform(0.5, 1.0, size=(4, 1))
     h = ps.linear_recurrence(decay, lazy(b, chunks, to_library), axis=1)
