@@ -16,12 +16,18 @@ import functools
 from .._arrays import is_dask_collection
 from ..differentiable import recurrence as in_memory
 from ..differentiable.affine import AFFINE, AFFINE_BACKWARD
+from ..differentiable.routing import is_torch_tensor
 
 __all__ = ["AFFINE", "AFFINE_BACKWARD", "linear_recurrence"]
 
 
 @functools.wraps(in_memory.linear_recurrence)
 def linear_recurrence(a, b, *, init=None, axis=-1, reverse=False, offsets=None, return_final=False, backend=None):
+    # Tensors first: torch.compile traces this function, and a type's module name
+    # (the dask test) is something TorchDynamo cannot read.
+    if is_torch_tensor(a) or is_torch_tensor(b):
+        return in_memory.linear_recurrence(a, b, init=init, axis=axis, reverse=reverse, offsets=offsets,
+                                           return_final=return_final, backend=backend)
     if is_dask_collection(a) or is_dask_collection(b):  # lazy, chunk by chunk
         from .. import dask as chunked  # imports dask: a or b is a dask array
 
