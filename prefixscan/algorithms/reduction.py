@@ -40,6 +40,7 @@ __all__ = ["reduce", "reduce_request", "tree_reduce"]
 
 # Array methods of CuPy (and NumPy) for the built-in operators that have one.
 _ARRAY_METHODS = {"add": "sum", "mul": "prod", "max": "max", "min": "min"}
+_SIGNED_TWIN = {"uint16": "int16", "uint32": "int32", "uint64": "int64"}
 # torch dtypes whose sum/prod/amax/amin run on every device.
 _TORCH_REDUCIBLE = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
                     "float64", "complex64", "complex128")
@@ -156,7 +157,12 @@ def _reduce_torch(tensors: list, request: ScanRequest) -> list:
     if name == "logaddexp":
         return [torch.logsumexp(v.to(acc), 1) for v, acc in zip(views, accs)]
     if name in ("and", "or", "xor"):  # plain operators: the combine runs on tensors
-        return tree_reduce([v.to(acc) for v, acc in zip(views, accs)], _field_combine(monoid, len(views)))
+        fields = [v.to(acc) for v, acc in zip(views, accs)]
+        # torch has few kernels for uint16-64; bitwise operators are the same on the signed twin.
+        signed = [_SIGNED_TWIN.get(str(f.dtype).replace("torch.", "")) for f in fields]
+        fields = [f.view(getattr(torch, t)) if t else f for f, t in zip(fields, signed)]
+        totals = tree_reduce(fields, _field_combine(monoid, len(fields)))
+        return [t.view(acc) if s else t for t, s, acc in zip(totals, signed, accs)]
     # A user monoid's combine runs as NumPy or Triton code: the last row of an inclusive scan.
     config = replace(request.config, inclusive=True, reverse=False, order=1, dtype=None)
     fields = [t.to(acc) for t, acc in zip(tensors, accs)]

@@ -1,0 +1,64 @@
+"""The one collective the distributed scans use: every rank's small host arrays, to every rank.
+
+A rank's monoid element (its total: a lane's worth of values per field, any
+dtypes) travels as its bytes, so that one ``all_gather`` of one buffer per rank
+carries every field whatever its dtype (bool, unsigned and 16-bit types
+included, which the collective backends do not all take).  The buffer goes
+through the process group's device: CUDA for NCCL, the host for gloo.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+import torch.distributed as dist
+
+__all__ = ["Group", "all_gather_fields", "group_of"]
+
+
+@dataclass(frozen=True)
+class Group:
+    """A process group as the scans see it: which rank this is, how many there are,
+    and the device its collectives take."""
+
+    handle: Any  # the torch.distributed group (None: the default one)
+    rank: int
+    size: int
+    device: torch.device
+
+
+def group_of(group: Any, like: torch.Tensor) -> Group:
+    """``group`` (None: the default group) described for tensors like ``like``;
+    RuntimeError when torch.distributed is not initialised."""
+    if not dist.is_available() or not dist.is_initialized():
+        raise RuntimeError("group: torch.distributed is not initialised; call "
+                           "torch.distributed.init_process_group first")
+    backend = dist.get_backend(group)
+    if backend == "nccl":
+        device = like.device if like.is_cuda else torch.device("cuda", torch.cuda.current_device())
+    else:
+        device = torch.device("cpu")
+    return Group(group, dist.get_rank(group=group), dist.get_world_size(group=group), device)
+
+
+def all_gather_fields(group: Group, fields: Sequence[np.ndarray]) -> list[tuple[np.ndarray, ...]]:
+    """Every rank's ``fields`` (host arrays of the same shapes and dtypes on every
+    rank), in rank order: one ``all_gather`` of their bytes."""
+    parts = [np.ascontiguousarray(f) for f in fields]
+    sizes = [p.nbytes for p in parts]
+    buffer = np.concatenate([p.reshape(-1).view(np.uint8) for p in parts]) if parts else np.zeros(0, np.uint8)
+    local = torch.from_numpy(buffer).to(group.device)
+    gathered = [torch.empty_like(local) for _ in range(group.size)]
+    dist.all_gather(gathered, local, group=group.handle)
+    result = []
+    for raw in gathered:
+        data = raw.cpu().numpy()
+        fields_of_rank, start = [], 0
+        for p, size in zip(parts, sizes):
+            fields_of_rank.append(data[start:start + size].view(p.dtype).reshape(p.shape))
+            start += size
+        result.append(tuple(fields_of_rank))
+    return result

@@ -1,0 +1,162 @@
+"""``prefixscan.distributed.linear_recurrence``: ``h[t] = a[t] h[t-1] + b[t]`` with
+the time axis split over the ranks of a process group (sequence parallelism),
+differentiable.
+
+Forward: every rank reduces its time slice to its affine map ``h -> A h + B``
+per lane (A the product of its ``a``, B its final state from a zero start; the
+affine monoid of Blelloch 1990, "Prefix sums and their applications", section
+1.4), one ``all_gather`` hands every rank every map (O(lanes x world size)
+values), each rank composes the maps of the ranks before it into its incoming
+state and runs its own recurrence from that state (:func:`prefixscan.linear_recurrence`).
+
+Backward: the adjoint ``lam[t] = dL/dh[t]`` obeys the reverse recurrence
+``lam[t] = a[t+1] lam[t+1] + g[t]`` (g the incoming gradient), so gradients flow
+from later ranks to earlier ones through the same structure run from the end:
+every rank reduces its slice to the reverse map ``mu -> A mu + a[0] Q`` (Q its
+``lam[0]`` from a zero start, A the same product of ``a``), one ``all_gather``,
+each rank composes the maps of the ranks after it into the adjoint arriving
+from its right and runs its reverse recurrence from it; then ``db = lam``,
+``da = lam * h[t-1]`` (the incoming state before the first step) and, on the
+first rank, ``dinit = a[0] lam[0]``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from .._normalize import check_axis, check_init_shape
+from .._arrays import inspect_array
+from ..algorithms.pieces import to_host
+from ..algorithms.reduction import reduce as reduce_lanes
+from ..differentiable.affine import AFFINE, AFFINE_BACKWARD
+from ..differentiable.recurrence import linear_recurrence as local_recurrence
+from .collectives import Group, all_gather_fields, group_of
+
+__all__ = ["linear_recurrence"]
+
+
+def _take(t: torch.Tensor, axis: int, index: int) -> torch.Tensor:
+    return t.select(axis, index)
+
+
+def _maps(coefficients: torch.Tensor, values: torch.Tensor, axis: int, reverse: bool) -> tuple:
+    """The affine map of a slice, per lane, as host arrays in float64: (product of the
+    coefficients, the final state from zero); (1, 0) for an empty slice."""
+    monoid = AFFINE_BACKWARD if reverse else AFFINE
+    product, state = reduce_lanes((coefficients, values), monoid, axis=axis)
+    return to_host(product).astype(np.float64), to_host(state).astype(np.float64)
+
+
+def _state(t: np.ndarray, like: torch.Tensor) -> torch.Tensor:
+    return torch.as_tensor(t, dtype=torch.float32 if like.dtype in (torch.float16, torch.bfloat16) else like.dtype,
+                           device=like.device)
+
+
+class _Recurrence(torch.autograd.Function):
+    """The distributed recurrence with its reverse-recurrence backward (see the module)."""
+
+    @staticmethod
+    def forward(ctx, a, b, init, group: Group, axis: int):
+        product, state = _maps(a, b, axis, reverse=False)
+        first = group.rank == 0
+        if first and init is not None:  # the first rank holds h[-1]: fold it into its map
+            state = state + product * to_host(init).astype(np.float64)
+        maps = all_gather_fields(group, (product, state))
+        incoming = to_host(init).astype(np.float64) if first and init is not None else np.zeros_like(state)
+        for prod_j, state_j in maps[:group.rank]:
+            incoming = prod_j * incoming + state_j
+        h_in = _state(incoming, a)
+        h = local_recurrence(a, b, init=h_in if group.rank or init is not None else None, axis=axis)
+        ctx.save_for_backward(a, h, h_in)
+        ctx.group, ctx.axis, ctx.product = group, axis, product
+        ctx.has_init = init is not None
+        return h
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, h, h_in = ctx.saved_tensors
+        group, axis = ctx.group, ctx.axis
+        n = a.shape[axis]
+        grad = grad.contiguous()
+        # lam[t] = a[t+1] lam[t+1] + g[t]: the coefficients shifted by one, 1 after the last step.
+        shifted = torch.cat([a.narrow(axis, min(n, 1), max(n - 1, 0)), torch.ones_like(a.narrow(axis, 0, min(n, 1)))],
+                            axis)
+        product_rest, lam_first = _maps(shifted, grad, axis, reverse=True)
+        lead = to_host(_take(a, axis, 0)).astype(np.float64) if n else np.zeros_like(lam_first)
+        # The slice's reverse map, mu -> A mu + a[0] Q, handed to the rank before.
+        outgoing = lead * lam_first if n else np.zeros_like(lam_first)
+        maps = all_gather_fields(group, (ctx.product, outgoing))
+        arriving = np.zeros_like(lam_first)
+        for prod_j, value_j in reversed(maps[group.rank + 1:]):
+            arriving = prod_j * arriving + value_j
+        grad_init = None
+        if ctx.has_init and ctx.needs_input_grad[2]:  # dL/dh[-1]: this slice's map applied to what arrives
+            grad_init = _state(ctx.product * arriving + outgoing, a).to(h_in.dtype)
+        if not n:
+            return torch.zeros_like(a), torch.zeros_like(grad), grad_init, None, None
+        lam = local_recurrence(shifted, grad, init=_state(arriving, a), axis=axis, reverse=True)
+        before = torch.cat([h_in.to(h.dtype).unsqueeze(axis), h.narrow(axis, 0, n - 1)], axis)
+        return lam * before, lam, grad_init, None, None
+
+
+def linear_recurrence(a_local, b_local, *, group=None, axis=-1, init=None):
+    """This rank's slice of ``h[t] = a[t] h[t-1] + b[t]`` over a time axis split across
+    the ranks of a process group; differentiable (sequence parallelism).
+
+    Parameters
+    ----------
+    a_local, b_local : torch.Tensor
+        This rank's contiguous time slice of the coefficients and inputs (float
+        dtypes; their shapes broadcast against each other).  The ranks hold the
+        slices in rank order; slices may differ in length and may be empty;
+        the other dimensions (the lanes) must be the same on every rank.  CPU
+        tensors with gloo, CUDA tensors with NCCL.
+    group : torch.distributed.ProcessGroup, optional
+        The ranks that hold the sequence (None: the default group).  Every rank
+        of it calls this function, and calls backward through its result.
+    axis : int, default -1
+        The time axis.
+    init : scalar or tensor, optional
+        ``h[-1]``, the state before the first step, broadcast to the lane shape;
+        read on the group's first rank (rank 0), which holds the first steps, and
+        differentiated there; other ranks may pass it or not.
+
+    Returns
+    -------
+    torch.Tensor
+        This rank's slice of h, the broadcast shape.  Gradients flow to
+        ``a_local``, ``b_local`` and (rank 0) ``init`` from the losses of every
+        rank: the backward runs one ``all_gather`` of O(lanes) values per rank.
+
+    Raises
+    ------
+    TypeError
+        Tensors of different or complex dtypes, or not tensors.
+    ValueError
+        Shapes that do not broadcast, an out-of-range axis, an ``init`` that does
+        not broadcast to the lane shape.
+    """
+    for value, name in ((a_local, "a_local"), (b_local, "b_local")):
+        if not torch.is_tensor(value):
+            raise TypeError(f"{name}: expected a torch tensor, got {type(value).__name__}")
+    if a_local.dtype != b_local.dtype:
+        raise TypeError(f"b_local has dtype {b_local.dtype} but a_local has dtype {a_local.dtype}")
+    if not a_local.dtype.is_floating_point:
+        raise TypeError(f"a_local: expected a real floating dtype, got {a_local.dtype}")
+    try:
+        a, b = torch.broadcast_tensors(a_local, b_local)
+    except RuntimeError:
+        raise ValueError(f"b_local has shape {tuple(b_local.shape)}, which does not broadcast against "
+                         f"a_local's shape {tuple(a_local.shape)}") from None
+    if a.dim() == 0:
+        raise ValueError("a_local must have at least one dimension")
+    axis = check_axis(inspect_array(a.detach(), "a_local"), axis, "a_local")
+    lanes = tuple(a.shape[:axis] + a.shape[axis + 1:])
+    ranks = group_of(group, a)
+    seed = None
+    if init is not None and ranks.rank == 0:
+        check_init_shape(init, lanes)
+        seed = torch.as_tensor(init, dtype=torch.float32 if a.dtype in (torch.float16, torch.bfloat16) else a.dtype,
+                               device=a.device).broadcast_to(lanes)
+    return _Recurrence.apply(a, b, seed, ranks, axis)
