@@ -291,9 +291,6 @@ def _xor(a, b):
     return a ^ b
 
 
-_LN2 = math.log(2.0)
-
-
 def _logaddexp(a, b):
     hi = maximum(a, b)
     lo = minimum(a, b)
@@ -301,7 +298,8 @@ def _logaddexp(a, b):
     # (inf - inf would be NaN); otherwise hi + log1p(exp(lo - hi)) is stable.  On NumPy
     # arrays the unused branch of equal infinities is NaN with an "invalid" warning
     # before the where drops it: the CPU backend runs combine under numpy_errstate.
-    return where(lo == hi, hi + _LN2, hi + log1p(exp(lo - hi)))
+    # ln 2 is a literal: compiled Triton reads no module globals but constexprs.
+    return where(lo == hi, hi + 0.6931471805599453, hi + log1p(exp(lo - hi)))
 
 
 def _lowest(dtype):

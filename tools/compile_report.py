@@ -158,12 +158,35 @@ def ptx_report() -> None:
         report(f"2d chained {acc}", compile_variant(lookback.scan_2d_kernel, acc, ints_2d, c, 4), time.time() - t)
 
 
+def builtin_ops() -> dict:
+    """Compile the 1-D look-back kernel with every built-in operator's combine (float32,
+    or int32 for the bitwise ones): the interpreter runs combines that compiled Triton
+    rejects (a module global that is not a constexpr, say).  Per operator: "ok" or the error."""
+    out = {}
+    for name, monoid in BUILTIN_OPS.items():
+        acc = "fp32" if "f" in monoid.dtype_kinds else "i32"
+        pair, flat = combine_functions(monoid, 1)
+        c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=True, REVERSE=False, HAS_INIT=False, WORDS=1,
+                 SINGLE_TILE=False, MULTI_LANE=False, CHAINED=False, ORDERED=False, DELAYED=False, RAKE=0,
+                 ORDER2=False, BLOCK=4096, WINDOW=32)
+        try:
+            compile_variant(lookback.scan_1d_kernel, acc, INTS_1D, c, 4)
+            out[name] = "ok"
+        except Exception as error:  # reported, the test shows which operator and why
+            out[name] = f"{type(error).__name__}: {str(error)[-400:]}"
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--status-reads", action="store_true",
                         help="print JSON counts of status-word reads per kernel instead of the PTX report")
+    parser.add_argument("--builtin-ops", action="store_true",
+                        help="print JSON: does every built-in operator's kernel compile for sm_90")
     args = parser.parse_args()
-    if args.status_reads:
+    if args.builtin_ops:
+        print(json.dumps(builtin_ops()))
+    elif args.status_reads:
         print(json.dumps(status_reads()))
     else:
         ptx_report()

@@ -286,7 +286,7 @@ def test_past_int32_elements():
     assert torch.equal(ps.compact(small, small_mask), small[small_mask])
     # Every third element rejected, so that the expected results are strided views
     # (no boolean indexing of > 2^31 elements needed to check).
-    n = 3 * ((1 << 31) // 3 + (1 << 19))
+    n = 381 * ((1 << 31) // 381 + 1400)  # whole periods of x and of the mask, past 2^31
     period = torch.arange(3 * 127, device="cuda").remainder(127).to(torch.int8)
     x = period.repeat(n // period.numel())
     mask = (torch.arange(3, device="cuda") != 1).repeat(n // 3)

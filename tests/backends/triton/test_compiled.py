@@ -35,6 +35,13 @@ def _run_tool(*args: str) -> str:
     return done.stdout
 
 
+def test_every_builtin_operator_compiles():
+    """Compiled Triton reads no module global but a constexpr; the interpreter reads
+    any, so a combine can pass every interpreter test and fail on the GPU."""
+    result = json.loads(_run_tool("tools/compile_report.py", "--builtin-ops"))
+    assert result and all(v == "ok" for v in result.values()), result
+
+
 def test_status_words_are_read_by_atomics_only():
     # The tiles whose look-back had been duplicated (chained and windowed 2-D, 8 warps,
     # K = 3 padded to 4 columns), 1-D ones for contrast, the masked-columns kernel.
