@@ -85,6 +85,11 @@ class Scan:
             from .differentiable.scans import differentiable_scan  # imports torch: x is a tensor
 
             return differentiable_scan(self.config, x, init, out)
+        return self._run(x, init, out)
+
+    def _run(self, x, init, out):
+        """The scan of ``x`` once dask collections and autograd/torch.compile calls
+        have taken their own paths (:func:`scan` tests those itself, once)."""
         # Repeated calls on tensors of one signature reuse the checked plan:
         # small scans are dominated by host overhead, not by the kernel.
         key = _signature(x, out) if init is None else None
@@ -94,7 +99,7 @@ class Scan:
             if fast is not None:  # a single-launch GPU scan: straight to the kernel
                 if fast.expired():  # the tile choice may have changed since: plan again
                     del self._plans[key]
-                    return self(x, init=init, out=out)
+                    return self._run(x, init, out)
                 result = fast(x, out)
                 if result is not None:
                     return result
@@ -372,5 +377,8 @@ def scan(x, op="add", *, axis=None, inclusive=True, reverse=False, init=None, or
         return scans.scan(x, op, axis=axis, inclusive=inclusive, reverse=reverse, init=init, order=order,
                           tuple_size=tuple_size, dtype=dtype, out=out, backend=backend, algorithm=algorithm,
                           deterministic=deterministic, strategy=strategy)
-    return _cached_scan(op, axis, inclusive, reverse, order, tuple_size, dtype, backend, algorithm,
-                        deterministic, strategy)(x, init=init, out=out)
+    shared = _cached_scan(op, axis, inclusive, reverse, order, tuple_size, dtype, backend, algorithm,
+                          deterministic, strategy)
+    if type(x) is not np.ndarray and is_dask_collection(x):
+        return shared(x, init=init, out=out)
+    return shared._run(x, init, out)  # the torch-ops test above was this call's one
