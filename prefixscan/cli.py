@@ -83,8 +83,8 @@ def info_lines() -> list[str]:
         f"platform   {platform.platform()} ({platform.machine()})",
         f"NumPy      {np.__version__}",
     ]
-    for name, label in (("torch", "torch"), ("triton", "triton"), ("cupy", "CuPy"), ("jax", "JAX"),
-                        ("matplotlib", "matplotlib")):
+    for name, label in (("numba", "Numba"), ("torch", "torch"), ("triton", "triton"), ("cupy", "CuPy"),
+                        ("jax", "JAX"), ("matplotlib", "matplotlib")):
         version = _module_version(name)
         lines.append(f"{label:<10} {version if version else 'not installed'}")
     lines.append("backends:")
@@ -236,6 +236,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "decoupled_lookback, reduce_then_scan, scan_then_propagate, chained, persistent "
                         "(records add the counted memory traffic per element; on --device cpu they run "
                         "in the Triton interpreter with TRITON_INTERPRET=1, default sizes 6,8,10)")
+    p.add_argument("--primitives", choices=("auto", "on", "off"), default="auto",
+                   help="also time the primitives (segmented_scan, compact, linear_recurrence, logaddexp, "
+                        "order 8, tuple size 8, affine) next to the NumPy/SciPy idiom each replaces, with "
+                        "the copy roof of their bytes (auto: on for --device cpu without --quick)")
+    p.add_argument("--primitive-size", type=int, default=None, metavar="LOG2",
+                   help="log2 of the primitives' length (default 23)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.add_argument("--no-plot", action="store_true", help="do not write plot.png")
     p.add_argument("--fresh", action="store_true",

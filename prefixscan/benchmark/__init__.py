@@ -10,8 +10,14 @@ the copy's throughput a bandwidth-bound scan would reach; on ``cpu`` they run
 in Triton's interpreter (``TRITON_INTERPRET=1``): a smoke test of the whole
 path, not a measurement.
 
+On ``cpu`` (unless ``--quick`` or ``--no-primitives``) a second table times the
+primitives (segmented scans, compaction, linear recurrences, the logaddexp,
+order-8, tuple-size-8 and affine scans) next to the NumPy/SciPy idiom each
+replaces, with the copy roof of the bytes each moves (:mod:`.primitives`).
+
 Every result is checked against NumPy before it is timed (:mod:`.verify`); the
-measurement loop and the timing method are in :mod:`.runner`; the sizes,
+measurement loop and the timing method are in :mod:`.runner`, the copy roof in
+:mod:`.roof`; the sizes,
 dtypes and strategies in :mod:`.cases`; the outputs (``results.json``,
 ``results.md``, ``plot.png``) in :mod:`.report` and :mod:`.plot`.  With
 ``--fresh`` the benchmark re-runs in a new Python process with an empty user
@@ -36,8 +42,11 @@ from .cases import (DEFAULT_DTYPES, INTERPRETER_SIZES, SizeCase, default_repeats
                     parse_sizes, parse_strategies)
 from .fresh import run_fresh
 from .peers import cpu_peers, cuda_peers, strategy_variants
+from .primitives import DEFAULT_LOG2 as PRIMITIVE_LOG2
+from .primitives import measure_primitives, primitive_cases
 from .report import (base_metadata, cpu_name, cuda_device_info, describe_timing, format_markdown, format_table,
                      versions, write_outputs)
+from .roof import ROOF_NOTE
 from .runner import PER_CALL_CALLS, Progress, measure_cuda, measure_host
 
 __all__ = [
@@ -67,8 +76,11 @@ def run_benchmark(
     seed: int | None = None,
     impls: Sequence[str] | None = None,
     strategies: Sequence[str] | str | None = None,
+    primitives: bool | None = None,
+    primitive_log2: int = PRIMITIVE_LOG2,
 ) -> dict:
-    """Time prefixscan.scan and its peers; returns ``{"metadata", "records", "skipped"}``.
+    """Time prefixscan.scan and its peers; returns ``{"metadata", "records", "skipped",
+    "primitives"}``.
 
     ``sizes`` are log2 sizes (a list, or a string as for ``--sizes``);
     ``impls`` optionally restricts the implementations by name (the copy roof
@@ -78,7 +90,10 @@ def run_benchmark(
     ``backends.triton.traffic.traffic_per_element``) and ``model_ratio`` =
     2 / traffic; on ``cpu`` they run in Triton's interpreter (a smoke test).
     Each record holds impl, dtype, n, log2n, order, tuple_size, seconds
-    (median), gelem_per_s, gb_per_s, ratio_to_copy, verified, status.
+    (CPU: best of interleaved rounds, also ``seconds_median``; CUDA: median),
+    gelem_per_s, gb_per_s, ratio_to_copy, verified, status.  ``primitives``
+    (default: on ``cpu`` unless ``quick`` or ``strategies``) adds one record per
+    primitive at ``n = 2**primitive_log2`` (:func:`.primitives.measure_primitives`).
     """
     if device not in ("cpu", "cuda"):
         raise ValueError(f"device must be 'cpu' or 'cuda', got {device!r}")
@@ -86,6 +101,10 @@ def run_benchmark(
     if order < 1 or tuple_size < 1:
         raise ValueError("order and tuple_size must be >= 1")
     strategy_names = parse_strategies(strategies)
+    if primitives is None:
+        primitives = device == "cpu" and not quick and not strategy_names
+    if primitives and device != "cpu":
+        raise ValueError("primitives are benchmarked on the cpu device only")
     if sizes is None and strategy_names and device == "cpu":
         sizes = INTERPRETER_SIZES
     exps = parse_sizes(sizes, device, quick)
@@ -122,16 +141,18 @@ def run_benchmark(
         "tuple_size": tuple_size,
         "quick": bool(quick),
         "seed": seed,
-        "implementations": {i.name: i.note for i in impl_list},
+        "implementations": {i.name: i.note for i in impl_list if not (i.is_copy and i.name != "copy")},
         "strategies": strategy_names,
         "tuning_cache": "user tuning cache as found",
         "tuning_cache_dir": str(tuning.cache_dir()),
         "timing": describe_timing(device, per_call_calls),
+        "roof": ROOF_NOTE if device == "cpu" else "a copy of the same bytes",
+        "primitive_log2": primitive_log2 if primitives else None,
     })
 
     records: list[dict] = []
     skipped: list[dict] = []
-    bar = Progress(len(dts) * len(exps) * len(impl_list), progress)
+    bar = Progress(len(dts) * len(exps) * len(impl_list) + (len(primitive_cases()) if primitives else 0), progress)
     rng = np.random.default_rng(seed)
     t_start = time.perf_counter()
     try:
@@ -151,11 +172,13 @@ def run_benchmark(
                                         l2_cache_bytes=dev_info.get("l2_cache_bytes"),
                                         per_call_calls=per_call_calls)
                 records.extend(recs)
+        primitive_records = (measure_primitives(primitive_log2, rng, repeats=repeats, progress=bar)
+                             if primitives else [])
     finally:
         bar.close()
     metadata["versions"] = versions()
     metadata["wall_seconds"] = round(time.perf_counter() - t_start, 3)
-    return {"metadata": metadata, "records": records, "skipped": skipped}
+    return {"metadata": metadata, "records": records, "skipped": skipped, "primitives": primitive_records}
 
 
 def main_from_args(args) -> int:
@@ -180,8 +203,10 @@ def main_from_args(args) -> int:
         result = run_benchmark(device=args.device, sizes=sizes, dtypes=dtypes, repeats=args.repeats,
                                order=args.order, tuple_size=args.tuple_size,
                                progress=not args.no_progress, quick=args.quick, seed=args.seed,
-                               strategies=strategy_names or None)
-    except RuntimeError as exc:
+                               strategies=strategy_names or None,
+                               primitives={"on": True, "off": False}.get(getattr(args, "primitives", "auto")),
+                               primitive_log2=getattr(args, "primitive_size", None) or PRIMITIVE_LOG2)
+    except (RuntimeError, ValueError) as exc:
         print(f"prefixscan bench: {exc}", file=sys.stderr)
         return 2
     print(format_table(result))
@@ -190,4 +215,5 @@ def main_from_args(args) -> int:
     print(f"total {result['metadata']['wall_seconds']:.1f} s")
     broken = [r for r in result["records"]
               if (r["impl"] == "prefixscan" or r.get("strategy")) and r["status"] != "ok"]
+    broken += [r for r in result["primitives"] if r["status"] not in ("ok", "skipped")]
     return 1 if broken else 0

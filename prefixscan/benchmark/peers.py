@@ -1,6 +1,7 @@
 """The implementations ``prefixscan bench`` times next to each other.
 
-* ``cpu``: a copy of the same bytes (``numpy.copyto``, the roof),
+* ``cpu``: a copy of the same bytes (the roof: the faster of ``numpy.copyto``
+  and a compiled copy loop, :mod:`.roof`),
   ``prefixscan.scan``, ``numpy.cumsum(dtype=<input dtype>)`` and
   ``numpy.add.accumulate``;
 * ``cuda``: a copy (``dst.copy_(src)``), ``prefixscan.scan`` on torch CUDA
@@ -34,6 +35,7 @@ import prefixscan as ps
 
 from .._environment import interpreter_mode
 from .cases import SizeCase
+from .roof import ROOF_NOTE, copy_variants
 
 __all__ = ["Implementation", "NotApplicable", "cpu_peers", "cuda_peers", "strategy_variants",
            "strategy_plan"]
@@ -48,6 +50,7 @@ class Implementation:
     is_copy: bool = False  # verified against the input rather than the scan
     strategy: str | None = None  # a GPU meta-strategy: its plan and traffic join the record
     optional: bool = False  # a peer whose failing call means "not usable here" (skipped)
+    variant: str | None = None  # one of several copies the roof is the best of
 
 
 class NotApplicable(Exception):
@@ -63,14 +66,17 @@ def _prefixscan_build(order: int, tuple_size: int):
 
 
 def cpu_peers(order: int, tuple_size: int) -> list[Implementation]:
-    """Copy, prefixscan and NumPy's two cumulative sums on host arrays."""
+    """The copies of the roof, prefixscan and NumPy's two cumulative sums on host arrays."""
     s, q = tuple_size, order
 
     def view(a):
         return a.reshape(-1, s) if s > 1 else a
 
-    def copy_build(ins, outs):
-        return [(lambda x=x, o=o: (np.copyto(o, x), o)[1]) for x, o in zip(ins, outs)]
+    def copy_build(copy):
+        def build(ins, outs):
+            return [(lambda x=x, o=o: (copy(x.reshape(-1), o.reshape(-1)), o)[1]) for x, o in zip(ins, outs)]
+
+        return build
 
     def accumulate_build(fn):
         def build(ins, outs):
@@ -89,8 +95,10 @@ def cpu_peers(order: int, tuple_size: int) -> list[Implementation]:
 
         return build
 
-    return [
-        Implementation("copy", copy_build, "cpu", "numpy.copyto of the same bytes", is_copy=True),
+    copies = [Implementation("copy" if i == 0 else f"copy ({name})", copy_build(copy), "cpu",
+                             f"a copy of the same bytes: {ROOF_NOTE}", is_copy=True, variant=name)
+              for i, (name, copy) in enumerate(copy_variants())]
+    return copies + [
         Implementation("prefixscan", _prefixscan_build(q, s), "cpu",
                        "prefixscan.scan(x, order, tuple_size, out=)"),
         Implementation("numpy.cumsum", accumulate_build(np.cumsum), "cpu",

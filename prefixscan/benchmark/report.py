@@ -5,7 +5,8 @@ timing method), the plain-text table printed at the end, ``results.md`` and
 Table cells are Gel/s with the ratio to the copy's throughput (the roof, timed
 in the same process); GB/s = Gel/s x 2 x itemsize.  With strategies, the
 markdown adds each strategy's counted memory traffic per element next to its
-measured ratio to copy.
+measured ratio to copy; with primitives, a table of each primitive next to the
+NumPy/SciPy idiom it replaces.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from .plot import plot_results
 from .verify import VERIFICATION
 
 __all__ = ["versions", "cpu_name", "cuda_device_info", "describe_timing", "BYTES_MODEL", "impl_order",
-           "size_label", "title", "format_table", "format_markdown", "write_outputs", "FRESH_NOTE"]
+           "size_label", "title", "format_table", "format_markdown", "primitive_rows", "write_outputs", "FRESH_NOTE"]
 
 BYTES_MODEL = "GB/s counts bytes read + written once: 2 * n * itemsize (whatever the order)"
 #: ``metadata["tuning_cache"]`` of a ``--fresh`` run.
@@ -43,7 +44,7 @@ def versions() -> dict:
         "python": platform.python_version(),
         "numpy": np.__version__,
     }
-    for name in ("torch", "triton", "cupy", "jax", "matplotlib"):
+    for name in ("numba", "scipy", "torch", "triton", "cupy", "jax", "matplotlib"):
         mod = sys.modules.get(name)
         if mod is not None:
             found[name] = str(getattr(mod, "__version__", "installed"))
@@ -87,7 +88,8 @@ def cuda_device_info() -> dict:
 def describe_timing(device: str, per_call_calls: int) -> str:
     """The timing method, as recorded in the metadata."""
     if device == "cpu":
-        return "perf_counter, inner loop of ~2 ms per sample, median of repeats after warm-up"
+        return ("perf_counter, inner loop of ~2 ms per sample, every implementation once per round in "
+                "rounds of rotating order, best of the rounds (after a warm-up call)")
     return ("torch.cuda.Event pairs per call behind a GPU sleep (device time; for an "
             "implementation that synchronizes inside a call, its host time too), median of "
             "repeats after warm-up; buffers rotated for n >= 2^22; per_call_seconds: "
@@ -189,7 +191,29 @@ def format_table(result: dict) -> str:
     bad = [r for r in result["records"] if r["status"] != "ok"]
     for r in bad:
         lines.append(f"{r['status']}: {r['impl']} {r['dtype']} n={r['n']}: {r['error']}")
+    header, rows = primitive_rows(result)
+    if rows:
+        widths = [max(len(str(c)) for c in col) for col in zip(header, *rows)]
+        lines += ["", f"[primitives, n = 2^{result['metadata'].get('primitive_log2')}] GB/s of the bytes each "
+                      "must move (ratio to the copy of those bytes); speedup over the idiom"]
+        lines.append("  ".join(h.ljust(w) for h, w in zip(header, widths)))
+        lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)) for row in rows]
     return "\n".join(lines)
+
+
+def primitive_rows(result: dict) -> tuple[list[str], list[list[str]]]:
+    """The primitives table: per row, prefixscan and the idiom as GB/s (ratio to copy)."""
+    header = ["primitive", "dtype", "prefixscan", "idiom", "idiom GB/s", "speedup"]
+    rows = []
+    for r in result.get("primitives") or []:
+        name = r.get("name", r["primitive"])
+        if r["status"] != "ok":
+            rows.append([name, r.get("dtype", "-"), f"{r['status']}: {r['error']}", r.get("peer", "-"), "-", "-"])
+            continue
+        moved = r["moved_bytes"] / 1e9
+        rows.append([name, r["dtype"], f"{moved / r['seconds']:.3g} ({r['ratio_to_copy']:.2f}x)", r["peer"],
+                     f"{moved / r['peer_seconds']:.3g} ({r['peer_ratio_to_copy']:.2f}x)", f"{r['speedup']:.1f}x"])
+    return header, rows
 
 
 def _markdown_table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -224,6 +248,15 @@ def format_markdown(result: dict) -> str:
         out += ["", f"## {dtype}", ""] + _markdown_table(header, rows)
     out += _per_call_markdown(result)
     out += _strategy_markdown(result)
+    header, rows = primitive_rows(result)
+    if rows:
+        out += ["", f"## Primitives (n = 2^{m.get('primitive_log2')})", "",
+                "Each primitive next to the NumPy/SciPy idiom it replaces: GB/s of the bytes it must move "
+                "(read once + written once) and the ratio to a copy of those bytes, timed in the same "
+                "interleaved rounds; speedup = idiom time / prefixscan time.", ""]
+        out += ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+        out += ["| " + " | ".join(row) + " |" for row in rows]
+        out += [""] + [f"- `{r['call']}`" for r in result["primitives"] if r.get("call")]
     bad = [r for r in result["records"] if r["status"] != "ok"]
     if bad:
         out += ["", "## Failures", ""]

@@ -6,8 +6,11 @@ Each implementation is built on fresh output buffers, called once, verified
 against NumPy (a wrong result is reported as FAILED and not timed), warmed up
 and timed (timers from :mod:`prefixscan.timing`):
 
-* CPU: ``time.perf_counter`` around an inner loop sized to ~2 ms, median of the
-  repeats after a warm-up;
+* CPU: ``time.perf_counter`` around an inner loop sized to ~2 ms, every
+  implementation once per round, in rounds that rotate their order
+  (:func:`time_interleaved`), best of the rounds: other processes on a shared
+  machine slow some samples down, never speed one up.  The copy roof is the
+  faster of the copies of :mod:`.roof`;
 * CUDA: ``torch.cuda.Event`` pairs around each call, queued behind a short GPU
   sleep so that the host's launch overhead is hidden (device time), median of
   the repeats after a warm-up, rotating among input/output buffers that together
@@ -32,19 +35,20 @@ import time
 import numpy as np
 
 from .._errors import short_error
-from ..timing import per_call_cuda_events, per_call_wall, time_cpu, time_cuda_events, time_wall
+from ..timing import CPU_SAMPLE_SECONDS, per_call_cuda_events, per_call_wall, time_cuda_events, time_wall
 from .cases import SizeCase
 from .peers import Implementation, NotApplicable, strategy_plan
 from .verify import expected_result, verify_device, verify_host
 
-__all__ = ["Progress", "measure_host", "measure_cuda", "ROTATE_FROM_LOG2", "PER_CALL_UP_TO_LOG2",
-           "PER_CALL_CALLS"]
+__all__ = ["Progress", "measure_host", "measure_cuda", "time_interleaved", "merge_copies", "ROTATE_FROM_LOG2",
+           "PER_CALL_UP_TO_LOG2", "PER_CALL_CALLS"]
 
 ROTATE_FROM_LOG2 = 22  # rotate buffers on CUDA from this size on
 SLOW_CALL_SECONDS = 1.0  # a call slower than this (twice) is timed once
 PER_CALL_UP_TO_LOG2 = 20  # report host-inclusive per-call time up to this size
 PER_CALL_CALLS = 200
-CPU_MEASURE_BUDGET = 1.5  # seconds per CPU measurement before repeats are cut short (>= 3 kept)
+CPU_MEASURE_BUDGET = 1.5  # seconds per CPU measurement before repeats are cut short
+MIN_ROUNDS = 3  # interleaved rounds kept whatever the budget
 
 
 class Progress:
@@ -108,6 +112,55 @@ def _fill_rates(rec: dict, n: int, itemsize: int) -> None:
         rec["per_call_gelem_per_s"] = n / pc / 1e9
 
 
+def time_interleaved(fns: list, rounds: int, budget: float, first_seconds: list | None = None) -> list[list[float]]:
+    """Seconds per call of each of ``fns``, one sample per function per round: an
+    inner loop of about ``CPU_SAMPLE_SECONDS``, the functions' order rotated every
+    round, so that a slow phase of the machine hits them all alike.  Stops after
+    ``rounds`` rounds, or after ``budget`` seconds per function (at least
+    ``MIN_ROUNDS`` rounds).  The functions have been called once already;
+    ``first_seconds``, the time of a warm call of each, spares one more."""
+    if first_seconds is None:
+        first_seconds = []
+        for fn in fns:
+            t0 = time.perf_counter()
+            fn()
+            first_seconds.append(time.perf_counter() - t0)
+    inner = [max(1, min(100000, math.ceil(CPU_SAMPLE_SECONDS / max(t, 1e-9)))) for t in first_seconds]
+    samples: list[list[float]] = [[] for _ in fns]
+    start = time.perf_counter()
+    for r in range(max(1, rounds)):
+        for k in range(len(fns)):
+            i = (r + k) % len(fns)
+            fn, count = fns[i], inner[i]
+            t0 = time.perf_counter()
+            for _ in range(count):
+                fn()
+            samples[i].append((time.perf_counter() - t0) / count)
+        if r + 1 >= MIN_ROUNDS and time.perf_counter() - start > budget * len(fns):
+            break
+    return samples
+
+
+def merge_copies(recs: list[dict], names: list[str]) -> list[dict]:
+    """The records of the copy variants ``names`` as one ``copy`` record: the fastest
+    variant's, with every variant's time in ``copy_seconds`` and the winner in ``roof``."""
+    copies = [r for r in recs if r["impl"] in names]
+    if len(copies) < 2:
+        return recs
+    timed = [r for r in copies if r.get("seconds")]
+    best = min(timed, key=lambda r: r["seconds"]) if timed else copies[0]
+    merged = dict(best, impl="copy", roof=best.get("variant"),
+                  copy_seconds={r.get("variant"): r.get("seconds") for r in copies})
+    merged.pop("variant", None)
+    out = []
+    for r in recs:
+        if r["impl"] not in names:
+            out.append(r)
+        elif r is copies[0]:
+            out.append(merged)
+    return out
+
+
 def _set_ratios(recs: list[dict]) -> None:
     copy = next((r for r in recs if r["impl"] == "copy" and r.get("seconds")), None)
     for r in recs:
@@ -125,12 +178,13 @@ def _label(impl: Implementation, case: SizeCase) -> str:
 def measure_host(impls: list[Implementation], case: SizeCase, rng: np.random.Generator, bar: Progress,
                  skipped: list[dict]) -> list[dict]:
     """Records of every implementation on host arrays of ``case`` (NumPy; the
-    strategies on ``cpu`` wrap them as torch tensors for Triton's interpreter)."""
+    strategies on ``cpu`` wrap them as torch tensors for Triton's interpreter),
+    timed in interleaved rounds (:func:`time_interleaved`), best of the rounds."""
     dt = np.dtype(case.dtype)
     small = rng.integers(-4, 5, size=case.n, dtype=np.int8)
     x = small.astype(dt)
     expected = expected_result(small, case)
-    recs = []
+    recs, timed = [], []
     for impl in impls:
         label = _label(impl, case)
         bar.update(label)
@@ -142,7 +196,7 @@ def measure_host(impls: list[Implementation], case: SizeCase, rng: np.random.Gen
             skipped.append({"impl": impl.name, "dtype": case.dtype, "n": case.n, "reason": str(exc)})
             bar.update(label, 1)
             continue
-        rec = _record(impl.name, case)
+        rec = _record(impl.name, case, **({"variant": impl.variant} if impl.variant else {}))
         try:
             result = fns[0]()
             if impl.is_copy:
@@ -155,14 +209,23 @@ def measure_host(impls: list[Implementation], case: SizeCase, rng: np.random.Gen
                 rec.update(status="FAILED", error=why)
             else:
                 rec["verified"] = True
-                samples, inner = time_cpu(fns[0], case.repeats, CPU_MEASURE_BUDGET)
-                rec.update(seconds=statistics.median(samples), seconds_min=min(samples),
-                           samples=len(samples), inner_loop=inner)
+                timed.append((rec, fns[0]))
         except Exception as exc:  # noqa: BLE001 - reported in the record
             rec.update(status="error", error=short_error(exc), verified=False, seconds=None)
-        _fill_rates(rec, case.n, dt.itemsize)
         recs.append(rec)
         bar.update(label, 1)
+    try:
+        samples = time_interleaved([fn for _, fn in timed], case.repeats, CPU_MEASURE_BUDGET)
+    except Exception as exc:  # noqa: BLE001 - a call that failed only when repeated
+        samples = []
+        for rec, _ in timed:
+            rec.update(status="error", error=short_error(exc), verified=False)
+    for (rec, _), seconds in zip(timed, samples):
+        rec.update(seconds=min(seconds), seconds_min=min(seconds), seconds_median=statistics.median(seconds),
+                   samples=len(seconds))
+    recs = merge_copies(recs, [i.name for i in impls if i.is_copy])
+    for rec in recs:
+        _fill_rates(rec, case.n, dt.itemsize)
     _set_ratios(recs)
     return recs
 

@@ -133,3 +133,68 @@ def test_bench_fresh(tmp_path, capfd):
     assert "fresh process, empty user tuning cache" in (out / "results.md").read_text()
     assert not (out / "plot.png").exists()
     assert "2^10" in text.out  # the child's table
+
+
+def test_copy_roof_is_the_fastest_copy():
+    """On the CPU the copy record is the faster of numpy.copyto and the compiled loop."""
+    from prefixscan.benchmark import run_benchmark
+    from prefixscan.benchmark.roof import copy_variants
+
+    result = run_benchmark(device="cpu", sizes=[12], dtypes=["float32"], repeats=3, progress=False, quick=True)
+    copies = [r for r in result["records"] if r["impl"].startswith("copy")]
+    assert len(copies) == 1, copies
+    copy = copies[0]
+    variants = dict(copy_variants())
+    assert set(copy["copy_seconds"]) == set(variants)
+    assert copy["seconds"] == min(copy["copy_seconds"].values())
+    assert copy["copy_seconds"][copy["roof"]] == copy["seconds"]
+    assert result["primitives"] == []  # quick: no primitives unless asked
+
+
+def test_time_interleaved_rotates_and_stops():
+    from prefixscan.benchmark.runner import MIN_ROUNDS, time_interleaved
+
+    calls = []
+    fns = [lambda k=k: calls.append(k) for k in range(3)]
+    samples = time_interleaved(fns, rounds=50, budget=0.0, first_seconds=[1.0, 1.0, 1.0])
+    assert [len(s) for s in samples] == [MIN_ROUNDS] * 3  # budget spent: the minimum of rounds
+    assert calls[:3] == [0, 1, 2] and calls[3:6] == [1, 2, 0]  # one call per sample, rotated order
+    assert all(t >= 0 for s in samples for t in s)
+
+
+def test_primitives_rows(tmp_path, capsys):
+    """Every primitive row is verified against its idiom and timed with its copy roof."""
+    out = tmp_path / "prim"
+    status = main(["bench", "--quick", "--sizes", "10", "--dtypes", "int32", "--repeats", "2",
+                   "--primitives", "on", "--primitive-size", "12", "--out", str(out), "--no-progress",
+                   "--no-plot"])
+    text = capsys.readouterr().out
+    assert status == 0, text
+    data = json.loads((out / "results.json").read_text())
+    rows = data["primitives"]
+    assert {r["primitive"] for r in rows} >= {"segmented_scan", "compact", "logaddexp float64", "order 8 int32",
+                                              "tuple size 8 int32", "affine"}
+    for r in rows:
+        if r["status"] == "skipped":  # SciPy missing: lfilter is the idiom
+            assert r["primitive"] == "linear_recurrence", r
+            continue
+        assert r["status"] == "ok" and r["verified"], r
+        assert r["seconds"] > 0 and r["peer_seconds"] > 0 and r["copy_seconds"] > 0
+        assert r["ratio_to_copy"] == pytest.approx(r["copy_seconds"] / r["seconds"])
+        assert r["speedup"] == pytest.approx(r["peer_seconds"] / r["seconds"])
+    assert "[primitives, n = 2^12]" in text and "## Primitives (n = 2^12)" in (out / "results.md").read_text()
+
+
+def test_primitive_mismatch_is_reported():
+    """A prefixscan result that differs from the idiom's is FAILED and not timed."""
+    import numpy as np
+
+    from prefixscan.benchmark.primitives import Primitive, _time_case
+
+    x = np.arange(100, dtype=np.int32)
+    case = Primitive("wrong", "int32", 100, "-", lambda: x + 1, "identity", lambda: x, 2 * x.nbytes)
+    rec = _time_case(case, repeats=2, budget=0.01)
+    assert rec["status"] == "FAILED" and "differ" in rec["error"] and "seconds" not in rec
+    close = Primitive("close", "float32", 100, "-", lambda: x.astype(np.float32) * (1 + 1e-7), "identity",
+                      lambda: x.astype(np.float32), 2 * x.nbytes, rtol=1e-5)
+    assert _time_case(close, repeats=2, budget=0.01)["verified"]
