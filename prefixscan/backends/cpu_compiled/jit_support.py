@@ -29,7 +29,7 @@ from numba.np.numpy_support import as_dtype
 
 from ... import monoid as _monoid
 
-__all__ = ["Tag", "StaticInt", "PLAIN", "HALF", "load1", "load2", "load3", "store1", "store2", "store3",
+__all__ = ["Tag", "StaticInt", "literal_jitable", "PLAIN", "HALF", "load1", "load2", "load3", "store1", "store2", "store3",
            "to_acc", "combine", "repeat", "advance", "alloc_states", "cut", "narrow_states", "narrow_first", "narrow_row", "nan_free",
            "fast_combine", "window_lane", "window_rows",
            "difference",
@@ -83,6 +83,17 @@ _BUILTIN_TAGS = {name: Tag("op_" + name) for name in _monoid.BUILTIN_OPS}
 
 def builtin_tag(name: str) -> Tag:
     return _BUILTIN_TAGS[name]
+
+
+def literal_jitable(fn):
+    """``register_jitable`` that compiles one variant per literal argument (a constant
+    ``True``/``False`` flag at the call site), so that the flag's branches fold away
+    inside the loop: LLVM neither unswitches loops on a flag nor inlines big helpers."""
+    @overload(fn, prefer_literal=True, strict=False)
+    def _specialised(*args):
+        return fn
+
+    return fn
 
 
 def _is_half(fmt) -> bool:
@@ -274,7 +285,7 @@ def advance(op, states, value, like, fmts, inclusive):
     (the carry of orders): returns the new states and the last scan's output."""
 
 
-@overload(advance)
+@overload(advance, prefer_literal=True)
 def _advance(op, states, value, like, fmts, inclusive):
     q = len(states)
     names = ", ".join(f"s{k}" for k in range(q))
@@ -371,7 +382,7 @@ def narrow_row(op, xs, ys, fmts, o, r, states, like, inclusive):
     """One row of a narrow scan, every column's states kept in registers."""
 
 
-@overload(narrow_row)
+@overload(narrow_row, prefer_literal=True)
 def _narrow_row(op, xs, ys, fmts, o, r, states, like, inclusive):
     lines = "".join(f"    s{c}, v{c} = advance(op, states[{c}], to_acc(load3(xs, fmts[0], o, r, {c}), like, fmts[1]),"
                     f" like, fmts[1], inclusive)\n    store3(ys, fmts[2], v{c}, o, r, {c})\n"

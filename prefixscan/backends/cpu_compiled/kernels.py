@@ -24,9 +24,9 @@ swapped (the caller passes the swapped operator for non-commutative monoids).
 from __future__ import annotations
 
 from numba import njit
-from numba.extending import register_jitable
 
-from .jit_support import (advance, alloc_states, combine, fast_combine, load2, load3, nan_free, narrow_first,
+from .jit_support import (advance, alloc_states, combine, fast_combine, literal_jitable, load2, load3, nan_free,
+                          narrow_first,
                           narrow_row, narrow_states, repeat, store2, store3, to_acc)
 
 __all__ = ["scan_lanes", "scan_lanes_orders", "scan_rows", "scan_lanes_user", "scan_lanes_orders_user",
@@ -38,7 +38,8 @@ COLUMN_CHUNK = 8192
 NARROW = 16
 
 
-@register_jitable
+# Compiled per literal ``inclusive`` (one branch-free loop per flavour).
+@literal_jitable
 def _lane_order1(xs, ys, op, fmts, ident, seed, seeded, inclusive, lane, n):
     fin, facc, fout = fmts[0], fmts[1], fmts[2]
     state = ident
@@ -96,7 +97,7 @@ def _lane_order1(xs, ys, op, fmts, ident, seed, seeded, inclusive, lane, n):
     return state
 
 
-@register_jitable
+@literal_jitable
 def _lane_orders(xs, ys, op, fmts, ident, seed, seeded, inclusive, lane, n, order):
     fin, facc, fout = fmts[0], fmts[1], fmts[2]
     states = repeat(ident, order)
@@ -120,7 +121,10 @@ def _scan_lanes(xs, ys, op, fmts, ident, seeds, flags, order):
     lanes, n = xs[0].shape
     for lane in range(lanes):
         seed = load2(seeds, fmts[3], lane, 0) if seeded else ident
-        _lane_order1(xs, ys, op, fmts, ident, seed, seeded, inclusive, lane, n)
+        if inclusive:
+            _lane_order1(xs, ys, op, fmts, ident, seed, seeded, True, lane, n)
+        else:
+            _lane_order1(xs, ys, op, fmts, ident, seed, seeded, False, lane, n)
 
 
 def _scan_lanes_orders(xs, ys, op, fmts, ident, seeds, flags, order):
@@ -129,7 +133,10 @@ def _scan_lanes_orders(xs, ys, op, fmts, ident, seeds, flags, order):
     lanes, n = xs[0].shape
     for lane in range(lanes):
         seed = load2(seeds, fmts[3], lane, 0) if seeded else ident
-        _lane_orders(xs, ys, op, fmts, ident, seed, seeded, inclusive, lane, n, order)
+        if inclusive:
+            _lane_orders(xs, ys, op, fmts, ident, seed, seeded, True, lane, n, order)
+        else:
+            _lane_orders(xs, ys, op, fmts, ident, seed, seeded, False, lane, n, order)
 
 
 def _scan_rows(xs, ys, op, fmts, ident, seeds, flags, order):
@@ -189,9 +196,19 @@ def _scan_narrow(xs, ys, op, fmts, ident, seeds, flags, order, width):
         if not seeded and inclusive and rows > 0:
             states = narrow_first(xs, ys, fmts, o, rows - 1 if reverse else 0, ident, width, order)
             t0 = 1
-        for t in range(t0, rows):
-            r = rows - 1 - t if reverse else t
-            states = narrow_row(op, xs, ys, fmts, o, r, states, ident, inclusive)
+        # One loop per direction and flavour, each with literal flags (see _lane_order1).
+        if inclusive and not reverse:
+            for r in range(t0, rows):
+                states = narrow_row(op, xs, ys, fmts, o, r, states, ident, True)
+        elif inclusive:
+            for t in range(t0, rows):
+                states = narrow_row(op, xs, ys, fmts, o, rows - 1 - t, states, ident, True)
+        elif not reverse:
+            for r in range(t0, rows):
+                states = narrow_row(op, xs, ys, fmts, o, r, states, ident, False)
+        else:
+            for t in range(t0, rows):
+                states = narrow_row(op, xs, ys, fmts, o, rows - 1 - t, states, ident, False)
 
 
 # Built-in operators (op is a Tag): cached on disk.  User monoids (op is a jitted
