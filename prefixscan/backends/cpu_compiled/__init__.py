@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import math
 
 import numpy as np
 
@@ -84,8 +85,6 @@ def _numpy_direct(request) -> bool:
 
 
 def _lanes(request) -> int:
-    import math
-
     return math.prod(request.lanes_shape) if request.axis is not None else 1
 
 

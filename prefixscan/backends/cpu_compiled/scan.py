@@ -16,12 +16,14 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from numba.core.errors import NumbaError
 
 from ..._arrays import as_numpy, write_host
 from ...monoid import accumulator_dtype_name, resolve_op
-from . import monoids
-from .launch import call
+from . import kernels, monoids, parallel
 from .jit_support import HALF, PLAIN, StaticInt, builtin_tag
+from .launch import call
+from .logsumexp import logaddexp_lanes
 
 __all__ = ["run_scan", "scan_arrays", "MAX_STATIC_ORDER", "storage_dtype"]
 
@@ -210,10 +212,6 @@ class _Job:
 def _execute(job: _Job, xs: list, ys: list) -> bool:
     """Run the kernel(s) of ``job`` on ``(outer, rows, width)`` views; False when a user
     combine does not compile."""
-    from numba.core.errors import NumbaError
-
-    from . import kernels, parallel
-
     op, user = job.operator
     outer, rows, width = ys[0].shape
     if not (outer and rows and width):
@@ -241,8 +239,6 @@ def _execute(job: _Job, xs: list, ys: list) -> bool:
         parallel.scan_lane_threaded(xs, ys, op, user, fmts, job.identity, seed, job.flags[0], job.flags[1])
         return True
     if width == 1 and remaining == 1 and op is builtin_tag("logaddexp"):
-        from .logsumexp import logaddexp_lanes
-
         call(logaddexp_lanes, xs, ys, fmts, job.seeds, job.flags, static=(fmts,))
         return True
     try:
