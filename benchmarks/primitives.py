@@ -110,15 +110,29 @@ def _gpu_data(dtype: str, n: int, fraction: float):
     return x, mask
 
 
-def gpu_compact(args) -> list:
-    import dataclasses
+def _compaction_variants(itemsize: int) -> list:
+    """Kernel variants of the sweep: the 1-D tile (the former default, with sparse
+    loads), and row tiles of 16 bytes (one vector) to 64 bytes per thread's row,
+    storing from the rows or through the warp-contiguous layout above an eighth kept."""
+    from prefixscan.backends.triton.compaction import CompactionTile
 
+    out = [CompactionTile(2048, 4), CompactionTile(4096, 8, sparse_loads=True)]
+    for block, warps in ((4096, 8), (8192, 8)):
+        for row_bytes in (16, 64):
+            for dense in (True, False):
+                out.append(CompactionTile(block, warps, rows=row_bytes // itemsize, dense_stores=dense))
+    out.append(CompactionTile(16384, 8, rows=64 // itemsize, dense_stores=False))
+    return out
+
+
+def gpu_compact(args) -> list:
     import torch
 
     from prefixscan.backends.triton import compaction
 
     rows = []
     n = args.n
+    sweep_repeats = max(5, args.repeats // 3)
     for dtype in ("float32", "int64"):
         for fraction in FRACTIONS:
             x, mask = _gpu_data(dtype, n, fraction)
@@ -133,16 +147,10 @@ def gpu_compact(args) -> list:
             rows.append(row("compact", "cuda", dtype, n, fraction, "prefixscan.compact", t, roof, peer))
             t = gpu_time(lambda: ps.compact(x, mask, size=n), args.repeats)
             rows.append(row("compact", "cuda", dtype, n, fraction, "prefixscan.compact(size=n)", t, roof, peer))
-            base = compaction.default_tile(s, False)
-            variants = [dataclasses.replace(base, sparse_loads=True)]
-            for block in (2048, 4096, 8192):
-                for warps in (4, 8):
-                    if (block, warps) != (base.block, base.num_warps):
-                        variants.append(compaction.CompactionTile(block, warps))
-            for tile in variants:
+            for tile in _compaction_variants(s):
                 (got,), _ = compaction.compact_fields([x], mask, size=None, tile=tile)
                 assert torch.equal(got, x[mask]), tile
-                t = gpu_time(lambda: compaction.compact_fields([x], mask, size=None, tile=tile), args.repeats)
+                t = gpu_time(lambda: compaction.compact_fields([x], mask, size=None, tile=tile), sweep_repeats)
                 rows.append(row("compact", "cuda", dtype, n, fraction, f"kernel {tile}", t, roof, peer))
             del x, mask
     for dtype in ("float32", "int64"):  # small calls: the host path
@@ -157,8 +165,22 @@ def gpu_compact(args) -> list:
     return rows
 
 
+def _partition_variants(itemsize: int) -> list:
+    """Partition's sweep: every element is written, so row tiles store through the
+    warp-contiguous layout (dense) or from the rows."""
+    from prefixscan.backends.triton.compaction import CompactionTile
+
+    out = [CompactionTile(2048, 4)]
+    for block, warps in ((4096, 8), (8192, 8)):
+        for dense in (True, False):
+            out.append(CompactionTile(block, warps, rows=64 // itemsize, dense_stores=dense))
+    return out
+
+
 def gpu_partition(args) -> list:
     import torch
+
+    from prefixscan.backends.triton import compaction
 
     rows = []
     n = args.n
@@ -173,6 +195,11 @@ def gpu_partition(args) -> list:
             assert torch.equal(values, torch.cat((x[mask], x[~mask]))), (dtype, fraction)
             t = gpu_time(lambda: ps.partition(x, mask), args.repeats)
             rows.append(row("partition", "cuda", dtype, n, fraction, "prefixscan.partition", t, roof, peer))
+            for tile in _partition_variants(s):
+                (got,), _ = compaction.partition_fields([x], mask, tile=tile)
+                assert torch.equal(got, values), tile
+                t = gpu_time(lambda: compaction.partition_fields([x], mask, tile=tile), max(5, args.repeats // 3))
+                rows.append(row("partition", "cuda", dtype, n, fraction, f"kernel {tile}", t, roof, peer))
             del x, mask
     for dtype in ("float32",):
         x, mask = _gpu_data(dtype, 1 << 16, 0.5)

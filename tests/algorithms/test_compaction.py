@@ -245,13 +245,52 @@ def test_mask_on_another_device_refused(rng):
         ps.partition(x, torch.ones(50, dtype=torch.bool))
 
 
+#: Kernel variants forced by the tests: (rows, dense_stores, sparse_loads) over the default tile.
+VARIANTS = {"1d": (0, True, False), "1d-sparse": (0, True, True), "rows": (4, True, False),
+            "rows-scatter": (4, False, False), "rows-sparse": (8, True, True)}
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_kernel_variants(backend, rng, variant):
+    """Every kernel variant (1-D or row tile, stores from the rows or through the
+    warp-contiguous layout, dense or sparse loads): compact, compact with a size and
+    partition, across tile boundaries, empty tiles and tiles under and over an eighth kept."""
+    if not backend.is_triton:
+        pytest.skip("a Triton kernel variant")
+    import torch
+
+    from prefixscan.backends.triton import compaction
+
+    rows, dense, sparse = VARIANTS[variant]
+    interpreter = backend.name != "cuda"
+    tile = dataclasses.replace(compaction.default_tile(4, interpreter), rows=rows, dense_stores=dense,
+                               sparse_loads=sparse)
+    sizes = [1, 31, 33, 100, 257] if interpreter else [1, 31, 4097, 65537, 1_000_003]
+    for n in sizes:
+        x = torch.from_numpy(random_array(rng, "int32", (n,))).to(backend.device)
+        for name, mask_np in masks(rng, n).items():
+            if name == "sparse":  # runs of empty tiles between kept elements
+                mask_np = mask_np & (np.arange(n) % 97 < 20)
+            mask = torch.from_numpy(mask_np).to(backend.device)
+            expected = x[mask]
+            (got,), count = compaction.compact_fields([x], mask, size=None, tile=tile)
+            assert torch.equal(got, expected) and int(count) == int(mask_np.sum()), (n, name)
+            fill = torch.full((1,), -5, dtype=x.dtype, device=x.device)
+            (fixed,), count = compaction.compact_fields([x], mask, size=n // 2, fills=[fill], tile=tile)
+            want = torch.full((n // 2,), -5, dtype=x.dtype, device=x.device)
+            want[: min(n // 2, expected.numel())] = expected[: n // 2]
+            assert torch.equal(fixed, want) and int(count) == int(mask_np.sum()), (n, name)
+            (parted,), count = compaction.partition_fields([x], mask, tile=tile)
+            assert torch.equal(parted, torch.cat((expected, x[~mask]))), (n, name)
+
+
 @pytest.mark.gpu
 @needs_cuda
 @pytest.mark.parametrize("dtype", ["float32", "int64", "int8", "float64"])
-@pytest.mark.parametrize("sparse_loads", [False, True])
-def test_large_on_the_gpu(dtype, sparse_loads):
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_large_on_the_gpu(dtype, variant):
     """Many tiles in flight (the look-back under real concurrency), every density,
-    both load variants of the kernel, against torch's boolean indexing."""
+    every variant of the kernel, against torch's boolean indexing."""
     import torch
 
     from prefixscan.backends.triton import compaction
@@ -259,9 +298,11 @@ def test_large_on_the_gpu(dtype, sparse_loads):
     n = (1 << 24) + 3
     gen = torch.Generator(device="cuda").manual_seed(5)
     x = torch.randint(-1000, 1000, (n,), device="cuda", generator=gen).to(getattr(torch, dtype))
+    rows, dense, sparse = VARIANTS[variant]
     for p in [0.0, 0.01, 0.5, 0.99, 1.0]:
         mask = torch.rand(n, device="cuda", generator=gen) < p
-        tile = dataclasses.replace(compaction.default_tile(x.element_size(), False), sparse_loads=sparse_loads)
+        tile = dataclasses.replace(compaction.default_tile(x.element_size(), False), rows=rows * 4,
+                                   dense_stores=dense, sparse_loads=sparse)
         (got,), count = compaction.compact_fields([x], mask, size=None, tile=tile)
         assert torch.equal(got, x[mask]) and int(count) == int(mask.sum()), p
         (parted,), count = compaction.partition_fields([x], mask, tile=tile)

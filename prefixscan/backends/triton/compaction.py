@@ -58,6 +58,18 @@ class CompactionTile:
     num_warps: int
     window: int = 32
     sparse_loads: bool = False
+    #: > 0: each thread holds rows of this many consecutive elements (the tile a
+    #: [block / rows, rows] array): the mask is counted and scanned along a row in
+    #: registers and across rows by one warp scan per row, and kept elements are
+    #: stored from the rows (no shared-memory exchange).  0: the 1-D tile, whose
+    #: scatter layout (one element per thread per store) Triton reaches through
+    #: shared memory for the mask, its flags and the values.
+    rows: int = 0
+    #: With ``rows``: a tile keeping at least an eighth of its elements (and every
+    #: partition tile) stores through the one-element-per-thread layout (a warp's
+    #: store covers 32 consecutive elements: whole sectors at high density)
+    #: instead of from the rows (one sector per kept element).
+    dense_stores: bool = True
 
 
 #: The interpreter's tile: small, so that tests cross many tile boundaries.
@@ -156,10 +168,79 @@ def _select_tile(x_ptrs, out_ptrs, mask_ptr, status_ptr, count_ptr, n, limit, ti
             tl.store(count_ptr, prefix + kept)
 
 
+@triton.jit
+def _select_rows_tile(x_ptrs, out_ptrs, mask_ptr, status_ptr, count_ptr, n, limit, tile, num_tiles,
+                      BLOCK: tl.constexpr, WINDOW: tl.constexpr, FULL: tl.constexpr, SINGLE: tl.constexpr,
+                      PARTITION: tl.constexpr, LIMITED: tl.constexpr, SPARSE: tl.constexpr, ROWS: tl.constexpr,
+                      DENSE: tl.constexpr):
+    """:func:`_select_tile` over a [BLOCK / ROWS, ROWS] tile: a thread's row of mask
+    bytes and values arrive as vectors in one layout, the row is counted and
+    scanned in registers and the rows' counts by one scan across threads."""
+    start = tile * BLOCK
+    rank = tl.arange(0, BLOCK // ROWS)[:, None] * ROWS + tl.arange(0, ROWS)[None, :]
+    if FULL:
+        keep = tl.load((mask_ptr + start) + rank) != 0
+    else:
+        inside = start + rank < n
+        keep = tl.load((mask_ptr + start) + rank, mask=inside, other=0) != 0
+    flags = keep.to(tl.int32)
+    values = ()
+    for i in tl.static_range(len(x_ptrs)):
+        if SPARSE and not PARTITION:
+            v = tl.load((x_ptrs[i] + start) + rank, mask=keep)
+        elif FULL:
+            v = tl.load((x_ptrs[i] + start) + rank)
+        else:
+            v = tl.load((x_ptrs[i] + start) + rank, mask=inside)
+        values = values + (v,)
+    row_kept = tl.sum(flags, 1)
+    kept = tl.sum(row_kept, 0)
+    prefix = tile * 0
+    if not SINGLE:
+        if tile == 0:
+            _publish(status_ptr, tile, kept, STATE_PREFIX)
+        else:
+            _publish(status_ptr, tile, kept, STATE_AGGREGATE)
+            prefix = _count_prefix(status_ptr, tile, WINDOW)
+            _publish(status_ptr, tile, prefix + kept, STATE_PREFIX)
+    if PARTITION:
+        local = (tl.cumsum(row_kept, 0) - row_kept)[:, None] + (tl.cumsum(flags, 1) - flags)
+        total = tl.load(count_ptr)
+        dst = tl.where(keep, prefix + local, (total + start - prefix) + (rank - local))
+        if DENSE:  # every element is written: the warp-contiguous layout
+            dst = tl.reshape(dst, (BLOCK,))
+            for i in tl.static_range(len(out_ptrs)):
+                if FULL:
+                    tl.store(out_ptrs[i] + dst, tl.reshape(values[i], (BLOCK,)))
+                else:
+                    tl.store(out_ptrs[i] + dst, tl.reshape(values[i], (BLOCK,)), mask=tl.reshape(inside, (BLOCK,)))
+        else:
+            for i in tl.static_range(len(out_ptrs)):
+                if FULL:
+                    tl.store(out_ptrs[i] + dst, values[i])
+                else:
+                    tl.store(out_ptrs[i] + dst, values[i], mask=inside)
+    else:
+        if kept > 0:  # an empty tile only publishes its count
+            local = (tl.cumsum(row_kept, 0) - row_kept)[:, None] + (tl.cumsum(flags, 1) - flags)
+            if LIMITED:
+                keep = keep & (prefix + local < limit)
+            if DENSE and kept * 8 >= BLOCK:
+                local_flat = tl.reshape(local, (BLOCK,))
+                keep_flat = tl.reshape(keep, (BLOCK,))
+                for i in tl.static_range(len(out_ptrs)):
+                    tl.store((out_ptrs[i] + prefix) + local_flat, tl.reshape(values[i], (BLOCK,)), mask=keep_flat)
+            else:
+                for i in tl.static_range(len(out_ptrs)):
+                    tl.store((out_ptrs[i] + prefix) + local, values[i], mask=keep)
+        if tile == num_tiles - 1:
+            tl.store(count_ptr, prefix + kept)
+
+
 @triton.jit(do_not_specialize=["limit", "num_tiles"])
 def select_kernel(x_ptrs, out_ptrs, mask_ptr, scratch_ptr, count_ptr, n, limit, num_tiles,
                   BLOCK: tl.constexpr, WINDOW: tl.constexpr, SINGLE: tl.constexpr, PARTITION: tl.constexpr,
-                  LIMITED: tl.constexpr, SPARSE: tl.constexpr):
+                  LIMITED: tl.constexpr, SPARSE: tl.constexpr, ROWS: tl.constexpr, DENSE: tl.constexpr):
     """Compact (or, with ``PARTITION``, partition) the ``n`` elements of the fields
     ``x_ptrs`` by the uint8 mask into ``out_ptrs``; ``scratch_ptr``: zeroed int64
     words, the tile counter then one status word per tile.  Compaction writes the
@@ -169,7 +250,14 @@ def select_kernel(x_ptrs, out_ptrs, mask_ptr, scratch_ptr, count_ptr, n, limit, 
     else:
         tile = tl.atomic_add(scratch_ptr, 1, sem="relaxed")  # an id, nothing to order
     status_ptr = scratch_ptr + 1
-    if (tile + 1) * BLOCK <= n:
+    if ROWS > 0:
+        if (tile + 1) * BLOCK <= n:
+            _select_rows_tile(x_ptrs, out_ptrs, mask_ptr, status_ptr, count_ptr, n, limit, tile, num_tiles,
+                              BLOCK, WINDOW, True, SINGLE, PARTITION, LIMITED, SPARSE, ROWS, DENSE)
+        else:
+            _select_rows_tile(x_ptrs, out_ptrs, mask_ptr, status_ptr, count_ptr, n, limit, tile, num_tiles,
+                              BLOCK, WINDOW, False, SINGLE, PARTITION, LIMITED, SPARSE, ROWS, DENSE)
+    elif (tile + 1) * BLOCK <= n:
         _select_tile(x_ptrs, out_ptrs, mask_ptr, status_ptr, count_ptr, n, limit, tile, num_tiles,
                      BLOCK, WINDOW, True, SINGLE, PARTITION, LIMITED, SPARSE)
     else:
@@ -236,7 +324,10 @@ def _join_fields(outs, xs, layout):
     return result
 
 
-def _launch_select(words, mask8, outs, count, *, limit: int, partition: bool, tile: CompactionTile | None):
+def _launch_select(words, mask8, count, *, outs, limit: int, partition: bool, tile: CompactionTile | None):
+    """Launch :func:`select_kernel`; ``count`` None: the count lives in the first
+    word of the zeroed scratch (one allocation and one memset per call, not two)
+    and that 0-d view is returned, else ``count`` itself."""
     import torch
 
     from ..._environment import interpreter_mode
@@ -251,13 +342,20 @@ def _launch_select(words, mask8, outs, count, *, limit: int, partition: bool, ti
     if single:
         block = max(16, 1 << (n - 1).bit_length())
     num_tiles = -(-n // block)
-    scratch = count if single else torch.zeros(num_tiles + 1, dtype=torch.int64, device=device)
+    if count is None:  # [count, tile counter, status words...] zeroed at once
+        words_zeroed = torch.zeros(1 if single else num_tiles + 2, dtype=torch.int64, device=device)
+        count = words_zeroed[0]
+        scratch = count if single else words_zeroed[1:]
+    else:
+        scratch = count if single else torch.zeros(num_tiles + 1, dtype=torch.int64, device=device)
     stream = current_stream(device) if device.type == "cuda" else 0
     args = (tuple(words), tuple(outs), mask8, scratch, count, n, limit, num_tiles)
     constexprs = dict(BLOCK=block, WINDOW=tile.window, SINGLE=single, PARTITION=partition,
-                      LIMITED=limit < n, SPARSE=tile.sparse_loads)
+                      LIMITED=limit < n, SPARSE=tile.sparse_loads, ROWS=min(tile.rows, block),
+                      DENSE=tile.dense_stores)
     runtime.launch_kernel(Launch(select_kernel, num_tiles, tile.num_warps, stream, interpreter, args, constexprs,
                                  (n,)))
+    return count
 
 
 def _fill_tail(outs, fills, count, limit: int, tile: CompactionTile | None):
@@ -275,7 +373,12 @@ def _flat(xs, mask):
     """1-D contiguous fields and the mask as uint8 (zero-copy where already so)."""
     import torch
 
-    return [x.reshape(-1).contiguous() for x in xs], mask.reshape(-1).contiguous().view(torch.uint8)
+    # 1-D contiguous tensors pass untouched: a small call's host path is
+    # a few microseconds of such calls.
+    flat = [x if x.dim() == 1 and x.is_contiguous() else x.reshape(-1).contiguous() for x in xs]
+    if mask.dim() != 1 or not mask.is_contiguous():
+        mask = mask.reshape(-1).contiguous()
+    return flat, mask.view(torch.uint8)
 
 
 #: Without a size, a result shorter than this fraction of x is copied out of the
@@ -299,11 +402,12 @@ def compact_fields(xs, mask, *, size: int | None, fills=None, tile: CompactionTi
     words, layout = _word_fields(flat)
     limit = n if size is None else size
     outs = [torch.empty(limit, dtype=w.dtype, device=device) for w in words]
-    count = torch.zeros((), dtype=torch.int64, device=device)
     if n and limit:
-        _launch_select(words, mask8, outs, count, limit=limit, partition=False, tile=tile)
+        count = _launch_select(words, mask8, None, limit=limit, partition=False, tile=tile, outs=outs)
     elif n:
         count = mask8.sum(dtype=torch.int64)  # nothing to write: only the count
+    else:
+        count = torch.zeros((), dtype=torch.int64, device=device)
     if size is not None:
         if size:
             fill_words, _ = _word_fields([f.reshape(-1) for f in fills])
@@ -330,5 +434,5 @@ def partition_fields(xs, mask, *, tile: CompactionTile | None = None):
     outs = [torch.empty(n, dtype=w.dtype, device=device) for w in words]
     count = mask8.sum(dtype=torch.int64) if n else torch.zeros((), dtype=torch.int64, device=device)
     if n:
-        _launch_select(words, mask8, outs, count, limit=n, partition=True, tile=tile)
+        _launch_select(words, mask8, count, outs=outs, limit=n, partition=True, tile=tile)
     return _join_fields(outs, flat, layout), count
