@@ -23,7 +23,9 @@ Cases:
   10^5), given by offsets, flags and keys; roof: a copy of x, y and the segment
   description; peer: the torch idiom (cumsum, then each segment's base
   subtracted, expanded per segment by ``repeat_interleave``).  Also a tile sweep
-  (int32, offsets of 1000 and a mixed flags case) and n = 2^16 per call.
+  (int32, offsets of 1000 and a mixed flags case), the kernel's variants
+  (``SegmentedTile``: offsets searched per element, flags read in runs of 4) and
+  n = 2^16 per call (offsets marked and searched, flags: the host path's share).
 """
 
 from __future__ import annotations
@@ -329,6 +331,29 @@ def gpu_segmented(args) -> list:
                     t = gpu_time(lambda: ps.segmented_scan(x, **{kind: given}), args.repeats)
                 rows.append(row("segmented", "cuda", "int32", n, None, f"prefixscan {kind} tile {block}x{warps}", t,
                                 roof, segments=f"segments {length}"))
+    # Kernel variants (prefixscan.backends.triton.segmented.SegmentedTile), int32,
+    # checked against the torch idiom: offsets searched per element instead of
+    # marked, flags read in runs of 4 bytes (x's layout), at the default and larger tiles.
+    from prefixscan.backends.triton.segmented import SegmentedTile, forced_tile
+
+    sweep = {"offsets": [SegmentedTile(offsets="search"), SegmentedTile(4096, 4, offsets="search"),
+                         SegmentedTile(8192, 8, offsets="search")],
+             "flags": [SegmentedTile(flag_runs=4), SegmentedTile(4096, 4, flag_runs=4),
+                       SegmentedTile(8192, 8, flag_runs=4), SegmentedTile(16384, 8, flag_runs=4)]}
+    for kind, tiles in sweep.items():
+        for length in ((32, 1000, "mix") if kind == "offsets" else (1000, "mix")):
+            starts = _segment_starts(n, length)
+            lengths = torch.diff(starts, append=torch.tensor([n], device="cuda"))
+            expected = _torch_idiom(x, starts, lengths, n)
+            given, nbytes = _descriptions(n, starts)[kind]
+            roof = copy_roof(2 * n * 4 + nbytes, args.repeats)
+            for tile in tiles:
+                with forced_tile(tile):
+                    assert torch.equal(ps.segmented_scan(x, **{kind: given}), expected), (kind, length, str(tile))
+                    t = gpu_time(lambda: ps.segmented_scan(x, **{kind: given}), args.repeats)
+                rows.append(row("segmented", "cuda", "int32", n, None, f"prefixscan {kind} {tile}", t, roof,
+                                segments=f"segments {length}"))
+            del starts, lengths, expected
     del x
     m = 1 << 16  # per call
     for dtype in ("int32", "float32"):
@@ -341,6 +366,14 @@ def gpu_segmented(args) -> list:
                             segments=f"segments {length}"))
             t = gpu_time(lambda: ps.segmented_scan(x, offsets=starts), args.repeats * 5)
             rows.append(row("segmented", "cuda", dtype, m, None, "prefixscan offsets", t, None, peer,
+                            segments=f"segments {length}"))
+            with forced_tile(SegmentedTile(offsets="search")):
+                t = gpu_time(lambda: ps.segmented_scan(x, offsets=starts), args.repeats * 5)
+            rows.append(row("segmented", "cuda", dtype, m, None, "prefixscan offsets search", t, None, peer,
+                            segments=f"segments {length}"))
+            heads = _descriptions(m, starts)["flags"][0]
+            t = gpu_time(lambda: ps.segmented_scan(x, flags=heads), args.repeats * 5)
+            rows.append(row("segmented", "cuda", dtype, m, None, "prefixscan flags", t, None, peer,
                             segments=f"segments {length}"))
     return rows
 

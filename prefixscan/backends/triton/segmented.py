@@ -25,7 +25,9 @@ Per tile (``BLOCK`` elements, scan order; reverse scans mirror the indices):
    four dependent steps for 2^27 offsets) finds the offsets inside the tile's
    range, they are marked as bytes in the tile's own part of the output
    (which the tile overwrites with its results afterwards; a barrier orders the
-   marks and their reads within the program), and read back as flags;
+   marks and their reads within the program), and read back as flags; or, with
+   :class:`SegmentedTile` ``offsets="search"``, each element binary-searches the
+   tile's window of offsets in registers (no marks, no barriers);
 2. ``init`` seeds every segment: folded into each head's value (the left
    operand, or the right one in reverse: the seed sits after a reverse
    segment's last element, as in :func:`prefixscan.scan`);
@@ -44,8 +46,11 @@ read back in L2 within the tile).  :func:`run_segmented` is the host side.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import linecache
 import math
+from dataclasses import dataclass
 
 import triton
 import triton.language as tl
@@ -61,7 +66,8 @@ from .planner import choose_config
 from .runtime import Launch, current_stream
 from .status import identity_tensor, state_for, status_words
 
-__all__ = ["run_segmented", "segmented_kernel", "segmented_combine", "SEGMENT_KINDS"]
+__all__ = ["run_segmented", "segmented_kernel", "segmented_combine", "SEGMENT_KINDS", "SegmentedTile", "DEFAULT_TILE",
+           "forced_tile"]
 
 #: The ``KIND`` constexpr of each segment description.
 SEGMENT_KINDS = {"flags": 0, "offsets": 1, "keys": 2}
@@ -73,6 +79,59 @@ OFFSET_PROBES = 128
 #: warps (64 per thread) 255 registers, 4096 (32) 205, 2048 (16) 119 (sm_90,
 #: flags, inclusive), i.e. 2, 2 and 4 resident tiles per SM to hide the look-back.
 ELEMENTS_PER_THREAD = 16
+#: How offsets become heads: "marks" (bytes marked in the tile's output and read
+#: back across barriers) or "search" (a binary search per element, in registers).
+OFFSET_MODES = ("marks", "search")
+
+
+@dataclass(frozen=True)
+class SegmentedTile:
+    """A variant of the segmented kernel.  ``block`` / ``num_warps``: the tile (None:
+    the planner's, its block capped at ``elements_per_thread`` per thread unless a
+    tile is forced with :func:`prefixscan.tuning.override`); ``offsets``: one of
+    :data:`OFFSET_MODES`; ``flag_runs``: flags of forward scans read in runs of this
+    many bytes per thread (0: as the compiler vectorizes them, 16; 4 keeps x's
+    layout for int32 and float32 and spares the results a conversion through shared
+    memory); ``maxnreg``: a register cap for ptxas (None: its choice)."""
+
+    block: int | None = None
+    num_warps: int | None = None
+    offsets: str = "marks"
+    elements_per_thread: int = ELEMENTS_PER_THREAD
+    flag_runs: int = 0
+    maxnreg: int | None = None
+
+    def __post_init__(self):
+        if self.offsets not in OFFSET_MODES:
+            raise ValueError(f"offsets must be one of {OFFSET_MODES}, got {self.offsets!r}")
+        if self.flag_runs not in (0, 1, 2, 4, 8, 16):
+            raise ValueError(f"flag_runs must be 0 or a power of two up to 16, got {self.flag_runs}")
+        if self.block is not None and (self.block < 16 or self.block & (self.block - 1)):
+            raise ValueError(f"block must be a power of two >= 16, got {self.block}")
+
+    def __str__(self) -> str:
+        tile = f"{self.block or 'auto'}x{self.num_warps or 'auto'}"
+        cap = "" if self.block or self.elements_per_thread == ELEMENTS_PER_THREAD else \
+            f" {self.elements_per_thread}/thread"
+        runs = f" flag runs {self.flag_runs}" if self.flag_runs else ""
+        regs = f" maxnreg {self.maxnreg}" if self.maxnreg else ""
+        return f"{self.offsets} {tile}{cap}{runs}{regs}"
+
+
+#: The planner's choice (the variant measured first on an H100).
+DEFAULT_TILE = SegmentedTile()
+_forced_tile: contextvars.ContextVar = contextvars.ContextVar("prefixscan_segmented_tile", default=None)
+
+
+@contextlib.contextmanager
+def forced_tile(tile: SegmentedTile):
+    """Run the segmented scans inside the block with the kernel variant ``tile``
+    (benchmarks and tests compare variants through the public function)."""
+    token = _forced_tile.set(tile)
+    try:
+        yield tile
+    finally:
+        _forced_tile.reset(token)
 
 
 # ---------------------------------------------------------------------------
@@ -164,6 +223,40 @@ def _offset_heads(offsets_ptr, count, scratch_ptr, lo, cnt, n, rank, inside, REV
 
 
 @triton.jit
+def _offset_heads_searched(offsets_ptr, count, lo, cnt, rank, REVERSE: tl.constexpr, BLOCK: tl.constexpr,
+                           PROBES: tl.constexpr):
+    """Head flags (scan order) of the tile covering memory ``[lo, lo + cnt)`` from the
+    CSR ``offsets``, in registers: one search of the tile's window of offsets (those
+    its heads can equal), then a branchless binary search of that window per element
+    (``log2`` of the offsets in the tile gathers, L1 hits; none when the tile lies
+    inside one segment).  No marks, no barriers, nothing written.  Scan position r
+    is a head when an offset equals its memory position (reverse: the position
+    after it, memory ``lo + cnt - r``)."""
+    shift = 1 if REVERSE else 0
+    pick = tl.arange(0, 2)
+    bounds = _lower_bounds(offsets_ptr, count, tl.where(pick == 0, lo + shift, lo + cnt + shift), PROBES)
+    k0 = tl.sum(tl.where(pick == 0, bounds, 0), 0)
+    m = tl.sum(tl.where(pick == 1, bounds, 0), 0) - k0
+    if REVERSE:
+        target = (lo + cnt - rank).to(tl.int64)
+    else:
+        target = (lo + rank).to(tl.int64)
+    half = m * 0 + 1  # the largest power of two <= m (1 when m is 0: one masked-off step)
+    while half * 2 <= m:
+        half = half * 2
+    window = offsets_ptr + k0
+    at_most = tl.zeros([BLOCK], dtype=tl.int64)  # window offsets <= target
+    while half > 0:
+        probe = at_most + half
+        valid = probe <= m
+        value = tl.load(window + probe - 1, mask=valid, other=0).to(tl.int64)
+        at_most = tl.where(valid & (value <= target), probe, at_most)
+        half = half // 2
+    found = tl.load(window + at_most - 1, mask=at_most > 0, other=-1).to(tl.int64)
+    return found == target
+
+
+@triton.jit
 def _load_segment(ptr, offsets, mask):
     """Segment description elements (flags as bytes, keys) at ``ptr + offsets``; 0 where
     ``mask`` is False (None: a full tile, unmasked)."""
@@ -180,7 +273,8 @@ def _tile(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, seg_ptr, scratch_ptr, status_pt
           PAIR: tl.constexpr, FLAT: tl.constexpr, SEGFLAT: tl.constexpr, COMMUTATIVE: tl.constexpr,
           INCLUSIVE: tl.constexpr, REVERSE: tl.constexpr, HAS_INIT: tl.constexpr, WORDS: tl.constexpr,
           SINGLE_TILE: tl.constexpr, BLOCK: tl.constexpr, WINDOW: tl.constexpr, KIND: tl.constexpr,
-          ITEMSIZE: tl.constexpr, PROBES: tl.constexpr, FULL: tl.constexpr):
+          ITEMSIZE: tl.constexpr, PROBES: tl.constexpr, SEARCH: tl.constexpr, FLAG_RUN: tl.constexpr,
+          FULL: tl.constexpr):
     """Tile ``vid``: heads, aggregate and publication, look-back, segmented scan."""
     ident = _scalars(ident_ptrs, 0)
     rank = tl.arange(0, BLOCK)
@@ -200,12 +294,19 @@ def _tile(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, seg_ptr, scratch_ptr, status_pt
     x = _load_at(x_ptrs, start, local, inside, ident)
     if KIND == 0:  # flags, as bytes; reverse: the flag of the element after (in memory)
         at = neighbour if REVERSE else local
+        if FLAG_RUN > 0 and not REVERSE:
+            # Runs of FLAG_RUN bytes per thread: the flags then share x's layout
+            # (16-byte loads would give them 16 per thread and the results a
+            # conversion through shared memory before the 4-per-thread stores).
+            at = tl.max_contiguous(tl.multiple_of(at, FLAG_RUN), FLAG_RUN)
         heads = _load_segment(seg_ptr + start, at, _within(inside, ~lane_first)) != 0
     elif KIND == 2:  # keys: a head where the key differs from the one before in scan order
         key = _load_segment(seg_ptr + start, local, inside)
         before = _load_segment(seg_ptr + start, neighbour, _within(inside, ~lane_first))
         heads = key != before
-    else:  # offsets
+    elif SEARCH:  # offsets, searched per element
+        heads = _offset_heads_searched(seg_ptr, segs, lo, cnt, rank, REVERSE, BLOCK, PROBES)
+    else:  # offsets, marked in the output
         heads = _offset_heads(seg_ptr, segs, scratch_ptr, lo, cnt, n, rank, inside, REVERSE, ITEMSIZE, BLOCK, PROBES)
     heads = heads | lane_first
     if inside is not None:
@@ -252,7 +353,8 @@ def segmented_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, seg_ptr, scratch_ptr
                      PAIR: tl.constexpr, FLAT: tl.constexpr, SEGFLAT: tl.constexpr, COMMUTATIVE: tl.constexpr,
                      INCLUSIVE: tl.constexpr, REVERSE: tl.constexpr, HAS_INIT: tl.constexpr, WORDS: tl.constexpr,
                      SINGLE_TILE: tl.constexpr, BLOCK: tl.constexpr, WINDOW: tl.constexpr, KIND: tl.constexpr,
-                     ITEMSIZE: tl.constexpr, PROBES: tl.constexpr):
+                     ITEMSIZE: tl.constexpr, PROBES: tl.constexpr, SEARCH: tl.constexpr,
+                     FLAG_RUN: tl.constexpr):
     """Segmented scan of the ``n`` elements of x (a tuple of fields) into y, segments
     given by ``seg_ptr`` as flags (bytes), ``segs`` CSR offsets or keys (``KIND``);
     ``tiles`` tiles of ``BLOCK`` taken from the counter from ``tile_base``."""
@@ -260,11 +362,11 @@ def segmented_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, seg_ptr, scratch_ptr
     if full:
         _tile(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, seg_ptr, scratch_ptr, status_ptr, flag_ptr, agg_ptrs,
               incl_ptrs, n, segs, vid, epoch, PAIR, FLAT, SEGFLAT, COMMUTATIVE, INCLUSIVE, REVERSE, HAS_INIT, WORDS,
-              SINGLE_TILE, BLOCK, WINDOW, KIND, ITEMSIZE, PROBES, True)
+              SINGLE_TILE, BLOCK, WINDOW, KIND, ITEMSIZE, PROBES, SEARCH, FLAG_RUN, True)
     else:
         _tile(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, seg_ptr, scratch_ptr, status_ptr, flag_ptr, agg_ptrs,
               incl_ptrs, n, segs, vid, epoch, PAIR, FLAT, SEGFLAT, COMMUTATIVE, INCLUSIVE, REVERSE, HAS_INIT, WORDS,
-              SINGLE_TILE, BLOCK, WINDOW, KIND, ITEMSIZE, PROBES, False)
+              SINGLE_TILE, BLOCK, WINDOW, KIND, ITEMSIZE, PROBES, SEARCH, FLAG_RUN, False)
 
 
 # ---------------------------------------------------------------------------
@@ -329,11 +431,13 @@ def _launch(request, kind: str, given, xs: list, ys: list, accs: list, monoid, d
     swapped = config.reverse and not monoid.commutative
     pair, flat = combine_functions(monoid, len(xs), swapped)
     nbytes = sum(a.itemsize for a in accs)
+    variant = _forced_tile.get() or DEFAULT_TILE
     tune = choose_config(device, nbytes, any(a.is_floating_point for a in accs), n, 1, interpreter, accs=tuple(accs),
                          monoid=monoid, strategy="decoupled_lookback")
-    block = tune.block
-    if not planner.overridden():
-        block = max(16, min(block, ELEMENTS_PER_THREAD * 32 * tune.num_warps * 4 // max(nbytes, 4)))
+    num_warps = variant.num_warps or tune.num_warps
+    block = variant.block or tune.block
+    if variant.block is None and not planner.overridden():
+        block = max(16, min(block, variant.elements_per_thread * 32 * num_warps * 4 // max(nbytes, 4)))
     single = n <= block
     if single:
         block = max(16, 1 << math.ceil(math.log2(n)))
@@ -353,7 +457,8 @@ def _launch(request, kind: str, given, xs: list, ys: list, accs: list, monoid, d
     # Offsets are marked in the tile's own output bytes.  The interpreter copies
     # each tensor argument to a host buffer and back, so there a byte view of y
     # would be written back over the results: it gets a buffer of its own.
-    if kind != "offsets":
+    search = variant.offsets == "search"
+    if kind != "offsets" or search:  # nothing marked
         scratch = ys_kernel[0].view(torch.uint8)
     elif interpreter:
         scratch = torch.empty(n * itemsize, dtype=torch.uint8, device=device)
@@ -364,7 +469,9 @@ def _launch(request, kind: str, given, xs: list, ys: list, accs: list, monoid, d
     constexprs = dict(PAIR=pair, FLAT=flat, SEGFLAT=segmented_combine(pair, len(xs)), COMMUTATIVE=monoid.commutative,
                       INCLUSIVE=config.inclusive, REVERSE=config.reverse, HAS_INIT=request.init is not None,
                       WORDS=words, SINGLE_TILE=single, BLOCK=block, WINDOW=window, KIND=SEGMENT_KINDS[kind],
-                      ITEMSIZE=itemsize, PROBES=OFFSET_PROBES)
-    runtime.launch_kernel(Launch(segmented_kernel, tiles, tune.num_warps, stream, interpreter, args, constexprs, (n,)))
+                      ITEMSIZE=itemsize, PROBES=OFFSET_PROBES, SEARCH=search,
+                      FLAG_RUN=min(variant.flag_runs, block))
+    runtime.launch_kernel(Launch(segmented_kernel, tiles, num_warps, stream, interpreter, args, constexprs, (n,),
+                                 None if interpreter else variant.maxnreg))
     if state is not None:
         state.tiles_issued += tiles

@@ -53,6 +53,41 @@ def test_tiles_full_of_empty_segments(rng, reverse):
         np.testing.assert_array_equal(got.cpu().numpy(), expected)
 
 
+VARIANTS = {"search": dict(offsets="search"), "search-16": dict(offsets="search", block=16, num_warps=1),
+            "runs4-16": dict(flag_runs=4, block=16, num_warps=1), "runs4-64": dict(flag_runs=4, block=64, num_warps=1)}
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_kernel_variants(rng, variant):
+    """Every variant of :class:`SegmentedTile` against the reference: offsets with
+    empty segments, duplicates inside and at tile edges and a trailing n (searched
+    per element, forward and reverse), flags read in runs (forward; reverse ignores runs)."""
+    from prefixscan.backends.triton.segmented import SegmentedTile, forced_tile
+
+    tile = SegmentedTile(**VARIANTS[variant])
+    n = 97
+    x = rng.integers(-100, 100, n).astype(np.int64)
+    offsets = np.sort(np.concatenate([[0, 16, 16, 32, 48, 64, n, n], np.full(20, 37), rng.integers(0, n, 9)]))
+    heads = np.zeros(n, bool)
+    heads[offsets[offsets < n]] = True
+    how = dict(offsets=offsets) if tile.offsets == "search" else dict(flags=heads)
+    cases = [(True, False), (False, False), (True, True), (False, True)]
+    with forced_tile(tile):
+        for inclusive, reverse in cases:
+            given = {k: _tensor(v) for k, v in how.items()}
+            got = _segmented(_tensor(x), inclusive=inclusive, reverse=reverse, **given)
+            expected = reference_segmented_scan(x, inclusive=inclusive, reverse=reverse, **how)
+            np.testing.assert_array_equal(got.cpu().numpy(), expected, err_msg=f"{inclusive=} {reverse=}")
+
+
+def test_variant_arguments_are_checked():
+    from prefixscan.backends.triton.segmented import SegmentedTile
+
+    for bad in (dict(offsets="scatter"), dict(block=48), dict(flag_runs=3)):
+        with pytest.raises(ValueError):
+            SegmentedTile(**bad)
+
+
 def test_offsets_as_a_list_and_any_integer_dtype(rng):
     n = 90
     x = rng.integers(-100, 100, n).astype(np.int32)
