@@ -137,6 +137,34 @@ def test_nan_and_inf(rng):
     check(z, "logaddexp")
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_logaddexp_blocks(rng, dtype):
+    """The blocked logaddexp kernel (logsumexp.py) on its fast and exact paths: block
+    boundaries, a running maximum that jumps beyond SPAN inside a block (float32 at 60,
+    float64 at 600), values far below the total, seeds, exclusive scans, infinities and NaN."""
+    from prefixscan.backends.cpu_compiled.logsumexp import BLOCK
+
+    for n in (BLOCK - 1, BLOCK, BLOCK + 1, 3 * BLOCK + 5):
+        x = (rng.standard_normal(n) * 3).astype(dtype)
+        check(x, "logaddexp")
+        check(x, "logaddexp", inclusive=False, init=np.asarray(2.5, dtype))
+    n = 2 * BLOCK + 7
+    ramp = np.linspace(-3000, 3000, n).astype(dtype)  # rises by ~6 per element: the exact path
+    ramp[::3] -= 2000  # and values far below the running total
+    check(ramp, "logaddexp")
+    check(ramp[::-1].copy(), "logaddexp", inclusive=False)
+    steps = np.zeros(n, dtype)
+    steps[BLOCK // 2::BLOCK // 4] = 70 if dtype == "float32" else 650  # jumps just beyond SPAN
+    check(steps, "logaddexp", init=np.asarray(-1e4, dtype))
+    special = (rng.standard_normal(n)).astype(dtype)
+    special[:BLOCK + 3] = -np.inf  # an all -inf start, then a block beginning mid-way
+    check(special, "logaddexp")
+    special[BLOCK + 100] = np.inf
+    check(special, "logaddexp")
+    special[BLOCK + 200] = np.nan
+    check(special, "logaddexp", inclusive=False)
+
+
 # ---------------------------------------------------------------------------
 # Orders, tuple sizes, axes, layouts.
 

@@ -33,7 +33,7 @@ __all__ = ["Tag", "StaticInt", "literal_jitable", "PLAIN", "HALF", "load1", "loa
            "to_acc", "combine", "repeat", "advance", "alloc_states", "cut", "narrow_states", "narrow_first", "narrow_row", "nan_free",
            "fast_combine", "window_lane", "window_rows",
            "difference",
-           "half_to_float", "float_to_half", "float64_bits", "bits_float64", "builtin_tag"]
+           "half_to_float", "float_to_half", "float_bits", "bits_float", "builtin_tag"]
 
 
 class Tag:
@@ -120,19 +120,29 @@ def float_to_half(typingctx, value):
 
 
 @intrinsic
-def float64_bits(typingctx, value):
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.IntType(64))
+def float_bits(typingctx, value):
+    """The bits of a float32 (float64) as an int32 (int64)."""
+    if not isinstance(value, types.Float) or value.bitwidth not in (32, 64):
+        return None
+    width = value.bitwidth
 
-    return types.int64(types.float64), codegen
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.IntType(width))
+
+    return getattr(types, f"int{width}")(value), codegen
 
 
 @intrinsic
-def bits_float64(typingctx, bits):
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.DoubleType())
+def bits_float(typingctx, bits):
+    """The float32 (float64) whose bits are the int32 (int64) ``bits``."""
+    if not isinstance(bits, types.Integer) or bits.bitwidth not in (32, 64):
+        return None
+    kind = ir.FloatType() if bits.bitwidth == 32 else ir.DoubleType()
 
-    return types.float64(types.int64), codegen
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], kind)
+
+    return getattr(types, f"float{bits.bitwidth}")(bits), codegen
 
 
 # ---------------------------------------------------------------------------
