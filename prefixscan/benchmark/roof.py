@@ -2,13 +2,12 @@
 
 A scan reads and writes every byte once, so a copy of the same bytes, into the
 same pre-faulted output, is the most it can hope for.  Which copy is fastest
-depends on the machine: ``numpy.copyto`` calls the C library's ``memcpy``, which
-above a size tied to the last-level cache switches to non-temporal stores; on
-the project's 2-core virtual machine those ran at 22-25 GB/s where a plain
-compiled loop (ordinary stores, the stores a compiled scan makes) ran at
-28-31 GB/s (docs/design/cpu_compiled.md, "The copy roof").  So the roof is both,
-timed in the same interleaved rounds as the scans, and the faster one counts.
-Without Numba only ``numpy.copyto`` is timed.
+depends on the machine: on the project's 2-core virtual machine ``numpy.copyto``
+moved 20-25 GB/s at 16-64 MiB where a plain compiled loop (vector loads and
+stores, the code a compiled scan is made of) moved 26-38 GB/s, whatever glibc's
+``rep movsb`` and non-temporal thresholds were set to (docs/design/cpu_compiled.md,
+"The copy roof").  So the roof is both, timed in the same interleaved rounds as
+the scans, and the faster one counts.  Without Numba only ``numpy.copyto`` is timed.
 """
 
 from __future__ import annotations

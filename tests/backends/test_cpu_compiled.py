@@ -137,6 +137,37 @@ def test_nan_and_inf(rng):
     check(z, "logaddexp")
 
 
+@pytest.mark.parametrize("op,dtype", [("add", "float32"), ("add", "int64"), ("xor", "uint8"), ("and", "int32"),
+                                      ("or", "int16")])
+def test_vector_lanes(rng, op, dtype):
+    """The four-lane kernel (simd.py): every length around multiples of four, several
+    lanes (a scan along the last axis), seeds, exclusive scans; reverse scans and
+    mixed dtypes stay scalar."""
+    from prefixscan.backends.cpu_compiled import simd
+
+    x = random_array(rng, dtype, 16, op)
+    assert simd.supports(simd.Tag("op_" + op), x.reshape(1, -1), x.reshape(1, -1), (x.dtype.type(0),),
+                         ((simd.PLAIN,),) * 4)
+    assert not simd.supports(simd.Tag("op_" + op), x[::-1].reshape(1, -1), x.reshape(1, -1),
+                             (x.dtype.type(0),), ((simd.PLAIN,),) * 4)
+    for n in SIZES + [4, 8, 9, 10, 11, 12]:
+        x = random_array(rng, dtype, n, op)
+        check(x, op)
+        check(x, op, inclusive=False)
+        check(x, op, init=random_init(rng, dtype, (), op), inclusive=bool(n % 2))
+    lanes = random_array(rng, dtype, (3, 37), op)
+    check(lanes, op, axis=1)
+    check(lanes, op, axis=1, inclusive=False, init=random_init(rng, dtype, (3,), op))
+    check(lanes, op, axis=1, reverse=True)
+
+
+def test_vector_lanes_signed_zeros():
+    """Float sums shift in -0.0: all negative zeros sum to -0.0, as serially."""
+    z = -np.zeros(11)
+    assert np.signbit(compiled(z)).all()
+    assert np.signbit(compiled(z, inclusive=False, init=-0.0)).all()
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_logaddexp_blocks(rng, dtype):
     """The blocked logaddexp kernel (logsumexp.py) on its fast and exact paths: block

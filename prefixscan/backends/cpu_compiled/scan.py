@@ -20,7 +20,7 @@ from numba.core.errors import NumbaError
 
 from ..._arrays import as_numpy, write_host
 from ...monoid import accumulator_dtype_name, resolve_op
-from . import kernels, monoids, parallel
+from . import kernels, monoids, parallel, simd
 from .jit_support import HALF, PLAIN, StaticInt, builtin_tag
 from .launch import call
 from .logsumexp import logaddexp_lanes
@@ -221,6 +221,8 @@ def _execute(job: _Job, xs: list, ys: list) -> bool:
     # logaddexp's combine is bound by its throughput, so it runs the plain chain.
     if width == 1 and job.order == 1 and op is not builtin_tag("logaddexp"):
         kernel = kernels.scan_lanes_user if user else kernels.scan_lanes
+        if not job.flags[2] and simd.supports(op, xs[0][:, :, 0], ys[0][:, :, 0], job.identity, job.fmts):
+            kernel = simd.scan_lanes_vector
     elif width == 1:
         kernel = kernels.scan_lanes_orders_user if user else kernels.scan_lanes_orders
     elif narrow:
