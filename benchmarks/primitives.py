@@ -40,6 +40,7 @@ from pathlib import Path
 import numpy as np
 
 import prefixscan as ps
+from prefixscan.timing import median_cuda_seconds
 
 FRACTIONS = (0.01, 0.5, 0.99)
 
@@ -49,20 +50,7 @@ FRACTIONS = (0.01, 0.5, 0.99)
 
 def gpu_time(fn, repeats: int) -> float:
     """Median seconds of ``fn()`` by CUDA events, after three warm-up calls."""
-    import torch
-
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(repeats):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) / 1e3)
-    return statistics.median(times)
+    return median_cuda_seconds(fn, repeats)
 
 
 def cpu_time(fn, repeats: int) -> float:

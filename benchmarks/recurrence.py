@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 
 import prefixscan as ps
+from prefixscan.timing import median_cuda_seconds
 
 GPU_SHAPES = [  # (name, shape, axis)
     ("BTC 8x1024x4096", (8, 1024, 4096), 1),
@@ -47,20 +48,7 @@ GPU_SHAPES = [  # (name, shape, axis)
 
 def _cuda_time(fn, repeats: int, warmup: int = 3) -> float:
     """Median milliseconds of ``fn()`` by CUDA events."""
-    import torch
-
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(repeats):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
+    return median_cuda_seconds(fn, repeats, warmup) * 1e3
 
 
 def _adaptive(fn, repeats: int) -> tuple[float, int]:

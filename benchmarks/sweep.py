@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import statistics
 import sys
 import time
 
@@ -34,21 +33,11 @@ import torch
 
 import prefixscan as ps
 from prefixscan import tuning
+from prefixscan.timing import median_cuda_seconds
 
 
 def event_median(fn, repeats=15, warmup=3):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(repeats):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) / 1e3)
-    return statistics.median(times)
+    return median_cuda_seconds(fn, repeats, warmup)
 
 
 def per_call(fn, calls=200):

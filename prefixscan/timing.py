@@ -14,7 +14,7 @@ import statistics
 import time
 from typing import Callable
 
-__all__ = ["time_cpu", "time_cuda_events", "per_call_cuda_events", "time_wall", "per_call_wall",
+__all__ = ["time_cpu", "time_cuda_events", "median_cuda_seconds", "per_call_cuda_events", "time_wall", "per_call_wall",
            "CPU_SAMPLE_SECONDS"]
 
 #: Each CPU sample loops calls for about this long, so short calls are not
@@ -64,6 +64,25 @@ def time_cuda_events(fns: list[Callable], repeats: int, host_seconds: float) -> 
         ends[r].record()
     torch.cuda.synchronize()
     return [s.elapsed_time(e) * 1e-3 for s, e in zip(starts, ends)]
+
+
+def median_cuda_seconds(fn: Callable, repeats: int, warmup: int = 3) -> float:
+    """Median device seconds of ``fn()`` by CUDA events, one call per sample, after
+    ``warmup`` calls (scripts that time one implementation at a time)."""
+    import torch
+
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(repeats):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1e-3)
+    return statistics.median(times)
 
 
 def per_call_cuda_events(fns: list[Callable], calls: int, chunks: int = 8) -> float:
