@@ -38,6 +38,8 @@ from ..differentiable.runner import run_scan
 
 __all__ = ["reduce", "reduce_request", "tree_reduce"]
 
+# Elements per row of the blocked reduction of narrow rows.
+_BLOCK = 1024
 # Array methods of CuPy (and NumPy) for the built-in operators that have one.
 _ARRAY_METHODS = {"add": "sum", "mul": "prod", "max": "max", "min": "min"}
 _SIGNED_TWIN = {"uint16": "int16", "uint32": "int32", "uint64": "int64"}
@@ -82,9 +84,15 @@ def reduce_request(request: ScanRequest) -> list:
     tuple size; direction, order and ``init`` are ignored), each of shape
     ``request.init_shape`` in its accumulator dtype, of x's array type."""
     ref = request.fields[0]
+    monoid = request.config.monoid
     if ref.device == "cpu":  # host arrays and CPU tensors: zero-copy NumPy views
-        views = [_lanes(as_numpy(f), request) for f in request.fields]
-        totals = _reduce_numpy_like(views, request, numpy=True)
+        arrays = [as_numpy(f) for f in request.fields]
+        if monoid.builtin and monoid.ufunc is not None and request.lane_len:
+            with np.errstate(**monoid.numpy_errstate):
+                totals = [_ufunc_totals(a, request, monoid.ufunc, np_dtype(acc))
+                          for a, acc in zip(arrays, request.acc_dtypes)]
+        else:
+            totals = _reduce_numpy_like([_lanes(a, request) for a in arrays], request, numpy=True)
         # (reshaped after the conversion: NumPy makes 0-d arrays 1-d on the way to torch)
         return [from_numpy(np.asarray(t), f, acc).reshape(request.init_shape)
                 for t, f, acc in zip(totals, request.fields, request.acc_dtypes)]
@@ -94,6 +102,40 @@ def reduce_request(request: ScanRequest) -> list:
     tensors = [as_torch(f) for f in request.fields]  # torch, or a zero-copy view of a device array
     totals = _reduce_torch(tensors, request)
     return [from_torch(t.reshape(request.init_shape), f) for t, f in zip(totals, request.fields)]
+
+
+def _geometry(request: ScanRequest) -> tuple[int, int, int, int]:
+    """``(outer, rows, inner, s)``: x as ``(outer, rows, s * inner)`` without moving data,
+    element ``m + j*s`` of a lane at row j, column ``m * inner + lane's inner index``
+    (as the compiled CPU backend views it)."""
+    s = request.config.tuple_size
+    rows = request.lane_len // s
+    if request.axis is None:
+        return 1, rows, 1, s
+    shape = request.shape
+    return math.prod(shape[:request.axis]), rows, math.prod(shape[request.axis + 1:]), s
+
+
+def _ufunc_totals(arr: np.ndarray, request: ScanRequest, ufunc: np.ufunc, acc: np.dtype) -> np.ndarray:
+    """``(lanes, s)`` totals of a commutative built-in operator: NumPy's reduction along the
+    rows of the ``(outer, rows, s * inner)`` view.  Narrow rows are first folded in blocks of
+    ``_BLOCK`` elements (a reduction over rows of a few elements runs an element at a time;
+    the operator commutes, so the blocks may be summed in any grouping)."""
+    outer, rows, inner, s = _geometry(request)
+    width = s * inner
+    view = np.reshape(arr, (outer, rows, width))
+    block = max(1, _BLOCK // width)
+    if width == 1:  # contiguous lanes: NumPy's own (pairwise, vectorized) reduction
+        totals = ufunc.reduce(view[:, :, 0], axis=1, dtype=acc)[:, None]
+    elif block > 1 and rows >= 2 * block:
+        whole = rows - rows % block
+        partial = ufunc.reduce(view[:, :whole].reshape(outer, whole // block, block * width), axis=1, dtype=acc)
+        totals = ufunc.reduce(partial.reshape(outer, block, width), axis=1, dtype=acc)
+        if whole < rows:
+            totals = ufunc(totals, ufunc.reduce(view[:, whole:], axis=1, dtype=acc), dtype=acc)
+    else:
+        totals = ufunc.reduce(view, axis=1, dtype=acc)
+    return totals.reshape(outer, s, inner).transpose(0, 2, 1).reshape(outer * inner, s)
 
 
 def _lanes(arr: Any, request: ScanRequest) -> Any:
@@ -114,14 +156,12 @@ def _identity_totals(views: list, request: ScanRequest) -> list:
 
 
 def _reduce_numpy_like(views: list, request: ScanRequest, *, numpy: bool) -> list:
-    """Totals of ``(lanes, rows, s)`` NumPy (or CuPy, through NumPy's dispatch) views."""
+    """Totals of ``(lanes, rows, s)`` NumPy views for user monoids, or CuPy views
+    (through NumPy's dispatch)."""
     if views[0].shape[1] == 0:
         return _identity_totals(views, request)
     monoid = request.config.monoid
     accs = [np_dtype(a) for a in request.acc_dtypes]
-    if monoid.builtin and numpy and monoid.ufunc is not None:
-        with np.errstate(**monoid.numpy_errstate):
-            return [monoid.ufunc.reduce(v, axis=1, dtype=acc) for v, acc in zip(views, accs)]
     if monoid.builtin and monoid.name in _ARRAY_METHODS and views[0].dtype.kind != "b":
         method = _ARRAY_METHODS[monoid.name]
         if method in ("sum", "prod"):
@@ -147,15 +187,22 @@ def _reduce_torch(tensors: list, request: ScanRequest) -> list:
     name = monoid.name if monoid.builtin else None
     kinds_ok = all(str(v.dtype).replace("torch.", "") in _TORCH_REDUCIBLE for v in views)
     is_bool = views[0].dtype == torch.bool
+    # Commutative built-ins reduce along the rows of the (outer, rows, s * inner) view, in place.
+    outer, rows, inner, s = _geometry(request)
+    rowwise = [t.reshape(outer, rows, s * inner) for t in tensors]
+
+    def by_lane(totals):
+        return [t.reshape(outer, s, inner).transpose(1, 2).reshape(outer * inner, s) for t in totals]
+
     if name in ("add", "mul") and kinds_ok and not is_bool:
         reducer = torch.sum if name == "add" else torch.prod
-        return [reducer(v, 1, dtype=acc) for v, acc in zip(views, accs)]
+        return by_lane([reducer(v, 1, dtype=acc) for v, acc in zip(rowwise, accs)])
     if name in ("max", "min") and kinds_ok:
         if is_bool:
-            return [(torch.any if name == "max" else torch.all)(v, 1) for v in views]
-        return [(torch.amax if name == "max" else torch.amin)(v.to(acc), 1) for v, acc in zip(views, accs)]
+            return by_lane([(torch.any if name == "max" else torch.all)(v, 1) for v in rowwise])
+        return by_lane([(torch.amax if name == "max" else torch.amin)(v.to(acc), 1) for v, acc in zip(rowwise, accs)])
     if name == "logaddexp":
-        return [torch.logsumexp(v.to(acc), 1) for v, acc in zip(views, accs)]
+        return by_lane([torch.logsumexp(v.to(acc), 1) for v, acc in zip(rowwise, accs)])
     if name in ("and", "or", "xor"):  # plain operators: the combine runs on tensors
         fields = [v.to(acc) for v, acc in zip(views, accs)]
         # torch has few kernels for uint16-64; bitwise operators are the same on the signed twin.

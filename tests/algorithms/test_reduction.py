@@ -70,13 +70,14 @@ def test_empty_lanes_give_the_identity():
 
 @pytest.mark.parametrize("op,dtype", [("add", "int32"), ("mul", "float64"), ("max", "bool"), ("min", "float32"),
                                       ("xor", "uint16"), ("or", "uint64"), ("logaddexp", "float32")])
-def test_the_torch_path(rng, op, dtype):
+@pytest.mark.parametrize("axis", [0, 1])
+def test_the_torch_path(rng, op, dtype, axis):
     """The reductions GPU tensors take, run on CPU tensors."""
     torch = pytest.importorskip("torch")
-    x = random_array(rng, dtype, (3, 40), op)
-    config = make_config(op, axis=1, inclusive=True, reverse=False, order=1, tuple_size=2, dtype=None, backend=None,
-                         algorithm=None)
+    x = random_array(rng, dtype, (3, 40) if axis else (40, 3), op)
+    config = make_config(op, axis=axis, inclusive=True, reverse=False, order=1, tuple_size=2, dtype=None,
+                         backend=None, algorithm=None)
     request = build_request(config, torch.from_numpy(x), None, None)
     (got,) = reduction._reduce_torch([torch.from_numpy(x)], request)
-    want = expected_totals(x, op, 1, 2, 40).reshape(3, 2)
+    want = expected_totals(x, op, axis, 2, 40).reshape(3, 2)
     np.testing.assert_allclose(got.numpy().astype(np.float64), want.astype(np.float64), rtol=1e-5)
