@@ -25,6 +25,15 @@
 #               cumsum fwd+bwd against torch) and on the CPU (against scipy.signal.lfilter).
 #               accelerated-scan comes from the wheel in .whl/ (pip download --no-deps
 #               accelerated-scan -d .whl), installed into /tmp/site without the index
+#   scaleout    prefixscan.dask and prefixscan.distributed: their tests (NCCL and CuPy chunks where
+#               present), then benchmarks/scaleout.py --torch-local (the distributed scan's local
+#               cost against a single-process scan, world size 1 on cuda).  dask and distributed
+#               come from the wheels in .whl/ when the environment lacks them (installed into
+#               /tmp/site-dask without the index), in every scaleout profile
+#   scaleout_dask  prefixscan.cumsum of dask arrays against dask.array.cumsum's two methods,
+#               2^28 int64 and float64, LocalClusters of 1/2/4/8 workers (about 8 minutes)
+#   scaleout_zarr  Zarr to Zarr with the delta filter, 2^30 int64 (8 GiB) on 4 workers of 1 GiB,
+#               prefixscan against dask.array.cumsum's two methods (the arrays in /tmp)
 #   all         tests bench orders strategies race (about 25 minutes: more than one
 #               10-minute call; run the profiles one by one there)
 #
@@ -55,7 +64,9 @@ profiles=()
 for profile in "$@"; do
   case $profile in
     all) profiles+=(tests bench orders strategies race) ;;
-    tests|bench|orders|strategies|race|compile|tune|compaction|segmented|recurrence) profiles+=("$profile") ;;
+    tests|bench|orders|strategies|race|compile|tune|compaction|segmented|recurrence|scaleout|scaleout_dask|\
+    scaleout_zarr)
+      profiles+=("$profile") ;;
     *) echo "unknown profile: $profile"; set -- ;;
   esac
 done
@@ -189,6 +200,39 @@ profile_recurrence() {
   grep "^| BTC\|^| BCT\|^ps.cumsum" "$OUT/recurrence/recurrence-cuda.md"
   step recurrence/cpu 200 $PY benchmarks/recurrence.py --device cpu --out "$OUT/recurrence"
   grep "^| " "$OUT/recurrence/recurrence-cpu.md"
+}
+
+dask_from_wheels() {  # dask and distributed, from .whl/ when the environment lacks them
+  if ! $PY -c 'import dask.array, distributed' > /dev/null 2>&1 && ls .whl/dask-*.whl > /dev/null 2>&1; then
+    $PY -m pip install -q --no-index --no-deps --target /tmp/site-dask .whl/*.whl
+    export PYTHONPATH=/tmp/site-dask:$PYTHONPATH
+  fi
+}
+
+profile_scaleout() {
+  mkdir -p "$OUT/scaleout"
+  dask_from_wheels
+  step scaleout/tests 300 $PY -m pytest tests/dask tests/distributed tests/algorithms/test_reduction.py \
+    tests/algorithms/test_pieces.py -p no:cacheprovider -q --tb=short -rfE
+  tail -3 "$OUT/scaleout/tests.log"
+  step scaleout/torch-local 240 $PY benchmarks/scaleout.py --no-dask --torch-local --out "$OUT/scaleout/torch-local"
+  grep "^| scan\|^| linear" "$OUT/scaleout/torch-local/scaleout.md"
+}
+
+profile_scaleout_dask() {
+  mkdir -p "$OUT/scaleout_dask"
+  dask_from_wheels
+  step scaleout_dask/dask 560 $PY benchmarks/scaleout.py --out "$OUT/scaleout_dask" --dtypes int64,float64 \
+    --workers 1,2,4,8 --repeats 3
+  grep "^| int\|^| float" "$OUT/scaleout_dask/scaleout.md"
+}
+
+profile_scaleout_zarr() {
+  mkdir -p "$OUT/scaleout_zarr"
+  dask_from_wheels
+  step scaleout_zarr/zarr 560 $PY benchmarks/scaleout.py --no-dask --zarr --zarr-elements '2**30' --zarr-chunk '2**22' \
+    --zarr-workers 4 --zarr-memory-limit 1GiB --zarr-timeout 120 --zarr-dir /tmp/prefixscan-zarr --out "$OUT/scaleout_zarr"
+  grep "^| prefixscan\|^| dask" "$OUT/scaleout_zarr/scaleout.md"
 }
 
 for p in "${profiles[@]}"; do
