@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-dask = pytest.importorskip("dask")
-
 
 @pytest.fixture(autouse=True)
 def synchronous():
     """Each test computes with dask's synchronous scheduler (a context, not a global switch)."""
+    dask = pytest.importorskip("dask")  # (the test modules skip without dask: so does this fixture)
     with dask.config.set(scheduler="synchronous"):
         yield
 
