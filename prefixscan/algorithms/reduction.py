@@ -123,6 +123,8 @@ def _ufunc_totals(arr: np.ndarray, request: ScanRequest, ufunc: np.ufunc, acc: n
     the operator commutes, so the blocks may be summed in any grouping)."""
     outer, rows, inner, s = _geometry(request)
     width = s * inner
+    if not outer * width:  # no lanes
+        return np.empty((outer * inner, s), acc)
     view = np.reshape(arr, (outer, rows, width))
     block = max(1, _BLOCK // width)
     if width == 1:  # contiguous lanes: NumPy's own (pairwise, vectorized) reduction

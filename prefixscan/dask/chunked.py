@@ -88,8 +88,8 @@ def scan(config: ScanConfig, x: Any, *, init: Any = None, out: Any = None) -> An
     request = build_request(config, x, init, None)  # on the metadata: nothing is computed
     arrays = [f.obj for f in request.fields]
     axis = request.axis
-    if axis is None:  # the flattened array, as NumPy's cumsum does
-        arrays, axis = [a.reshape(-1) for a in arrays], 0
+    if axis is None:  # the flattened array, as NumPy's cumsum does (an empty one as one empty chunk)
+        arrays, axis = [(a.rechunk(-1) if not a.size else a).reshape(-1) for a in arrays], 0
     arrays = same_chunks(arrays)
     plan = PiecewiseScan.from_request(request, axis)
     seed = seed_of(plan, request.init, request.lanes_shape)

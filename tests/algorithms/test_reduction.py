@@ -66,6 +66,7 @@ def test_empty_lanes_give_the_identity():
     np.testing.assert_array_equal(reduction.reduce(np.zeros((2, 0), np.int16), "min", axis=1), [32767, 32767])
     a, b = reduction.reduce((np.zeros(0), np.zeros(0)), affine_monoid())
     assert (a, b) == (1.0, 0.0)
+    assert reduction.reduce(np.zeros((3, 0)), "max", axis=0).shape == (0,)  # no lanes
 
 
 @pytest.mark.parametrize("op,dtype", [("add", "int32"), ("mul", "float64"), ("max", "bool"), ("min", "float32"),

@@ -287,3 +287,12 @@ def test_segmented_scan_of_a_non_commutative_struct(rng):
         ps.segmented_scan(lazy(a, 9), offsets=da.from_array(offsets))
     with pytest.raises(TypeError, match="out"):
         ps.segmented_scan(lazy(a, 9), offsets=offsets, out=np.empty(50, np.int64))
+
+
+@pytest.mark.parametrize("shape,axis", [((0, 5), 1), ((0, 5), 0), ((3, 0), 0), ((3, 0), 1), ((0, 5), None)])
+def test_empty_arrays_and_empty_lanes(shape, axis):
+    x = np.arange(np.prod(shape), dtype=np.int32).reshape(shape)
+    for kwargs in (dict(), dict(order=2, reverse=True, inclusive=False), dict(op="max")):
+        y = ps.scan(lazy(x, 2), axis=axis, **kwargs).compute()
+        want = reference_scan(x, axis=axis, **kwargs)
+        assert y.shape == want.shape and y.dtype == want.dtype
