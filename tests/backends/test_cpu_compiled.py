@@ -161,6 +161,24 @@ def test_vector_lanes(rng, op, dtype):
     check(lanes, op, axis=1, reverse=True)
 
 
+@pytest.mark.parametrize("dtype,order", [("int32", 8), ("uint32", 4), ("int32", 5)])
+def test_chunked_orders(rng, dtype, order):
+    """Orders 4-8 of 32-bit integers over chunks in vector lanes (chunked.py): one
+    block, a block and a tail, several lanes; full-range values, so sums wrap."""
+    from prefixscan.backends.cpu_compiled import chunked
+
+    block = chunked.BLOCK
+    x = random_array(rng, dtype, 2 * block + 13, "add")
+    assert chunked.supports(chunked.Tag("op_add"), x.reshape(1, -1), x.reshape(1, -1), (x.dtype.type(0),),
+                            ((chunked.PLAIN,),) * 4, order, (False, True, False))
+    check(x[:block], order=order)
+    check(x, order=order)
+    check(x.reshape(1, -1)[:, :block + 5].repeat(2, axis=0), order=order, axis=1)
+    check(x, order=order, inclusive=False)  # the scalar kernel: the chunked one is inclusive only
+    assert not chunked.supports(chunked.Tag("op_add"), x.reshape(1, -1)[:, :block - 1], x.reshape(1, -1),
+                                (x.dtype.type(0),), ((chunked.PLAIN,),) * 4, order, (False, True, False))
+
+
 def test_vector_lanes_signed_zeros():
     """Float sums shift in -0.0: all negative zeros sum to -0.0, as serially."""
     z = -np.zeros(11)

@@ -20,7 +20,7 @@ from numba.core.errors import NumbaError
 
 from ..._arrays import as_numpy, write_host
 from ...monoid import accumulator_dtype_name, resolve_op
-from . import kernels, monoids, parallel, simd
+from . import chunked, kernels, monoids, parallel, simd
 from .jit_support import HALF, PLAIN, StaticInt, builtin_tag
 from .launch import call
 from .logsumexp import logaddexp_lanes
@@ -225,6 +225,8 @@ def _execute(job: _Job, xs: list, ys: list) -> bool:
             kernel = simd.scan_lanes_vector
     elif width == 1:
         kernel = kernels.scan_lanes_orders_user if user else kernels.scan_lanes_orders
+        if chunked.supports(op, xs[0][:, :, 0], ys[0][:, :, 0], job.identity, job.fmts, job.order, job.flags):
+            kernel = chunked.scan_lanes_orders_chunked
     elif narrow:
         kernel = kernels.scan_narrow_user if user else kernels.scan_narrow
     else:
