@@ -5,7 +5,9 @@ accumulate where NumPy has one and a scan network of whole-array steps
 otherwise, and repeats the scan per order.  Here each scan is one compiled loop
 that reads and writes every element once, whatever the operator (built-in or a
 user's ``Monoid.combine``, structs of arrays included), the order, the tuple
-size, the axis and the direction (:mod:`.kernels`); the primitives
+size, the axis and the direction (:mod:`.kernels`; sums of contiguous lanes four
+elements per vector register, :mod:`.simd`; orders of 32-bit integers over chunks
+in vector lanes, :mod:`.chunked`; logaddexp in blocks, :mod:`.logsumexp`); the primitives
 (segmented scans, compaction, linear recurrences, delta coding) are single
 loops too (:mod:`.primitives`).  Design and measurements:
 docs/design/cpu_compiled.md.

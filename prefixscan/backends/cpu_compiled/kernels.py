@@ -26,8 +26,7 @@ from __future__ import annotations
 from numba import njit
 
 from .jit_support import (advance, alloc_states, combine, fast_combine, literal_jitable, load2, load3, nan_free,
-                          narrow_first,
-                          narrow_row, narrow_states, repeat, store2, store3, to_acc)
+                          narrow_first, narrow_row, narrow_states, repeat, store2, store3, to_acc)
 
 __all__ = ["scan_lanes", "scan_lanes_orders", "scan_rows", "scan_lanes_user", "scan_lanes_orders_user",
            "scan_rows_user", "scan_narrow", "scan_narrow_user", "COLUMN_CHUNK", "NARROW"]
