@@ -204,9 +204,14 @@ profile_recurrence() {
 
 dask_from_wheels() {  # dask and distributed, from .whl/ when the environment lacks them
   if ! $PY -c 'import dask.array, distributed' > /dev/null 2>&1 && ls .whl/dask-*.whl > /dev/null 2>&1; then
-    $PY -m pip install -q --no-index --no-deps --target /tmp/site-dask .whl/*.whl
+    for wheel in .whl/*.whl; do  # one by one: a wheel for another Python is skipped, not fatal
+      $PY -m pip install -q --no-index --no-deps --upgrade --target /tmp/site-dask "$wheel" > /dev/null 2>&1 \
+        || echo "skipped $wheel"
+    done
     export PYTHONPATH=/tmp/site-dask:$PYTHONPATH
   fi
+  $PY -c 'import dask, distributed; print("dask", dask.__version__, "distributed", distributed.__version__)' \
+    | tee -a "$OUT/versions.txt"
 }
 
 profile_scaleout() {
