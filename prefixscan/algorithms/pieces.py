@@ -9,7 +9,7 @@ section 1.2):
 
 1. every piece is reduced to its total (:func:`piece_totals`; one read);
 2. the totals, small, are scanned exclusively into each piece's carry
-   (:func:`piece_carries`, :func:`fold_totals`), seeded with ``init``;
+   (:func:`piece_carries`, :func:`combine_totals`), seeded with ``init``;
 3. every piece is scanned with its carry as ``init`` (:func:`scan_piece`; one
    read, one write).
 
@@ -46,7 +46,7 @@ from ..differentiable.routing import is_torch_tensor
 from ..differentiable.runner import run_scan
 from .reduction import reduce_request
 
-__all__ = ["PiecewiseScan", "piece_totals", "piece_carries", "fold_totals", "combine_totals", "scan_piece",
+__all__ = ["PiecewiseScan", "piece_totals", "piece_carries", "combine_totals", "scan_piece",
            "to_host", "seed_of"]
 
 Fields = tuple  # one array per field of the monoid (a 1-tuple for a plain scan)
@@ -106,14 +106,6 @@ def combine_totals(plan: PiecewiseScan, left: Fields | None, right: Fields | Non
         else:
             merged = tuple(monoid.combine(tuple(left), tuple(right)))
     return tuple(np.asarray(v, dtype=np_dtype(acc)) for v, acc in zip(merged, plan.acc_dtypes))
-
-
-def fold_totals(plan: PiecewiseScan, totals: Sequence[Fields | None]) -> Fields | None:
-    """The combined total of consecutive pieces' totals (index order)."""
-    acc = None
-    for t in totals:
-        acc = combine_totals(plan, acc, t)
-    return acc
 
 
 def piece_carries(plan: PiecewiseScan, totals: Sequence[Fields | None], seed: Fields | None) -> list:

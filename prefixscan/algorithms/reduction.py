@@ -118,16 +118,20 @@ def _geometry(request: ScanRequest) -> tuple[int, int, int, int]:
 
 def _ufunc_totals(arr: np.ndarray, request: ScanRequest, ufunc: np.ufunc, acc: np.dtype) -> np.ndarray:
     """``(lanes, s)`` totals of a commutative built-in operator: NumPy's reduction along the
-    rows of the ``(outer, rows, s * inner)`` view.  Narrow rows are first folded in blocks of
-    ``_BLOCK`` elements (a reduction over rows of a few elements runs an element at a time;
-    the operator commutes, so the blocks may be summed in any grouping)."""
+    rows of the ``(outer, rows, s * inner)`` view.  Rows are first folded in blocks of
+    ``_BLOCK`` elements where NumPy would reduce an element at a time (rows of a few
+    elements; contiguous lanes under ``mul``, which NumPy does not vectorize there); the
+    operator commutes, so the blocks may be combined in any grouping.  ``logaddexp`` takes
+    the shifted sum of exponentials (:func:`_logsumexp_rows`)."""
     outer, rows, inner, s = _geometry(request)
     width = s * inner
     if not outer * width:  # no lanes
         return np.empty((outer * inner, s), acc)
     view = np.reshape(arr, (outer, rows, width))
     block = max(1, _BLOCK // width)
-    if width == 1:  # contiguous lanes: NumPy's own (pairwise, vectorized) reduction
+    if ufunc is np.logaddexp:
+        totals = _logsumexp_rows(view, acc)
+    elif width == 1 and ufunc is not np.multiply:  # contiguous lanes: NumPy's own vectorized reduction
         totals = ufunc.reduce(view[:, :, 0], axis=1, dtype=acc)[:, None]
     elif block > 1 and rows >= 2 * block:
         whole = rows - rows % block
@@ -138,6 +142,22 @@ def _ufunc_totals(arr: np.ndarray, request: ScanRequest, ufunc: np.ufunc, acc: n
     else:
         totals = ufunc.reduce(view, axis=1, dtype=acc)
     return totals.reshape(outer, s, inner).transpose(0, 2, 1).reshape(outer * inner, s)
+
+
+def _logsumexp_rows(view: np.ndarray, acc: np.dtype) -> np.ndarray:
+    """``log(sum(exp(x)))`` along the rows, shifted by the rows' maximum (NumPy's
+    ``logaddexp.reduce`` takes a logarithm and an exponential per element); rows of a
+    maximum that is not finite (an infinity, NaN, or all -inf) total that maximum, as the
+    scan's logaddexp does.  The rows are taken in slices, to bound the temporaries."""
+    top = np.maximum.reduce(view, axis=1).astype(acc)
+    finite = np.isfinite(top)
+    shift = np.where(finite, top, 0)[:, None, :]
+    sums = np.zeros(top.shape, acc)
+    step = max(1, (1 << 16) // view.shape[2])
+    for start in range(0, view.shape[1], step):
+        sums += np.add.reduce(np.exp(view[:, start:start + step].astype(acc) - shift), axis=1)
+    with np.errstate(divide="ignore"):
+        return np.where(finite, top + np.log(sums), top)
 
 
 def _lanes(arr: Any, request: ScanRequest) -> Any:

@@ -2,9 +2,8 @@
 
 The linear recurrence is a scan of the affine monoid, so it takes the graph of
 :mod:`.graph` with its own totals and carries: a chunk's total is its affine
-map ``h -> A h + B`` (A the product of its ``a``, B its state from a zero
-start), reduced by a tree of compositions; the carry is the state entering the
-chunk, which becomes the ``init`` of the chunk's own recurrence (Blelloch 1990,
+map ``h -> A h + B`` (A the product of its ``a``, B the last state of its
+recurrence from a zero start); the carry is the state entering the chunk, which becomes the ``init`` of the chunk's own recurrence (Blelloch 1990,
 "Prefix sums and their applications", section 1.4).
 
 ``delta_encode`` needs no carry: each chunk's differences reach ``order *
@@ -66,8 +65,17 @@ class RecurrencePieces:
     rounds: int = 1
 
     def total(self, fields: tuple, offset: int, lower: Sequence) -> tuple:
+        # B is the chunk's last state (first, in reverse) from a zero start: one pass of the
+        # compiled recurrence costs less than a tree of affine compositions.
         a, b = fields
-        return host_fields(reduce_lanes((a, b), self.monoid, axis=self.axis, dtype=None), (self.acc, self.acc))
+        n = a.shape[self.axis]
+        product = reduce_lanes(a, "mul", axis=self.axis, dtype=self.acc)
+        if n:
+            h = recurrence_in_memory(a, b, axis=self.axis, reverse=self.reverse, backend=self.backend)
+            state = h[(slice(None),) * self.axis + (0 if self.reverse else n - 1,)]
+        else:
+            state = np.zeros_like(product)
+        return host_fields((product, state), (self.acc, self.acc))
 
     def combine(self, left, right):
         return combine_fields(self.monoid, (self.acc, self.acc), left, right)
