@@ -82,3 +82,12 @@ def test_the_torch_path(rng, op, dtype, axis):
     (got,) = reduction._reduce_torch([torch.from_numpy(x)], request)
     want = expected_totals(x, op, axis, 2, 40).reshape(3, 2)
     np.testing.assert_allclose(got.numpy().astype(np.float64), want.astype(np.float64), rtol=1e-5)
+
+
+def test_logaddexp_of_infinities_and_nan():
+    inf, nan = np.inf, np.nan
+    lanes = np.array([[-inf, -inf, -inf], [1.0, inf, 2.0], [nan, 1.0, 2.0], [inf, nan, -inf], [3.0, -inf, 3.0]],
+                     np.float32)
+    got = reduction.reduce(lanes, "logaddexp", axis=1)
+    want = reference_scan(lanes, "logaddexp", axis=1)[:, -1]
+    np.testing.assert_allclose(got, want, rtol=1e-6)  # NaN and infinities in the same places
