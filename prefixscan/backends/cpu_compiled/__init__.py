@@ -66,16 +66,21 @@ def run_scan(request) -> list | None:
     """``request`` (a checked ScanRequest) scanned in one compiled pass: a list of
     NumPy results (written into ``out`` when given), or None when the NumPy path
     should run instead."""
-    if not available() or request.device != "cpu":
-        return None
-    if request.config.algorithm not in ("auto", "serial"):
-        return None  # the caller asked for a scan network
-    total = request.lane_len * max(1, _lanes(request))
-    if total < (SMALL_DIRECT_SCAN if _numpy_direct(request) else SMALL_SCAN):
+    if not takes(request):
         return None
     from .scan import run_scan as run
 
     return run(request)
+
+
+def takes(request) -> bool:
+    """Whether :func:`run_scan` compiles this scan (else the NumPy path runs it)."""
+    if not available() or request.device != "cpu":
+        return False
+    if request.config.algorithm not in ("auto", "serial"):
+        return False  # the caller asked for a scan network
+    total = request.lane_len * max(1, _lanes(request))
+    return total >= (SMALL_DIRECT_SCAN if _numpy_direct(request) else SMALL_SCAN)
 
 
 def _numpy_direct(request) -> bool:
