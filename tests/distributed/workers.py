@@ -34,7 +34,7 @@ DIRECTIONS = [dict(), dict(reverse=True), dict(inclusive=False, seeded=True), di
 def _cuts(rng, n: int, world: int, case: int) -> list:
     """Piece boundaries: uneven, and some rank's piece empty in every other case."""
     inner = sorted(rng.integers(0, n + 1, size=world - 1).tolist())
-    if case % 2:
+    if case % 2 and world > 1:
         inner[case % (world - 1)] = inner[case % (world - 1) - 1] if case % (world - 1) else 0
         inner.sort()
     return [0] + inner + [n]
