@@ -207,7 +207,7 @@ class _AccumulateReplay:
         return False
 
     def __call__(self, x, out):
-        if self.axis is None:
+        if self.axis is None and x.ndim != 1:
             x = x.reshape(-1)
         if out is None:
             return np.ascontiguousarray(self.ufunc.accumulate(x, axis=self.axis or 0, dtype=self.dtype))
