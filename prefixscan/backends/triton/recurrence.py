@@ -48,6 +48,7 @@ from dataclasses import dataclass
 import triton
 import triton.language as tl
 
+from ..._environment import interpreter_mode
 from ...caches import register_cache
 from . import runtime
 from .blocks import _columns_prefix, _fn, _select
@@ -426,8 +427,6 @@ def _fields(t):
 def _launch(*, a, v, h, out, da, seed, axis: int, reverse: bool, backward: bool, deterministic: bool,
             plan: RecurrencePlan | None):
     import torch
-
-    from ..._environment import interpreter_mode
 
     shape = tuple(out.shape)
     geometry = _geometry(shape, axis, (a, v))
