@@ -1,13 +1,10 @@
-"""Single-pass kernels of the scan primitives (segmented scans, compaction,
-linear recurrences, delta coding); the drivers are in :mod:`.primitives`.
+"""Single-pass kernels of the scan primitives (segmented scans, linear recurrences,
+delta coding); the drivers are in :mod:`.primitives` (compaction: :mod:`.compaction`).
 
 * Segmented scans restart the carry at each head: by offsets, segment by segment
   (no per-element test); by flags or keys, with a select instead of a branch so
   random heads cost no mispredictions (the operator lifted to (flag, value)
   pairs of Schwartz 1980 / Blelloch 1990, section 1.5, run serially).
-* Compaction writes every element to the next free slot and advances the slot
-  by the mask bit, branch-free (stream compaction as an exclusive scan of the
-  mask, Blelloch 1990, section 1.5, fused with the scatter).
 * Linear recurrences run the affine monoid in groups of four: the local
   compositions do not wait for the carry, so the loop-carried chain is one
   multiply-add per group (the same re-association as :mod:`.kernels`).
@@ -23,7 +20,7 @@ from numba import njit
 
 from .jit_support import combine, difference, load1, store1, to_acc, window_lane, window_rows
 
-__all__ = ["segmented_offsets", "segmented_heads", "compact_into", "recurrence_lanes",
+__all__ = ["segmented_offsets", "segmented_heads", "recurrence_lanes",
            "recurrence_rows", "delta_lanes", "delta_rows"]
 
 
@@ -73,16 +70,6 @@ def _segmented_heads(xs, ys, op, fmts, ident, seed, seeded, heads, by_keys, incl
             nxt = merged
         store1(ys, fout, nxt if inclusive else carried, i)
         state = nxt
-
-
-def _compact_into(xs, mask, ys, fmts):
-    """``ys[k][:count] = xs[k][mask]``; each ``ys[k]`` has one spare slot at the end."""
-    n = mask.shape[0]
-    slot = 0
-    for i in range(n):
-        store1(ys, fmts, load1(xs, fmts, i), slot)
-        slot += mask[i]
-    return slot
 
 
 def _recurrence_lanes(a, b, h, seeds):
@@ -158,4 +145,3 @@ recurrence_lanes = njit(cache=True, nogil=True, error_model="numpy")(_recurrence
 recurrence_rows = njit(cache=True, nogil=True, error_model="numpy")(_recurrence_rows)
 delta_lanes = njit(cache=True, nogil=True, error_model="numpy")(_delta_lanes)
 delta_rows = njit(cache=True, nogil=True, error_model="numpy")(_delta_rows)
-compact_into = njit(cache=True, nogil=True, error_model="numpy")(_compact_into)
