@@ -8,8 +8,9 @@ every rank reduces its piece to its total (one local read), one ``all_gather``
 hands every rank every total (one monoid element per rank: O(world size)
 values per lane), each rank combines the totals of the ranks before it (after
 it, in reverse) with ``init`` into its carry, and scans its piece with the
-carry as ``init`` (one read, one write).  Orders take one round of totals per
-pass, tuple sizes rotate the streams by the piece's offset
+carry as ``init`` (one read, one write).  Integer sums of order q take one
+round too (:mod:`.orders`: q totals per rank, the carry folded into the piece's
+head); other orders take one round of totals per pass, tuple sizes rotate the streams by the piece's offset
 (:mod:`prefixscan.algorithms.pieces`); with a tuple size above 1 the ranks
 first gather their pieces' lengths.
 """
@@ -25,6 +26,7 @@ import torch
 from .._normalize import build_request, check_init_shape, check_init_value, make_config
 from ..algorithms.pieces import PiecewiseScan, piece_carries, piece_totals, scan_piece, seed_of
 from .collectives import all_gather_fields, group_of
+from .orders import folds_carry, order_carries, order_summaries, scan_with_carry
 
 __all__ = ["scan"]
 
@@ -117,6 +119,14 @@ def scan(x_local, op="add", *, group=None, inclusive=True, reverse=False, init=N
             raise ValueError(f"tuple_size={s} does not divide the sequence's length {sum(lengths)} "
                              f"(pieces of {lengths})")
         offset = sum(lengths[:ranks.rank])
+    if folds_carry(plan):  # one local scan, one all_gather, one local scan
+        piece = fields[0]
+        scanned = scan_piece(plan, fields, offset=0, carries=[None] * plan.rounds)[0]
+        length = np.array([request.lane_len], np.int64)
+        gathered = all_gather_fields(ranks, (length, order_summaries(plan, scanned)))
+        carry = order_carries(plan, [int(g[0][0]) for g in gathered], [g[1] for g in gathered],
+                              None if seed is None else seed[0][..., 0])[ranks.rank]
+        return scan_with_carry(plan, piece, carry, scanned)
     carries = []
     for _ in range(plan.rounds):
         total = piece_totals(plan, fields, offset=offset, lower=carries)

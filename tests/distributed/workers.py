@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import traceback
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import torch
@@ -142,6 +143,30 @@ def _check_errors(rank: int, world: int, failures: list, device) -> None:
         pass
 
 
+def _check_one_round(rank: int, world: int, rng, failures: list, device) -> None:
+    """Order-3 integer sums: bitwise the single-process scan (values that wrap), with
+    uneven and empty pieces, in exactly one all_gather."""
+    info = np.iinfo(np.int64)
+    for case, (shape, axis, kwargs) in enumerate([((61,), -1, dict()), ((61,), -1, dict(reverse=True)),
+                                                  ((3, 61), -1, dict(init=np.int64(-7))),
+                                                  ((61, 2), 0, dict(reverse=True, init=np.array([5, -3])))]):
+        name = f"order 3 int64 {shape} axis={axis} {kwargs}"
+        try:
+            x = rng.integers(info.min, info.max, size=shape, dtype=np.int64, endpoint=True)
+            cuts = _cuts(rng, shape[axis], world, 2 * case + 1)  # odd: some rank's piece is empty
+            lo, hi = cuts[rank], cuts[rank + 1]
+            with mock.patch.object(dist, "all_gather", wraps=dist.all_gather) as gather:
+                got = psd.scan(_piece(x, lo, hi, axis, device), order=3, axis=axis, **kwargs)
+            if gather.call_count != 1:
+                failures.append(f"{name}: {gather.call_count} all_gather calls, expected one")
+            want = np.take(ps.scan(x, order=3, axis=axis, **kwargs), range(lo, hi), axis=axis)
+            got = got.cpu().numpy()
+            if got.dtype != want.dtype or not np.array_equal(got, want):
+                failures.append(f"{name} cuts={cuts}: differs from the single-process scan")
+        except Exception:  # noqa: BLE001 - every case reports, the test fails on any
+            failures.append(f"{name}: {traceback.format_exc()}")
+
+
 def run(rank: int, world: int, port: int, directory: str, backend: str = "gloo") -> None:
     """One rank: gloo on CPU tensors, or NCCL on the GPU of its own rank."""
     device = torch.device("cuda", rank) if backend == "nccl" else torch.device("cpu")
@@ -153,6 +178,7 @@ def run(rank: int, world: int, port: int, directory: str, backend: str = "gloo")
         rng = np.random.default_rng(1234)  # the same data on every rank
         _check_scans(rank, world, rng, failures, device)
         _check_recurrence(rank, world, rng, failures, device)
+        _check_one_round(rank, world, rng, failures, device)
         _check_errors(rank, world, failures, device)
     finally:
         Path(directory, f"{rank}.json").write_text(json.dumps(failures))
