@@ -157,7 +157,7 @@ def from_numpy(result: np.ndarray, like: ArrayRef, dtype: str | None = None) -> 
     if like.library == "torch":
         import torch
 
-        t = torch.from_numpy(np.ascontiguousarray(result))
+        t = torch.from_numpy(np.ascontiguousarray(result).reshape(np.shape(result)))  # keeps a 0-d result 0-d
         if dtype == "bfloat16":
             t = t.to(torch.bfloat16)
         return t
