@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from .._arrays import from_native
 from .._normalize import check_compact_args
+from ..differentiable.routing import is_torch_tensor, wants_torch_ops
 from ..dispatch import select_backend
 
 __all__ = ["partition"]
@@ -58,6 +59,10 @@ def partition(x, mask, *, backend=None):
     >>> values, int(count)
     (array([ 5,  7,  2, -1, -3]), 3)
     """
+    if wants_torch_ops(x) and is_torch_tensor(mask):  # autograd or torch.compile: the custom operator
+        from ..differentiable import compaction_ops  # imports torch: x is a tensor
+
+        return compaction_ops.partition(x, mask, backend=backend)
     args = check_compact_args(x, mask)
     chosen = select_backend(backend, args.mask.device)  # before any work: it may be unavailable here
     values, count = chosen.partition(args.fields, args.mask)

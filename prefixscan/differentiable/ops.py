@@ -25,7 +25,7 @@ from .params import RecurrenceParams, ScanParams
 from .runner import run_recurrence, run_recurrence_backward, run_scan, takes_complex
 
 __all__ = ["scan_op", "recurrence_op", "recurrence_backward_op", "call_scan", "call_recurrence", "recurrence_values",
-           "torch_dtype"]
+           "torch_dtype", "fresh_output"]
 
 _HALF = (torch.float16, torch.bfloat16)
 
@@ -35,7 +35,7 @@ def torch_dtype(name: Optional[str], default: torch.dtype) -> torch.dtype:
     return default if name is None else getattr(torch, name)
 
 
-def _fresh(result: torch.Tensor, *inputs: Optional[torch.Tensor]) -> torch.Tensor:
+def fresh_output(result: torch.Tensor, *inputs: Optional[torch.Tensor]) -> torch.Tensor:
     """A custom operator's output may not alias its inputs; contiguous, as the fake says."""
     result = result.contiguous()
     for t in inputs:
@@ -53,7 +53,7 @@ def scan_op(x: torch.Tensor, init: Optional[torch.Tensor], op: str, axis: int, i
     params = ScanParams(op, axis, inclusive, reverse, order, tuple_size, dtype, backend, algorithm, deterministic,
                         strategy)
     seed = None if init is None else init.detach().contiguous()
-    return _fresh(run_scan(params.config(), x.detach().contiguous(), seed), x)
+    return fresh_output(run_scan(params.config(), x.detach().contiguous(), seed), x)
 
 
 @scan_op.register_fake
@@ -127,7 +127,7 @@ def recurrence_op(a: torch.Tensor, b: torch.Tensor, init: Optional[torch.Tensor]
     lane shape (a's shape without ``axis``) or None."""
     params = RecurrenceParams(axis, reverse, backend, deterministic, strategy)
     seed = None if init is None else init.detach()
-    return _fresh(recurrence_values(params, a.detach(), b.detach(), seed), a, b)
+    return fresh_output(recurrence_values(params, a.detach(), b.detach(), seed), a, b)
 
 
 @recurrence_op.register_fake
@@ -167,7 +167,7 @@ def recurrence_backward_op(a: torch.Tensor, h: torch.Tensor, grad: torch.Tensor,
     grad_a, grad_b = fused if fused is not None else reverse_recurrence(params, a, seed, h, grad, need_a)
     if grad_a is None:
         grad_a = a.new_empty((0,))
-    return _fresh(grad_a, a, h, grad), _fresh(grad_b, a, h, grad)
+    return fresh_output(grad_a, a, h, grad), fresh_output(grad_b, a, h, grad)
 
 
 @recurrence_backward_op.register_fake
