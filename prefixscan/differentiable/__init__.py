@@ -1,7 +1,7 @@
 """Differentiable scans for PyTorch: autograd, linear recurrences, torch.compile.
 
 Torch tensors that need gradients, or that ``torch.compile`` traces, leave the
-plain scan path for two ``torch.library`` custom operators (:mod:`.ops`):
+plain scan path for ``torch.library`` custom operators (:mod:`.ops`):
 ``prefixscan::scan`` (a built-in operator) and ``prefixscan::linear_recurrence``
 (the affine monoid, Blelloch 1990, "Prefix sums and their applications",
 section 1.4).  Each has a fake (meta) implementation, so ``torch.compile``
@@ -20,7 +20,9 @@ Modules (this package file imports none of them, so the routing test of
 * :mod:`.scans`: ``differentiable_scan``, ``scan`` and the ``cumsum`` family on tensors;
 * :mod:`.recurrence`: the public ``linear_recurrence`` (NumPy and torch);
 * :mod:`.tensor_recurrence`: its torch implementation (broadcast coefficients,
-  packed sequences, final states).
+  packed sequences, final states);
+* :mod:`.compaction_ops`: ``prefixscan::compact`` and ``prefixscan::partition``
+  (fixed or data-dependent result lengths, gradients to the kept elements).
 
 User-facing documentation: ``docs/autograd.md``.
 """
