@@ -127,16 +127,15 @@ def _publish(status_ptr, tile, count, STATE: tl.constexpr):
 
 
 @triton.jit
-def _select_tile(x_ptrs, out_ptrs, mask_ptr, status_ptr, count_ptr, n, limit, tile, num_tiles,
-                 BLOCK: tl.constexpr, WINDOW: tl.constexpr, FULL: tl.constexpr, SINGLE: tl.constexpr,
-                 PARTITION: tl.constexpr, LIMITED: tl.constexpr, SPARSE: tl.constexpr):
-    """Tile ``tile`` of :func:`select_kernel`; ``FULL``: every element inside x."""
-    start = tile * BLOCK  # 64-bit scalar; per-element offsets stay 32-bit
-    rank = tl.arange(0, BLOCK)
+def _load_tile(x_ptrs, mask_ptr, start, rank, n, FULL: tl.constexpr, PARTITION: tl.constexpr,
+               SPARSE: tl.constexpr):
+    """The mask (as booleans and as 0/1), which elements lie inside x, and every field's values
+    at ``start + rank`` (``rank`` of any shape); ``SPARSE`` compaction loads only the
+    kept values."""
+    inside = start + rank < n
     if FULL:
         keep = tl.load((mask_ptr + start) + rank) != 0
     else:
-        inside = start + rank < n
         keep = tl.load((mask_ptr + start) + rank, mask=inside, other=0) != 0
     flags = keep.to(tl.int32)
     values = ()
@@ -148,8 +147,14 @@ def _select_tile(x_ptrs, out_ptrs, mask_ptr, status_ptr, count_ptr, n, limit, ti
         else:
             v = tl.load((x_ptrs[i] + start) + rank, mask=inside)
         values = values + (v,)
-    kept = tl.sum(flags, 0)
-    prefix = tile * 0  # kept elements of the tiles before (int64)
+    return keep, flags, inside, values
+
+
+@triton.jit
+def _tile_prefix(status_ptr, tile, kept, WINDOW: tl.constexpr, SINGLE: tl.constexpr):
+    """Publish the tile's count and return the kept elements of the tiles before it
+    (int64): its aggregate, then the look-back, then its inclusive prefix."""
+    prefix = tile * 0
     if not SINGLE:
         if tile == 0:
             _publish(status_ptr, tile, kept, STATE_PREFIX)
@@ -157,6 +162,19 @@ def _select_tile(x_ptrs, out_ptrs, mask_ptr, status_ptr, count_ptr, n, limit, ti
             _publish(status_ptr, tile, kept, STATE_AGGREGATE)
             prefix = _count_prefix(status_ptr, tile, WINDOW)
             _publish(status_ptr, tile, prefix + kept, STATE_PREFIX)
+    return prefix
+
+
+@triton.jit
+def _select_tile(x_ptrs, out_ptrs, mask_ptr, status_ptr, count_ptr, n, limit, tile, num_tiles,
+                 BLOCK: tl.constexpr, WINDOW: tl.constexpr, FULL: tl.constexpr, SINGLE: tl.constexpr,
+                 PARTITION: tl.constexpr, LIMITED: tl.constexpr, SPARSE: tl.constexpr):
+    """Tile ``tile`` of :func:`select_kernel`; ``FULL``: every element inside x."""
+    start = tile * BLOCK  # 64-bit scalar; per-element offsets stay 32-bit
+    rank = tl.arange(0, BLOCK)
+    keep, flags, inside, values = _load_tile(x_ptrs, mask_ptr, start, rank, n, FULL, PARTITION, SPARSE)
+    kept = tl.sum(flags, 0)
+    prefix = _tile_prefix(status_ptr, tile, kept, WINDOW, SINGLE)
     local = tl.cumsum(flags, 0) - flags  # kept elements before each one in the tile
     if PARTITION:
         # Kept: prefix + local.  Rejected: after all kept ones, in order: total +
@@ -187,31 +205,10 @@ def _select_rows_tile(x_ptrs, out_ptrs, mask_ptr, status_ptr, count_ptr, n, limi
     scanned in registers and the rows' counts by one scan across threads."""
     start = tile * BLOCK
     rank = tl.arange(0, BLOCK // ROWS)[:, None] * ROWS + tl.arange(0, ROWS)[None, :]
-    if FULL:
-        keep = tl.load((mask_ptr + start) + rank) != 0
-    else:
-        inside = start + rank < n
-        keep = tl.load((mask_ptr + start) + rank, mask=inside, other=0) != 0
-    flags = keep.to(tl.int32)
-    values = ()
-    for i in tl.static_range(len(x_ptrs)):
-        if SPARSE and not PARTITION:
-            v = tl.load((x_ptrs[i] + start) + rank, mask=keep)
-        elif FULL:
-            v = tl.load((x_ptrs[i] + start) + rank)
-        else:
-            v = tl.load((x_ptrs[i] + start) + rank, mask=inside)
-        values = values + (v,)
+    keep, flags, inside, values = _load_tile(x_ptrs, mask_ptr, start, rank, n, FULL, PARTITION, SPARSE)
     row_kept = tl.sum(flags, 1)
     kept = tl.sum(row_kept, 0)
-    prefix = tile * 0
-    if not SINGLE:
-        if tile == 0:
-            _publish(status_ptr, tile, kept, STATE_PREFIX)
-        else:
-            _publish(status_ptr, tile, kept, STATE_AGGREGATE)
-            prefix = _count_prefix(status_ptr, tile, WINDOW)
-            _publish(status_ptr, tile, prefix + kept, STATE_PREFIX)
+    prefix = _tile_prefix(status_ptr, tile, kept, WINDOW, SINGLE)
     if PARTITION:
         local = (tl.cumsum(row_kept, 0) - row_kept)[:, None] + (tl.cumsum(flags, 1) - flags)
         total = tl.load(count_ptr)
