@@ -33,7 +33,7 @@ __all__ = ["Tag", "StaticInt", "literal_jitable", "PLAIN", "HALF", "load1", "loa
            "to_acc", "combine", "repeat", "advance", "alloc_states", "cut", "narrow_states", "narrow_first", "narrow_row", "nan_free",
            "fast_combine", "window_lane", "window_rows",
            "difference",
-           "half_to_float", "float_to_half", "float_bits", "bits_float", "builtin_tag"]
+           "half_to_float", "float_to_half", "float_bits", "bits_float", "builtin_tag", "logaddexp_scalar"]
 
 
 class Tag:
@@ -415,7 +415,8 @@ def _nan_min(a, b):
     return a if a != a else r
 
 
-def _logaddexp(a, b):
+def logaddexp_scalar(a, b):
+    """log(exp(a) + exp(b)) of two scalars: NaN propagates, equal infinities stay."""
     if a != a or b != b:
         return a + b
     hi = a if a >= b else b
@@ -495,7 +496,7 @@ def _register_helpers():
     global _jit_nan_max, _jit_nan_min, _jit_logaddexp
     _jit_nan_max = njit(cache=True)(_nan_max)
     _jit_nan_min = njit(cache=True)(_nan_min)
-    _jit_logaddexp = njit(cache=True)(_logaddexp)
+    _jit_logaddexp = njit(cache=True)(logaddexp_scalar)
 
     # The helpers of prefixscan.monoid, on scalars.
     @overload(_monoid.where)

@@ -32,7 +32,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload, register_jitable
 
-from .jit_support import bits_float, float_bits, load2, store2
+from .jit_support import bits_float, float_bits, load2, logaddexp_scalar, store2
 
 __all__ = ["logaddexp_lanes", "BLOCK", "SPAN64", "SPAN32"]
 
@@ -194,15 +194,7 @@ def _cast_like(value, like):
     return (lambda value, like: np.float32(value)) if _is32(like) else (lambda value, like: np.float64(value))
 
 
-@register_jitable
-def _combine_exact(a, b):
-    if a != a or b != b:
-        return a + b
-    hi = a if a >= b else b
-    lo = b if a >= b else a
-    if lo == -math.inf or hi == math.inf:
-        return hi
-    return hi + math.log1p(math.exp(lo - hi))
+_combine_exact = register_jitable(logaddexp_scalar)  # the exact combine, one element at a time
 
 
 @register_jitable
