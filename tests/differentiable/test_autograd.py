@@ -15,7 +15,6 @@ The tests call the public functions once the public API routes tensors to
 
 from __future__ import annotations
 
-import inspect
 import math
 import pathlib
 import runpy
@@ -27,8 +26,7 @@ torch = pytest.importorskip("torch")
 
 import prefixscan as ps  # noqa: E402
 from prefixscan._environment import interpreter_mode  # noqa: E402
-from prefixscan.differentiable import affine, ops, scans  # noqa: E402
-from prefixscan.differentiable import recurrence as differentiable_recurrence  # noqa: E402
+from prefixscan.differentiable import affine, ops  # noqa: E402
 from prefixscan.differentiable.params import DIFFERENTIABLE_OPS  # noqa: E402
 from torch.autograd import gradcheck  # noqa: E402
 
@@ -37,36 +35,18 @@ F64 = torch.float64
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
 
 
-def _public_scans_routed() -> bool:
-    x = torch.zeros(2, dtype=F64, requires_grad=True)
-    try:
-        return bool(ps.cumsum(x).requires_grad and ps.scan(x, "max").requires_grad)
-    except Exception:  # noqa: BLE001 - the plain path refuses tensors that require grad
-        return False
-
-
-ROUTED = _public_scans_routed()
-ROUTED_RECURRENCE = "offsets" in inspect.signature(ps.linear_recurrence).parameters
 
 triton_interpreter = pytest.mark.skipif(not (interpreter_mode() and not CUDA),
                                         reason="the Triton interpreter runs CPU tensors without a GPU")
 BACKENDS = ["cpu", pytest.param("triton", marks=[pytest.mark.interpreter, triton_interpreter])]
 
 
-def scan(x, op="add", *, init=None, out=None, **kwargs):
-    """ps.scan, or the differentiable entry point while the public API is not routed."""
-    if ROUTED:
-        return ps.scan(x, op, init=init, out=out, **kwargs)
-    return scans.scan(x, op, init=init, out=out, **kwargs)
+scan = ps.scan  # the public API: autograd and torch.compile reach the custom operators through it
+linear_recurrence = ps.linear_recurrence
 
 
 def cumulative(name):
-    return getattr(ps, name) if ROUTED else getattr(scans, name)
-
-
-def linear_recurrence(a, b, **kwargs):
-    fn = ps.linear_recurrence if ROUTED_RECURRENCE else differentiable_recurrence.linear_recurrence
-    return fn(a, b, **kwargs)
+    return getattr(ps, name)
 
 
 def rand(*shape, dtype=F64, low=-1.0, high=1.0, seed=0):
@@ -226,8 +206,7 @@ def test_out_with_grad_is_refused():
 
 
 def test_affine_struct_scan_is_differentiable():
-    if ROUTED_RECURRENCE:
-        assert ps.AFFINE is affine.AFFINE
+    assert ps.AFFINE is affine.AFFINE
     a, b = rand(2, 5, low=0.2, high=0.9, seed=18), rand(2, 5, seed=19)
     coef, offset = scan((a, b), affine.AFFINE, axis=1)
     torch.testing.assert_close(offset, linear_recurrence(a, b, axis=1))
@@ -369,8 +348,6 @@ def test_linear_recurrence_backward_scans_once(monkeypatch):
 
 
 def test_gated_recurrence_example_trains(monkeypatch, capsys):
-    if not ROUTED_RECURRENCE:
-        monkeypatch.setattr(ps, "linear_recurrence", differentiable_recurrence.linear_recurrence)
     runpy.run_path(str(EXAMPLES / "gated_recurrence.py"), run_name="__main__")
     losses = [float(line.split()[-1]) for line in capsys.readouterr().out.splitlines() if line.startswith("step")]
     assert len(losses) >= 5 and losses[-1] < losses[0]

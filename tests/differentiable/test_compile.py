@@ -15,7 +15,6 @@ The tests call the public functions once the public API routes tensors to
 
 from __future__ import annotations
 
-import inspect
 
 import numpy as np
 import pytest
@@ -23,42 +22,18 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import prefixscan as ps  # noqa: E402
-from prefixscan.differentiable import recurrence as differentiable_recurrence  # noqa: E402
-from prefixscan.differentiable import scans  # noqa: E402
 
 CUDA = torch.cuda.is_available()
 F64 = torch.float64
 
 
-def _public_scans_routed() -> bool:
-    x = torch.zeros(2, dtype=F64, requires_grad=True)
-    try:
-        return bool(ps.cumsum(x).requires_grad and ps.scan(x, "max").requires_grad)
-    except Exception:  # noqa: BLE001 - the plain path refuses tensors that require grad
-        return False
 
 
-ROUTED = _public_scans_routed()
-ROUTED_RECURRENCE = "offsets" in inspect.signature(ps.linear_recurrence).parameters
-
-
-def scan(x, op="add", *, init=None, **kwargs):
-    if ROUTED:
-        return ps.scan(x, op, init=init, **kwargs)
-    return scans.scan(x, op, init=init, **kwargs)
-
-
-cumsum = ps.cumsum if ROUTED else scans.cumsum
-cummax = ps.cummax if ROUTED else scans.cummax
-linear_recurrence = ps.linear_recurrence if ROUTED_RECURRENCE else differentiable_recurrence.linear_recurrence
-
-
-def make_scan(op, **kwargs):
-    """A reusable Scan where the public API is routed, else the same config bound once."""
-    if ROUTED:
-        return ps.make_scan(op, **kwargs)
-    config = ps.make_scan(op, **kwargs).config
-    return lambda x, init=None: scans.differentiable_scan(config, x, init, None)
+scan = ps.scan  # the public API: torch.compile must trace it without a graph break
+cumsum = ps.cumsum
+cummax = ps.cummax
+linear_recurrence = ps.linear_recurrence
+make_scan = ps.make_scan
 
 
 running_max = make_scan("max", axis=1)
