@@ -177,14 +177,52 @@ def builtin_ops() -> dict:
     return out
 
 
+ACCUMULATORS = {"i8": 1, "u8": 1, "i16": 1, "i32": 1, "i64": 2, "fp16": 1, "bf16": 1, "fp32": 1, "fp64": 2}
+
+
+def dtype_matrix() -> dict:
+    """Compile the look-back kernels (1-D plain, order 2 in one look-back, the ordered loop
+    of higher orders, exclusive; 2-D rows; masked columns) with every accumulator type a
+    scan can keep: the interpreter computes ``16384 * int8`` where compiled Triton refuses
+    the constant.  Per variant: "ok" or the error."""
+    pair, flat = combine_functions(BUILTIN_OPS["add"], 1)
+    out = {}
+
+    def attempt(label, kernel, acc, ints, constexprs, warps):
+        try:
+            compile_variant(kernel, acc, ints, constexprs, warps)
+            out[label] = "ok"
+        except Exception as error:  # reported: the test shows which variant and why
+            out[label] = f"{type(error).__name__}: {str(error)[-400:]}"
+
+    for acc, words in ACCUMULATORS.items():
+        base = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=True, REVERSE=False, HAS_INIT=False,
+                    WORDS=words, SINGLE_TILE=False, MULTI_LANE=False, CHAINED=False, ORDERED=False, DELAYED=False,
+                    RAKE=0, ORDER2=False, BLOCK=16384 // (1 + (words == 2)), WINDOW=32)
+        for name, change in (("plain", {}), ("order2", dict(ORDER2=True, WORDS=2 * words)),
+                             ("ordered", dict(ORDERED=True)), ("ordered-exclusive", dict(ORDERED=True, DELAYED=True)),
+                             ("chained-reverse", dict(CHAINED=True, WINDOW=1, REVERSE=True))):
+            attempt(f"1d-{acc}-{name}", lookback.scan_1d_kernel, acc, INTS_1D, dict(base, **change), 4)
+        rows = {k: v for k, v in base.items() if k not in ("BLOCK", "ORDER2")}
+        attempt(f"2d-{acc}", lookback.scan_2d_kernel, acc, INTS_2D, dict(rows, ROWS=2048, KB=4, EXACT_K=False), 4)
+        cols = {k: v for k, v in base.items() if k not in ("ORDERED", "DELAYED", "ORDER2")}
+        attempt(f"cols-{acc}", lookback.scan_cols_kernel, acc, INTS_COLS,
+                dict(cols, MULTI_LANE=True, INCLUSIVE=False, BLOCK=4096, WINDOW=8, K=3, KB=4), 4)
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--status-reads", action="store_true",
                         help="print JSON counts of status-word reads per kernel instead of the PTX report")
     parser.add_argument("--builtin-ops", action="store_true",
                         help="print JSON: does every built-in operator's kernel compile for sm_90")
+    parser.add_argument("--dtypes", action="store_true",
+                        help="print JSON: does each look-back kernel compile for every accumulator type")
     args = parser.parse_args()
-    if args.builtin_ops:
+    if args.dtypes:
+        print(json.dumps(dtype_matrix()))
+    elif args.builtin_ops:
         print(json.dumps(builtin_ops()))
     elif args.status_reads:
         print(json.dumps(status_reads()))

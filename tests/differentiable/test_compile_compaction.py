@@ -174,5 +174,9 @@ def test_gpu_compiled_matches_eager(rng, compile_backend):
     assert explanation.graph_break_count == 0, explanation.break_reasons
     got = torch.compile(model, fullgraph=True, backend=compile_backend)(*args)
     check_against_reference([t.cpu() for t in got], *(t.cpu() for t in args))
-    for g, e in zip(got, model(*args)):
+    values, count, parted_sum, parted_count = got
+    eager = model(*args)
+    for g, e in ((values, eager[0]), (count, eager[1]), (parted_count, eager[3])):
         torch.testing.assert_close(g, e)
+    # inductor's float32 cumsum of 132225 partitioned values sums in another order than eager's
+    torch.testing.assert_close(parted_sum, eager[2], rtol=1e-4, atol=1e-3)

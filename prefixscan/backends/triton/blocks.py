@@ -553,6 +553,14 @@ def _fold_order2(value, take, acc, rows, acc_tiles, FLAT: tl.constexpr, WINDOW: 
 
 
 @triton.jit
+def _count(N: tl.constexpr, like):
+    """The element count N in ``like``'s dtype, wrapping for narrow integers: compiled
+    Triton refuses a constexpr that does not fit the other operand's type (16384 * an
+    int8), where the scan's wrapping arithmetic wants N modulo 2^bits."""
+    return tl.full([], N, tl.int32).to(like.dtype)
+
+
+@triton.jit
 def _tile_id(counter_ptr, tile_base, tiles_per_lane, length, BLOCK: tl.constexpr, SINGLE_TILE: tl.constexpr):
     """(tile id, whether the tile is full) of this program, for tiles of BLOCK elements
     over lanes of ``length``.  Ids come from the counter (``tile_base`` is where this

@@ -47,7 +47,7 @@ import triton
 import triton.language as tl
 
 from . import planner, runtime
-from .blocks import (FLAG_AGGREGATE, FLAG_PREFIX, _as_rows, _columns_prefix, _load_at, _lookback_1d,
+from .blocks import (FLAG_AGGREGATE, FLAG_PREFIX, _as_rows, _columns_prefix, _count, _load_at, _lookback_1d,
                      _ordered_reduce, _publish, _scalars, _scan_tile, _select, _store_at, _tile_id, _total, _where,
                      _within)
 from .job import ScanJob
@@ -127,7 +127,7 @@ def _order2_1d(x, seed, vid, tile, lane, tiles_per_lane, ident, status_ptr, flag
                 _publish(status_ptr, flag_ptr, agg_ptrs, vid, agg, FLAG_AGGREGATE, epoch, WORDS)
             c1, c2 = _lookback_1d(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, lane * tiles_per_lane, tile,
                                   (ident[0], ident[0]), epoch, PAIR, FLAT, True, WORDS, CHAINED, WINDOW, BLOCK)
-        _publish(status_ptr, flag_ptr, incl_ptrs, vid, (c1 + agg[0], c2 + agg[1] + BLOCK * c1), FLAG_PREFIX, epoch,
+        _publish(status_ptr, flag_ptr, incl_ptrs, vid, (c1 + agg[0], c2 + agg[1] + _count(BLOCK, c1) * c1), FLAG_PREFIX, epoch,
                  WORDS)
     v1 = (u1[0] + c1,)
     v2 = _scan_tile(v1, ident, PAIR, FLAT, BACKWARD, RAKE)
