@@ -117,6 +117,13 @@ class Backend(Protocol):
         caller scans the affine monoid)."""
         ...
 
+    def linear_recurrence_total(self, a: Any, b: Any, axis: int, reverse: bool) -> tuple | None:
+        """Each lane's map ``h_in -> A h_in + B`` of the recurrence over the whole
+        ``axis`` (the reduce step of a recurrence held in pieces): ``(A, B)`` of the lane
+        shape, from one read of ``a`` and ``b`` (nothing of ``h`` written), or None where
+        the backend has no such pass (the caller multiplies and runs the recurrence)."""
+        ...
+
     def linear_recurrence_backward(self, a: Any, h: Any, grad: Any, init: Any, axis: int, reverse: bool,
                                    deterministic: bool, need_a: bool) -> tuple | None:
         """``(dL/da, dL/db)`` of ``h = linear_recurrence(a, b, init, axis, reverse)`` from

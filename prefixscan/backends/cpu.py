@@ -300,6 +300,14 @@ def linear_recurrence(a, b, init, axis: int, reverse: bool, deterministic: bool)
     return cpu_compiled.linear_recurrence(a, b, init=init, axis=axis, reverse=reverse)
 
 
+def linear_recurrence_total(a, b, axis: int, reverse: bool) -> tuple | None:
+    """One compiled pass, where :func:`linear_recurrence` has one; None elsewhere."""
+    if (not cpu_compiled.available() or np.dtype(a.dtype).kind not in "fc"
+            or np.broadcast(a, b).size < cpu_compiled.SMALL_SCAN):
+        return None
+    return cpu_compiled.linear_recurrence_total(a, b, axis=axis, reverse=reverse)
+
+
 def linear_recurrence_backward(a, h, grad, init, axis: int, reverse: bool, deterministic: bool,
                                need_a: bool) -> None:
     """No fused backward on the CPU: the caller runs the reverse recurrence (compiled)."""

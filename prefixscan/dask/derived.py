@@ -25,9 +25,9 @@ from .._arrays import from_native, inspect_array
 from .._normalize import check_axis, check_init_shape, check_init_value
 from .._request import np_dtype
 from ..algorithms.pieces import to_host
-from ..algorithms.reduction import reduce as reduce_lanes
 from ..differentiable.affine import affine_monoid
 from ..differentiable.recurrence import linear_recurrence as recurrence_in_memory
+from ..differentiable.recurrence import linear_recurrence_total as recurrence_total
 from ..dispatch import select_backend
 from ..monoid import Monoid, accumulator_dtype_name
 from .chunked import check_known_chunks, refuse_lazy, same_chunks
@@ -65,16 +65,10 @@ class RecurrencePieces:
     rounds: int = 1
 
     def total(self, fields: tuple, offset: int, lower: Sequence) -> tuple:
-        # B is the chunk's last state (first, in reverse) from a zero start: one pass of the
-        # compiled recurrence costs less than a tree of affine compositions.
+        # The chunk's map (A, B): B its last state (first, in reverse) from a zero start,
+        # in one read of a and b on the compiled CPU backend, never a tree of compositions.
         a, b = fields
-        n = a.shape[self.axis]
-        product = reduce_lanes(a, "mul", axis=self.axis, dtype=self.acc)
-        if n:
-            h = recurrence_in_memory(a, b, axis=self.axis, reverse=self.reverse, backend=self.backend)
-            state = h[(slice(None),) * self.axis + (0 if self.reverse else n - 1,)]
-        else:
-            state = np.zeros_like(product)
+        product, state = recurrence_total(a, b, axis=self.axis, reverse=self.reverse, backend=self.backend)
         return host_fields((product, state), (self.acc, self.acc))
 
     def combine(self, left, right):

@@ -20,9 +20,9 @@ from ..monoid import accumulator_dtype_name
 from .affine import affine_monoid
 from .params import check_offsets
 from .routing import is_torch_tensor
-from .runner import run_host_recurrence, run_scan
+from .runner import run_host_recurrence, run_recurrence_total, run_scan
 
-__all__ = ["linear_recurrence"]
+__all__ = ["linear_recurrence", "linear_recurrence_total"]
 
 
 def linear_recurrence(a, b, *, init=None, axis=-1, reverse=False, offsets=None, return_final=False, backend=None):
@@ -106,6 +106,39 @@ def linear_recurrence(a, b, *, init=None, axis=-1, reverse=False, offsets=None, 
             return tuple(from_torch(r, ra) for r in result)
         return from_torch(result, ra)
     return _host(ra, rb, init, axis, reverse, offsets, return_final, backend)
+
+
+def linear_recurrence_total(a, b, *, axis=-1, reverse=False, backend=None):
+    """Each lane's map ``h_in -> A h_in + B`` of the recurrence over the whole ``axis``:
+    ``(A, B)``, ``A`` the product of ``a`` and ``B`` the last step (the first, in reverse)
+    from a zero start, of the lane shape and of a's array type (NumPy arrays or torch
+    tensors, not differentiable).  The reduce step of a recurrence held in pieces
+    (dask chunks, the ranks of a process group): one read of ``a`` and ``b`` where the
+    backend has that pass (the compiled CPU loop), else a product and the recurrence.
+    ``a`` and ``b`` broadcast against each other; float16 and bfloat16 give float32.
+    Device arrays (CuPy, JAX, DLPack) run as zero-copy torch views and come back as
+    their own type."""
+    ra = inspect_array(a, "a")
+    if ra.library not in ("numpy", "torch"):
+        totals = linear_recurrence_total(as_torch(ra), as_torch(inspect_array(b, "b")), axis=axis,
+                                         reverse=reverse, backend=backend)
+        return tuple(from_torch(t, ra) for t in totals)
+    shape = tuple(np.broadcast_shapes(tuple(a.shape), tuple(b.shape)))
+    axis = axis % len(shape)
+    totals = run_recurrence_total(backend, a, b, axis, reverse)
+    if totals is not None:
+        return totals
+    h = linear_recurrence(a, b, axis=axis, reverse=reverse, backend=backend)
+    if is_torch_tensor(a):
+        full = a.expand(shape)
+        full = full.float() if full.is_floating_point() and full.element_size() == 2 else full
+        h = h.to(full.dtype)
+    else:
+        h = h.astype(np.float32) if h.dtype == np.float16 else h
+        full = np.broadcast_to(a, shape).astype(h.dtype, copy=False)
+    n = shape[axis]
+    state = h[(slice(None),) * axis + (0 if reverse else n - 1,)] if n else h.sum(axis)
+    return full.prod(axis), state
 
 
 def _number_like(value: Any, other: Any, name: str) -> Any:

@@ -19,7 +19,8 @@ from .._arrays import from_native
 from .._normalize import build_request
 from .._request import ScanConfig
 
-__all__ = ["run_scan", "takes_complex", "run_recurrence", "run_recurrence_backward", "run_host_recurrence"]
+__all__ = ["run_scan", "takes_complex", "run_recurrence", "run_recurrence_backward", "run_host_recurrence",
+           "run_recurrence_total"]
 
 
 def run_scan(config: ScanConfig, x: Any, init: Any = None) -> Any:
@@ -89,3 +90,22 @@ def run_host_recurrence(backend_name: str | None, a: Any, b: Any, init: Any, axi
     if backend.NATIVE_LIBRARY != "numpy":
         return None
     return backend.linear_recurrence(a, b, init, axis, reverse, False)
+
+
+def run_recurrence_total(backend_name: str | None, a: Any, b: Any, axis: int, reverse: bool) -> tuple | None:
+    """``(A, B)``, each lane's map of the recurrence over ``axis`` (non-negative), by the
+    backend's one-read pass, of ``a``'s array type (NumPy arrays or torch tensors); None
+    where the backend has none for them."""
+    on_torch = hasattr(a, "detach")
+    backend = dispatch.select_backend(backend_name, a.device.type if on_torch else "cpu")
+    if backend.NATIVE_LIBRARY == "torch":
+        return backend.linear_recurrence_total(a, b, axis, reverse)
+    host = [_host_view(t) for t in (a, b)] if on_torch else [a, b]
+    if host[0] is None or host[1] is None:
+        return None
+    totals = backend.linear_recurrence_total(host[0], host[1], axis, reverse)
+    if totals is None or not on_torch:
+        return totals
+    import torch
+
+    return tuple(torch.from_numpy(t) for t in totals)

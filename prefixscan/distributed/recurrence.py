@@ -9,9 +9,11 @@ affine monoid of Blelloch 1990, "Prefix sums and their applications", section
 values), each rank composes the maps of the ranks before it into its incoming
 state and runs its own recurrence from that state (:func:`prefixscan.linear_recurrence`).
 B is the last step of the slice's recurrence from zero, which is the result on
-the first rank when it has no ``init``; every other rank runs its recurrence
-again from its incoming state (a product and two recurrences: about 7/3 of a
-single recurrence's memory traffic; 4/3 on the first rank).
+the first rank when it has no ``init`` (a product and one recurrence: 4/3 of a
+single recurrence's memory traffic).  Every other rank reduces its slice to its
+map in one read of ``a`` and ``b`` where the backend has that pass (the compiled
+CPU loop; 5/3 with its recurrence from the incoming state), else by a product
+and a recurrence from zero (7/3).
 
 Backward: the adjoint ``lam[t] = dL/dh[t]`` obeys the reverse recurrence
 ``lam[t] = a[t+1] lam[t+1] + g[t]`` (g the incoming gradient), so gradients flow
@@ -33,6 +35,7 @@ from .._normalize import check_axis, check_init_shape
 from .._arrays import inspect_array
 from ..algorithms.pieces import to_host
 from ..differentiable.recurrence import linear_recurrence as local_recurrence
+from ..differentiable.recurrence import linear_recurrence_total as recurrence_total
 from .collectives import Group, all_gather_fields, group_of
 
 __all__ = ["linear_recurrence"]
@@ -48,10 +51,17 @@ def _state(t: np.ndarray, like: torch.Tensor) -> torch.Tensor:
 
 
 def _slice_map(coefficients: torch.Tensor, values: torch.Tensor, axis: int, reverse: bool):
-    """A slice's recurrence from a zero start, and its affine map per lane as host float64
-    arrays: (product of the coefficients, the state it ends in); (1, 0) for an empty slice.
-    The state is the zero start's last step (the first, in reverse): the local recurrence
-    is needed anyway, and its one pass costs less than a separate reduction of the pairs."""
+    """A slice's affine map per lane as host float64 arrays: (product of the
+    coefficients, the state a zero start ends in; (1, 0) for an empty slice), from one
+    read of the slice where the backend has that pass (the compiled CPU loop)."""
+    product, state = recurrence_total(coefficients, values, axis=axis, reverse=reverse)
+    return to_host(product).astype(np.float64), to_host(state).astype(np.float64)
+
+
+def _zero_start_and_map(coefficients: torch.Tensor, values: torch.Tensor, axis: int, reverse: bool):
+    """A slice's recurrence from a zero start and its map: where the zero start is the
+    result (the first rank without ``init``; the last rank's adjoint), its last step is
+    the map's state, so one recurrence and a product replace the separate reduction."""
     n = coefficients.shape[axis]
     product = to_host(torch.prod(coefficients.to(_accumulator(coefficients)), axis)).astype(np.float64)
     zero_start = local_recurrence(coefficients, values, axis=axis, reverse=reverse)
@@ -65,8 +75,11 @@ class _Recurrence(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, a, b, init, group: Group, axis: int):
-        h, product, state = _slice_map(a, b, axis, reverse=False)
         first = group.rank == 0
+        if first and init is None:  # the zero start is this rank's result
+            h, product, state = _zero_start_and_map(a, b, axis, reverse=False)
+        else:  # one read for the map; the recurrence runs once, from the incoming state
+            product, state = _slice_map(a, b, axis, reverse=False)
         if first and init is not None:  # the first rank holds h[-1]: fold it into its map
             state = state + product * to_host(init).astype(np.float64)
         maps = all_gather_fields(group, (product, state))
@@ -90,7 +103,11 @@ class _Recurrence(torch.autograd.Function):
         # lam[t] = a[t+1] lam[t+1] + g[t]: the coefficients shifted by one, 1 after the last step.
         shifted = torch.cat([a.narrow(axis, min(n, 1), max(n - 1, 0)), torch.ones_like(a.narrow(axis, 0, min(n, 1)))],
                             axis)
-        lam, _, lam_first = _slice_map(shifted, grad, axis, reverse=True)
+        last = group.rank == group.size - 1
+        if last:  # nothing arrives from the right: the zero start is this rank's adjoint
+            lam, _, lam_first = _zero_start_and_map(shifted, grad, axis, reverse=True)
+        else:
+            _, lam_first = _slice_map(shifted, grad, axis, reverse=True)
         lead = to_host(a.select(axis, 0)).astype(np.float64) if n else np.zeros_like(lam_first)
         # The slice's reverse map, mu -> A mu + a[0] Q (Q its lam[0] from zero), for the rank before.
         outgoing = lead * lam_first
@@ -103,7 +120,7 @@ class _Recurrence(torch.autograd.Function):
             grad_init = _state(ctx.product * arriving + outgoing, a).to(h_in.dtype)
         if not n:
             return torch.zeros_like(a), torch.zeros_like(grad), grad_init, None, None
-        if group.rank < group.size - 1:  # from the adjoint arriving from the right (the last rank: zero)
+        if not last:  # from the adjoint arriving from the right
             lam = local_recurrence(shifted, grad, init=_state(arriving, a), axis=axis, reverse=True)
         before = torch.cat([h_in.to(h.dtype).unsqueeze(axis), h.narrow(axis, 0, n - 1)], axis)
         return lam * before, lam, grad_init, None, None

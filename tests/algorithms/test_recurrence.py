@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import prefixscan as ps
+from prefixscan.differentiable.recurrence import linear_recurrence_total
 from prefixscan.testing import assert_scan_equal, reference_linear_recurrence
 
 
@@ -97,3 +98,37 @@ def test_linear_recurrence_broadcast_decay_every_backend(backend, rng, layout, r
                                reverse=reverse, backend=backend.backend)
     expected = reference_linear_recurrence(np.broadcast_to(a, shape), b, init=init, axis=axis, reverse=reverse)
     _lr_check(backend.to_numpy(got), expected, "float32" if dtype == "float32" else "float64")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex128"])
+@pytest.mark.parametrize("reverse", [False, True], ids=["fwd", "rev"])
+@pytest.mark.parametrize("case", ["lanes", "rows", "broadcast", "middle", "empty"])
+def test_linear_recurrence_total_every_backend(backend, rng, case, reverse, dtype):
+    """Each lane's map (product of a, last state from zero) of the reduce step of a
+    recurrence held in pieces: the compiled one-read loop on the CPU (sizes >= 8192
+    elements), a product and the recurrence elsewhere; against the plain-loop reference."""
+    if dtype.startswith("complex") and backend.name != "cpu":
+        pytest.skip("complex host arrays: the CPU backend")
+    steps = 3001 if backend.name == "cpu" else 21
+    shape, a_shape, axis = {"lanes": ((3, steps), (3, steps), 1), "rows": ((steps, 5), (steps, 5), 0),
+                            "broadcast": ((2, 3, steps), (3, 1), 2), "middle": ((2, steps, 3), (2, steps, 3), -2),
+                            "empty": ((4, 0), (4, 0), 1)}[case]
+    a = rng.uniform(0.998, 1.001, size=a_shape).astype(dtype)  # products of thousands of steps stay near 1
+    b = rng.normal(size=shape).astype(dtype)
+    if dtype.startswith("complex"):
+        a = (a * np.exp(0.01j * rng.uniform(-1, 1, size=a_shape))).astype(dtype)
+        b = (b + 1j * rng.normal(size=shape)).astype(dtype)
+    product, state = linear_recurrence_total(backend.asarray(a), backend.asarray(b), axis=axis, reverse=reverse,
+                                             backend=backend.backend)
+    full = np.broadcast_to(a, shape).astype(np.complex128 if dtype.startswith("complex") else np.float64)
+    ax = axis % len(shape)
+    lanes = shape[:ax] + shape[ax + 1:]
+    h = reference_linear_recurrence(full, b.astype(full.dtype), axis=ax, reverse=reverse)
+    expected_state = np.take(h, 0 if reverse else shape[ax] - 1, axis=ax) if shape[ax] else np.zeros(lanes)
+    product, state = backend.to_numpy(product), backend.to_numpy(state)
+    assert product.shape == state.shape == lanes
+    np.testing.assert_allclose(product, np.prod(full, axis=ax), rtol=1e-4 if dtype == "float32" else 1e-10)
+    assert state.dtype == np.dtype(dtype)
+    # a near 1: the state is a random walk of thousands of float32 steps, summed in another order
+    mag = float(np.max(np.abs(expected_state))) if expected_state.size else 1.0
+    assert_scan_equal(state, expected_state.astype(dtype), mag=mag, rtol=1e-4 if dtype == "float32" else 1e-12)

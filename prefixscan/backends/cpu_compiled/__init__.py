@@ -31,7 +31,7 @@ import math
 import numpy as np
 
 __all__ = ["available", "unavailable_reason", "run_scan", "segmented_scan", "compact",
-           "linear_recurrence", "delta_encode", "delta_decode", "SMALL_SCAN", "SMALL_DIRECT_SCAN"]
+           "linear_recurrence", "linear_recurrence_total", "delta_encode", "delta_decode", "SMALL_SCAN", "SMALL_DIRECT_SCAN"]
 
 #: Below this many elements ``run_scan`` returns None: NumPy's path costs less
 #: than a compiled call's fixed cost (about 15 us) there.
@@ -118,6 +118,13 @@ def linear_recurrence(a, b, init=None, axis=-1, reverse=False):
     from .primitives import linear_recurrence as run
 
     return run(a, b, init=init, axis=axis, reverse=reverse)
+
+
+def linear_recurrence_total(a, b, axis=-1, reverse=False):
+    """Each lane's map ``(A, B)`` of the recurrence over the whole axis, in one read."""
+    from .primitives import linear_recurrence_total as run
+
+    return run(a, b, axis=axis, reverse=reverse)
 
 
 def delta_encode(x, order=1, tuple_size=1, axis=-1):

@@ -7,7 +7,9 @@ delta coding); the drivers are in :mod:`.primitives` (compaction: :mod:`.compact
   pairs of Schwartz 1980 / Blelloch 1990, section 1.5, run serially).
 * Linear recurrences run the affine monoid in groups of four: the local
   compositions do not wait for the carry, so the loop-carried chain is one
-  multiply-add per group (the same re-association as :mod:`.kernels`).
+  multiply-add per group (the same re-association as :mod:`.kernels`).  Their
+  totals (each lane's map ``h -> A h + B``, the reduce step of a recurrence held
+  in pieces) read ``a`` and ``b`` once and write only the lanes' ``A`` and ``B``.
 * Delta coding recomputes the q-th difference of each element from the q
   elements before it (a triangle of subtractions in registers), so there is no
   loop-carried state and the loop vectorises; the results are bit-identical to
@@ -20,8 +22,8 @@ from numba import njit
 
 from .jit_support import combine, difference, load1, store1, to_acc, window_lane, window_rows
 
-__all__ = ["segmented_offsets", "segmented_heads", "recurrence_lanes",
-           "recurrence_rows", "delta_lanes", "delta_rows"]
+__all__ = ["segmented_offsets", "segmented_heads", "recurrence_lanes", "recurrence_rows",
+           "recurrence_total_lanes", "recurrence_total_rows", "delta_lanes", "delta_rows"]
 
 
 def _segmented_offsets(xs, ys, op, fmts, ident, seed, seeded, starts, inclusive, reverse):
@@ -111,6 +113,43 @@ def _recurrence_rows(a, b, h, seeds, reverse):
                 h[o, r, c] = a[o, r, c] * carry + b[o, r, c]
 
 
+def _recurrence_total_lanes(a, b, product, state):
+    """Each lane's map ``h -> product * h + state`` over its whole row (rows flipped
+    for reverse): the running product of ``a`` and the recurrence from zero, not stored."""
+    lanes, n = b.shape
+    for lane in range(lanes):
+        p = product.dtype.type(1)
+        s = state.dtype.type(0)
+        groups = n // 4
+        for g in range(groups):
+            q = 4 * g
+            a0, a1, a2, a3 = a[lane, q], a[lane, q + 1], a[lane, q + 2], a[lane, q + 3]
+            A = a3 * a2 * (a1 * a0)
+            B = a3 * (a2 * (a1 * b[lane, q] + b[lane, q + 1]) + b[lane, q + 2]) + b[lane, q + 3]
+            s = state.dtype.type(A * s + B)
+            p = product.dtype.type(p * A)
+        for q in range(4 * groups, n):
+            s = state.dtype.type(a[lane, q] * s + b[lane, q])
+            p = product.dtype.type(p * a[lane, q])
+        product[lane] = p
+        state[lane] = s
+
+
+def _recurrence_total_rows(a, b, product, state, reverse):
+    """The maps of the recurrence along the middle axis of ``(outer, rows, width)``
+    arrays into ``(outer, width)`` arrays, vectorised across a row."""
+    outer, rows, width = b.shape
+    for o in range(outer):
+        for c in range(width):
+            product[o, c] = 1
+            state[o, c] = 0
+        for t in range(rows):
+            r = rows - 1 - t if reverse else t
+            for c in range(width):
+                state[o, c] = a[o, r, c] * state[o, c] + b[o, r, c]
+                product[o, c] = product[o, c] * a[o, r, c]
+
+
 def _delta_lanes(x, d, fmt, order):
     """q-th order differences of every row of the 2-D ``x`` (rows: lanes)."""
     lanes, n = x.shape
@@ -143,5 +182,7 @@ segmented_offsets_user = njit(nogil=True, error_model="numpy")(_segmented_offset
 segmented_heads_user = njit(nogil=True, error_model="numpy")(_segmented_heads)
 recurrence_lanes = njit(cache=True, nogil=True, error_model="numpy")(_recurrence_lanes)
 recurrence_rows = njit(cache=True, nogil=True, error_model="numpy")(_recurrence_rows)
+recurrence_total_lanes = njit(cache=True, nogil=True, error_model="numpy")(_recurrence_total_lanes)
+recurrence_total_rows = njit(cache=True, nogil=True, error_model="numpy")(_recurrence_total_rows)
 delta_lanes = njit(cache=True, nogil=True, error_model="numpy")(_delta_lanes)
 delta_rows = njit(cache=True, nogil=True, error_model="numpy")(_delta_rows)

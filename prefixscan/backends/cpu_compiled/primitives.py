@@ -16,7 +16,7 @@ from .jit_support import HALF, PLAIN, StaticInt
 from .launch import call
 from .scan import MAX_STATIC_ORDER, storage_dtype
 
-__all__ = ["segmented_scan", "linear_recurrence", "delta_encode", "delta_decode"]
+__all__ = ["segmented_scan", "linear_recurrence", "linear_recurrence_total", "delta_encode", "delta_decode"]
 
 
 def _host(a) -> np.ndarray:
@@ -99,7 +99,9 @@ def _try_lanes_view(a: np.ndarray, axis: int):
     return v
 
 
-def linear_recurrence(a, b, *, init=None, axis=-1, reverse=False):
+def _recurrence_operands(a, b, axis):
+    """``a`` and ``b`` broadcast to one shape in the recurrence's working dtype (float16
+    in float32), the time axis made non-negative, and the result dtype."""
     a, b = _host(a), _host(b)
     dtype = np.result_type(a.dtype, b.dtype)
     shape = np.broadcast_shapes(a.shape, b.shape)
@@ -110,29 +112,52 @@ def linear_recurrence(a, b, *, init=None, axis=-1, reverse=False):
         a = a.astype(work)
     if b.dtype != work:
         b = b.astype(work)
-    ax = axis % len(shape)
-    lane_shape = shape[:ax] + shape[ax + 1:]
-    h = np.empty(shape, work)
-    seeds = np.zeros(lane_shape, work) if init is None else np.broadcast_to(_host(init).astype(work), lane_shape)
+    return a, b, axis % len(shape), dtype
+
+
+def linear_recurrence(a, b, *, init=None, axis=-1, reverse=False):
+    a, b, ax, dtype = _recurrence_operands(a, b, axis)
+    lane_shape = a.shape[:ax] + a.shape[ax + 1:]
+    h = np.empty(a.shape, a.dtype)
+    seeds = np.zeros(lane_shape, a.dtype) if init is None else np.broadcast_to(_host(init).astype(a.dtype), lane_shape)
     seeds = np.ascontiguousarray(seeds)
     if h.size:
-        _recurrence(a, b, h, seeds, ax, reverse)
+        _over_lanes(a, b, (h, seeds), ax, reverse, _recurrence_views)
     return h.astype(np.float16) if dtype == np.float16 else h
 
 
-def _recurrence(a, b, h, seeds, axis, reverse):
-    """One compiled pass over ``(outer, n, inner)`` views; coefficients broadcast over
-    dims that no such view covers (a per-channel decay against a batch) are read in
-    place, one call per index of the leading axis, never copied."""
-    from . import primitive_kernels as pk
+def linear_recurrence_total(a, b, *, axis=-1, reverse=False):
+    """Each lane's map ``h_in -> A h_in + B`` of the recurrence over the whole axis:
+    ``(A, B)``, arrays of the lane shape in the working dtype (float16 in float32), from
+    one read of ``a`` and ``b``: the product of ``a``, the last step from a zero start."""
+    a, b, ax, _ = _recurrence_operands(a, b, axis)
+    lane_shape = a.shape[:ax] + a.shape[ax + 1:]
+    product, state = np.ones(lane_shape, a.dtype), np.zeros(lane_shape, a.dtype)
+    if a.size:
+        _over_lanes(a, b, (product, state), ax, reverse, _total_views)
+    return product, state
 
+
+def _over_lanes(a, b, outputs, axis, reverse, run):
+    """``run(av, bv, outputs, reverse)`` on ``(outer, n, inner)`` views of ``a`` and ``b``
+    (``outputs``: arrays of a's shape or of the lane shape, reshaped by ``run``);
+    coefficients broadcast over dims that no such view covers (a per-channel decay
+    against a batch) are read in place, one call per index of the leading axis, never
+    copied."""
     av, bv = _try_lanes_view(a, axis), _try_lanes_view(b, axis)
     if (av is None or bv is None) and axis > 0:
         for i in range(a.shape[0]):
-            _recurrence(a[i], b[i], h[i], seeds[i], axis - 1, reverse)
+            _over_lanes(a[i], b[i], tuple(o[i] for o in outputs), axis - 1, reverse, run)
         return
     av = av if av is not None else _lanes_view(a, axis)
     bv = bv if bv is not None else _lanes_view(b, axis)
+    run(av, bv, outputs, axis, reverse)
+
+
+def _recurrence_views(av, bv, outputs, axis, reverse):
+    from . import primitive_kernels as pk
+
+    h, seeds = outputs
     hv = _lanes_view(h, axis)
     outer, _, inner = hv.shape
     seeds = seeds.reshape(outer, inner)
@@ -141,6 +166,19 @@ def _recurrence(a, b, h, seeds, axis, reverse):
         call(pk.recurrence_lanes, av[:, ::step, 0], bv[:, ::step, 0], hv[:, ::step, 0], seeds[:, 0])
     else:
         call(pk.recurrence_rows, av, bv, hv, seeds, reverse)
+
+
+def _total_views(av, bv, outputs, axis, reverse):
+    from . import primitive_kernels as pk
+
+    outer, _, inner = av.shape
+    product, state = (o.view() for o in outputs)
+    product.shape = state.shape = (outer, inner)  # views (the lane arrays are contiguous): written in place
+    if inner == 1:
+        step = -1 if reverse else 1
+        call(pk.recurrence_total_lanes, av[:, ::step, 0], bv[:, ::step, 0], product[:, 0], state[:, 0])
+    else:
+        call(pk.recurrence_total_rows, av, bv, product, state, reverse)
 
 
 # ---------------------------------------------------------------------------

@@ -144,6 +144,12 @@ def linear_recurrence(a, b, init, axis: int, reverse: bool, deterministic: bool)
     return recurrence.linear_recurrence(a, b, init, axis, reverse, deterministic=deterministic)
 
 
+def linear_recurrence_total(a, b, axis: int, reverse: bool) -> None:
+    """No reduce-only recurrence kernel yet: the caller takes a product and the
+    recurrence's last step (two passes over ``a``, one written ``h``)."""
+    return None
+
+
 def linear_recurrence_backward(a, h, grad, init, axis: int, reverse: bool, deterministic: bool, need_a: bool):
     """The recurrence kernel run backwards, ``dL/da`` fused (:mod:`.recurrence`)."""
     from . import recurrence  # imports triton
