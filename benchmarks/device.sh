@@ -4,7 +4,12 @@
 #   bash benchmarks/device.sh PROFILE [PROFILE ...]        (from the repository root)
 #
 # Profiles:
-#   tests       the GPU tests (pytest -m gpu) and the compiled-code tests
+#   tests       all GPU tests: tests_kernels, tests_api and tests_slow (about 20 minutes with 12
+#               workers, most of it compiling: more than one 10-minute call; run the parts)
+#   tests_kernels  the GPU tests of tests/backends and tests/algorithms (about 8 minutes)
+#   tests_api   the other GPU tests (api, differentiable, distributed, dask, fuzz, tuner, cli,
+#               check, codecs, package; about 6 minutes) and the compiled-code tests
+#   tests_slow  the > 2^31-element tests (-m "gpu and slow", 2 workers; about 5 minutes)
 #   bench       the headline benchmark with the peers (2^10-2^28, four dtypes), the
 #               (2^26, 4) axis-0 case, and the per-call profile at n = 1024
 #   orders      orders 2/5/8 and tuple sizes 2/5/8, int32 and int64 at 2^27, and their plot
@@ -44,9 +49,10 @@
 #                 its GPU: another GPU's is ignored).  It is copied, and first-use tuning is
 #                 turned off so that the table alone decides.  Unset: the user's cache, with
 #                 first-use tuning (docs/tuning.md).
-#   WORKERS       pytest workers for `tests` (default 4: the tests that force the widest
-#                 orders kernels spill ~21 KB per thread, and each process reserves local
-#                 memory for that on every SM; 8-16 workers ran an 80 GB card out of memory)
+#   WORKERS       pytest workers for tests_kernels and tests_api (default 12: 12-14 ran the
+#                 suite on an H100 in 2026-11; the tests that force the widest orders kernels
+#                 spill ~21 KB per thread and each process reserves local memory for that on
+#                 every SM, so more workers once ran an 80 GB card out of memory)
 #   TUNE_BUDGET   seconds for `prefixscan tune` (default 330)
 #
 # The package must be importable: installed (pip install -e '.[gpu,bench]'), or from
@@ -56,15 +62,17 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 export PYTHONUNBUFFERED=1 PYTHONPATH=$ROOT${PYTHONPATH:+:$PYTHONPATH}
 OUT=${OUT:-/tmp/prefixscan-out}
-WORKERS=${WORKERS:-4}
+WORKERS=${WORKERS:-12}
 PY=${PYTHON:-python3}
 mkdir -p "$OUT"
 
 profiles=()
 for profile in "$@"; do
   case $profile in
-    all) profiles+=(tests bench orders strategies race) ;;
-    tests|bench|orders|strategies|race|compile|tune|compaction|segmented|recurrence|scaleout|scaleout_dask|\
+    all) profiles+=(tests_kernels tests_api tests_slow bench orders strategies race) ;;
+    tests) profiles+=(tests_kernels tests_api tests_slow) ;;
+    tests_kernels|tests_api|tests_slow|bench|orders|strategies|race|compile|tune|compaction|segmented|recurrence|\
+    scaleout|scaleout_dask|\
     scaleout_zarr)
       profiles+=("$profile") ;;
     *) echo "unknown profile: $profile"; set -- ;;
@@ -106,12 +114,28 @@ bench() {  # bench FOLDER ARGS...: one `prefixscan bench --device cuda` run into
   grep -h "^| \(2^\|[0-9]\)\|^## " "$OUT/$folder/results.md" 2>/dev/null | grep -v "^## Per-call"
 }
 
-profile_tests() {
+gpu_tests() {  # gpu_tests NAME LIMIT MARKS WORKERS ARGS...: pytest with every outcome named in the log
+  local name=$1 limit=$2 marks=$3 workers=$4
+  shift 4
   mkdir -p "$OUT/tests"
-  step tests/gpu 560 $PY -m pytest -m gpu -n "$WORKERS" -p no:cacheprovider -q --tb=short -rfE
-  tail -3 "$OUT/tests/gpu.log"
-  step tests/compiled 300 $PY -m pytest $(find tests -name test_compiled.py) -p no:cacheprovider -q --tb=short
+  step "tests/$name" "$limit" $PY -m pytest -m "$marks" -n "$workers" --timeout 300 -p no:cacheprovider -v \
+    --tb=short -rfE --durations=15 "$@"
+  grep -E "^(FAILED|ERROR)|passed|failed" "$OUT/tests/$name.log" | tail -12
+}
+
+profile_tests_kernels() {
+  gpu_tests kernels 570 "gpu and not slow" "$WORKERS" tests/backends tests/algorithms --deselect tests/backends/triton/tuner
+}
+
+profile_tests_api() {
+  gpu_tests api 450 "gpu and not slow" "$WORKERS" $(ls -d tests/*/ tests/test_*.py | grep -v -e "^tests/backends/" \
+    -e "^tests/algorithms/") tests/backends/triton/tuner
+  step tests/compiled 120 $PY -m pytest $(find tests -name test_compiled.py) -p no:cacheprovider -q --tb=short
   tail -1 "$OUT/tests/compiled.log"
+}
+
+profile_tests_slow() {
+  gpu_tests slow 570 "gpu and slow" 2 tests
 }
 
 profile_bench() {
