@@ -211,6 +211,52 @@ def dtype_matrix() -> dict:
     return out
 
 
+def recurrence_variants() -> dict:
+    """Compile the recurrence kernel (:mod:`prefixscan.backends.triton.recurrence`) for
+    sm_90: forward, fused backward and the lane maps only (``TOTAL``), walk and look-back,
+    both orientations, real and complex, float32 and bfloat16 data.  Per variant: "ok"
+    or the error."""
+    from prefixscan.backends.triton import recurrence as R
+
+    kernel = R.recurrence_kernel
+    out = {}
+    for data, acc in (("fp32", "fp32"), ("bf16", "fp32")):
+        for complex_values in (False, True):
+            if complex_values and data != "fp32":
+                continue
+            fields = 4 if complex_values else 2
+            pair, flat = ((R._complex_affine_pair, R._complex_affine_flat) if complex_values
+                          else (R._affine_pair, R._affine_flat))
+            for mode in ("forward", "backward", "total"):
+                for lookback in (False, True):
+                    for time_axis in (0, 1):
+                        sig = {"a_ptr": f"*{data}", "v_ptr": f"*{data}", "h_ptr": f"*{data}",
+                               "out_ptr": f"*{acc if mode == 'total' else data}",
+                               "da_ptr": f"*{acc if mode == 'total' else data}", "seed_ptr": f"*{acc}",
+                               "status_ptr": "*i64", "flag_ptr": "*i64", "agg_ptrs": ("*i64",) * fields,
+                               "incl_ptrs": ("*i64",) * fields}
+                        sig.update({k: "i64" for k in ("P", "P2", "T", "Q", "QB", "segs")}, epoch="i32")
+                        sig.update({k: "i64" for k in ("sa_p1", "sa_p2", "sa_t", "sa_q", "sv_p1", "sv_p2", "sv_t",
+                                                        "sv_q")})
+                        block_lanes = (64 if time_axis == 0 else 4) if not lookback else (64 if time_axis == 0 else 1)
+                        constexprs = dict(PAIR=pair, FLAT=flat, ACC=triton.language.float32, COMPLEX=complex_values,
+                                          REVERSE=False, HAS_SEED=mode != "total", BACKWARD=mode == "backward",
+                                          NEED_A=mode == "backward", TIME_AXIS=time_axis, LOOKBACK=lookback,
+                                          WORDS=fields, WINDOW=4, CHAINED=False, BT=4096 // block_lanes,
+                                          BL=block_lanes, TOTAL=mode == "total")
+                        sig.update({k: "constexpr" for k in constexprs})
+                        names = kernel.arg_names
+                        src = ASTSource(kernel, sig, constexprs={(names.index(k),): v for k, v in constexprs.items()})
+                        label = f"{mode}-{data}{'-complex' if complex_values else ''}-" \
+                                f"{'lookback' if lookback else 'walk'}-axis{time_axis}"
+                        try:
+                            triton.compile(src, target=TARGET, options={"num_warps": 4})
+                            out[label] = "ok"
+                        except Exception as error:  # reported: the test shows which variant and why
+                            out[label] = f"{type(error).__name__}: {str(error)[-400:]}"
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--status-reads", action="store_true",
@@ -219,8 +265,12 @@ def main() -> int:
                         help="print JSON: does every built-in operator's kernel compile for sm_90")
     parser.add_argument("--dtypes", action="store_true",
                         help="print JSON: does each look-back kernel compile for every accumulator type")
+    parser.add_argument("--recurrence", action="store_true",
+                        help="print JSON: does each recurrence kernel variant compile")
     args = parser.parse_args()
-    if args.dtypes:
+    if args.recurrence:
+        print(json.dumps(recurrence_variants()))
+    elif args.dtypes:
         print(json.dumps(dtype_matrix()))
     elif args.builtin_ops:
         print(json.dumps(builtin_ops()))

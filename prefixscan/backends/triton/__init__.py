@@ -144,10 +144,17 @@ def linear_recurrence(a, b, init, axis: int, reverse: bool, deterministic: bool)
     return recurrence.linear_recurrence(a, b, init, axis, reverse, deterministic=deterministic)
 
 
-def linear_recurrence_total(a, b, axis: int, reverse: bool) -> None:
-    """No reduce-only recurrence kernel yet: the caller takes a product and the
-    recurrence's last step (two passes over ``a``, one written ``h``)."""
-    return None
+def linear_recurrence_total(a, b, axis: int, reverse: bool):
+    """The recurrence kernel storing only each lane's map (:mod:`.recurrence`), for
+    float and complex tensors; None for other dtypes."""
+    import torch
+
+    from . import recurrence  # imports triton
+
+    if not recurrence.supports(a.dtype) or a.dtype != b.dtype:
+        return None
+    a, b = torch.broadcast_tensors(a, b)  # expanded views: a broadcast decay is read in place
+    return recurrence.linear_recurrence_total(a, b, axis, reverse)
 
 
 def linear_recurrence_backward(a, h, grad, init, axis: int, reverse: bool, deterministic: bool, need_a: bool):

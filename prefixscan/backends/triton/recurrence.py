@@ -30,6 +30,11 @@ program and a chunked scan):
   map and writes ``h`` (few lanes, long sequences).  Status words live in a
   buffer zeroed per call (epoch 1), so a captured CUDA graph replays correctly.
 
+The reduce step of a recurrence held in pieces (the ranks of
+:mod:`prefixscan.distributed`, dask chunks) is the same kernel with ``TOTAL``: it
+reads ``a`` and ``b`` once and stores only each lane's map (the product of ``a``
+and the last state from zero), nothing of ``h``.
+
 The backward is the same kernel run the other way: ``dL/db[t] = dL/dh[t] +
 conj(a[t+1]) dL/db[t+1]`` (the coefficient read one step behind in the backward's
 own scan order), and ``dL/da[t] = dL/db[t] conj(h[t-1])`` with ``h[-1] = init``,
@@ -55,7 +60,8 @@ from .blocks import _columns_prefix, _fn, _select
 from .runtime import Launch
 from .status import status_words
 
-__all__ = ["RecurrencePlan", "plan_for", "linear_recurrence", "linear_recurrence_backward", "supports"]
+__all__ = ["RecurrencePlan", "plan_for", "linear_recurrence", "linear_recurrence_backward",
+           "linear_recurrence_total", "supports"]
 
 
 # ---------------------------------------------------------------------------
@@ -141,6 +147,15 @@ def _zeros(BL: tl.constexpr, ACC: tl.constexpr, COMPLEX: tl.constexpr):
 
 
 @triton.jit
+def _ones(BL: tl.constexpr, ACC: tl.constexpr, COMPLEX: tl.constexpr):
+    if COMPLEX:
+        out = (tl.zeros([BL], dtype=ACC) + 1, tl.zeros([BL], dtype=ACC))
+    else:
+        out = (tl.zeros([BL], dtype=ACC) + 1,)
+    return out
+
+
+@triton.jit
 def _expand(values, TIME_AXIS: tl.constexpr):
     """Per-lane ``[BL]`` fields broadcast over the tile's time axis."""
     out = ()
@@ -194,9 +209,11 @@ def recurrence_kernel(a_ptr, v_ptr, h_ptr, out_ptr, da_ptr, seed_ptr, status_ptr
                       REVERSE: tl.constexpr, HAS_SEED: tl.constexpr, BACKWARD: tl.constexpr,
                       NEED_A: tl.constexpr, TIME_AXIS: tl.constexpr, LOOKBACK: tl.constexpr,
                       WORDS: tl.constexpr, WINDOW: tl.constexpr, CHAINED: tl.constexpr,
-                      BT: tl.constexpr, BL: tl.constexpr):
+                      BT: tl.constexpr, BL: tl.constexpr, TOTAL: tl.constexpr):
     """Forward (``BACKWARD`` False): ``out = h`` of coefficients ``a`` and inputs ``v = b``
     scanned in the direction ``REVERSE`` says, seeded per lane from ``seed_ptr``.
+    ``TOTAL``: nothing of ``h`` stored; each lane's map instead, the product of ``a``
+    into ``out`` and the last state into ``da`` (lane-shaped, ``(P, Q)``).
     Backward: ``out = dL/db`` of ``v = dL/dh`` with the coefficients ``conj(a)`` read one
     step behind in scan order, and ``da = dL/da`` from ``h`` (seeded by the forward's init).
     ``a``/``v`` are at ``p1 * s_p1 + p2 * s_p2 + t * s_t + q * s_q``; ``out``, ``da`` and
@@ -249,6 +266,7 @@ def recurrence_kernel(a_ptr, v_ptr, h_ptr, out_ptr, da_ptr, seed_ptr, status_ptr
         carry = nothing  # dL/db after the lane's end is 0
     else:
         carry = seed
+    product = _ones(BL, ACC, COMPLEX)  # TOTAL of the walk: the product of the chunks' coefficients
     c = seg * 0  # a while loop: the interpreter cannot range over a runtime bound
     while c < chunks:
         chunk = seg + c
@@ -291,8 +309,19 @@ def recurrence_kernel(a_ptr, v_ptr, h_ptr, out_ptr, da_ptr, seed_ptr, status_ptr
             else:
                 carry = prefix[1:]
         result = _mul_add(coef_cum, _expand(carry, TIME_AXIS), value_cum, COMPLEX)
-        offs_out, _ = _tile(lane_out, lane_mask, t, time_mask, Q, TIME_AXIS)
-        _store(out_ptr, offs_out, result, mask, COMPLEX)
+        if TOTAL:
+            at_end = _scan_position(s, last, TIME_AXIS)
+            if LOOKBACK:
+                if seg == segs - 1:  # the lane's last tile: its inclusive map is the lane's
+                    before = prefix[:2] if COMPLEX else prefix[:1]
+                    _store(out_ptr, seed_index, _mul(before, agg[:2] if COMPLEX else agg[:1], COMPLEX), lane_mask,
+                           COMPLEX)
+                    _store(da_ptr, seed_index, _select(result, at_end, TIME_AXIS), lane_mask, COMPLEX)
+            else:
+                product = _mul(product, _select(coef_cum, at_end, TIME_AXIS), COMPLEX)
+        else:
+            offs_out, _ = _tile(lane_out, lane_mask, t, time_mask, Q, TIME_AXIS)
+            _store(out_ptr, offs_out, result, mask, COMPLEX)
         if BACKWARD:
             if NEED_A:
                 th = t - behind
@@ -307,6 +336,9 @@ def recurrence_kernel(a_ptr, v_ptr, h_ptr, out_ptr, da_ptr, seed_ptr, status_ptr
             keep = _scan_position(s, last, TIME_AXIS)
             carry = _select(result, keep, TIME_AXIS)
         c += 1
+    if TOTAL and not LOOKBACK:
+        _store(out_ptr, seed_index, product, lane_mask, COMPLEX)
+        _store(da_ptr, seed_index, carry, lane_mask, COMPLEX)
 
 
 # ---------------------------------------------------------------------------
@@ -425,10 +457,10 @@ def _fields(t):
 
 
 def _launch(*, a, v, h, out, da, seed, axis: int, reverse: bool, backward: bool, deterministic: bool,
-            plan: RecurrencePlan | None):
+            plan: RecurrencePlan | None, total: bool = False):
     import torch
 
-    shape = tuple(out.shape)
+    shape = tuple(a.shape)
     geometry = _geometry(shape, axis, (a, v))
     if geometry is None:  # strides that no (P1, P2, T, Q) view covers: copy the inputs once
         a, v = a.contiguous(), v.contiguous()
@@ -469,7 +501,7 @@ def _launch(*, a, v, h, out, da, seed, axis: int, reverse: bool, backward: bool,
                       COMPLEX=complex_values, REVERSE=reverse, HAS_SEED=seed is not None, BACKWARD=backward,
                       NEED_A=da is not None, TIME_AXIS=0 if Q > 1 else 1, LOOKBACK=plan.lookback, WORDS=words,
                       WINDOW=1 if deterministic else plan.window, CHAINED=deterministic,
-                      BT=plan.block_time, BL=plan.block_lanes)
+                      BT=plan.block_time, BL=plan.block_lanes, TOTAL=total)
     stream = 0 if interpreter else runtime.current_stream(out.device)
     specialized = (P2, T, Q, sa_p1, sa_p2, sa_t, sa_q, sv_p1, sv_p2, sv_t, sv_q)
     runtime.launch_kernel(Launch(recurrence_kernel, grid, plan.num_warps, stream, interpreter, args, constexprs,
@@ -499,6 +531,23 @@ def linear_recurrence(a, b, init, axis: int, reverse: bool, *, deterministic: bo
         _launch(a=a, v=b, h=None, out=h, da=None, seed=seed, axis=axis, reverse=reverse, backward=False,
                 deterministic=deterministic, plan=plan)
     return h
+
+
+def linear_recurrence_total(a, b, axis: int, reverse: bool, *, plan: RecurrencePlan | None = None):
+    """Each lane's map ``h_in -> A h_in + B`` of the recurrence along ``axis`` (non-negative):
+    ``(A, B)``, contiguous tensors of the lane shape in the accumulator dtype (16-bit
+    floats in float32), from one read of ``a`` and ``b`` (expanded views of one shape
+    allowed) and nothing of ``h`` written: the recurrence kernel with ``TOTAL``."""
+    import torch
+
+    acc = _accumulator(a.dtype)
+    lanes = tuple(a.shape[:axis] + a.shape[axis + 1:])
+    product = torch.ones(lanes, dtype=acc, device=a.device)
+    state = torch.zeros(lanes, dtype=acc, device=a.device)
+    if a.numel():
+        _launch(a=a, v=b, h=None, out=product, da=state, seed=None, axis=axis, reverse=reverse, backward=False,
+                deterministic=False, plan=plan, total=True)
+    return product, state
 
 
 def linear_recurrence_backward(a, h, grad, init, axis: int, reverse: bool, *, need_a: bool = True,

@@ -50,6 +50,13 @@ def test_every_accumulator_type_compiles():
     assert len(result) == 63 and all(v == "ok" for v in result.values()), result
 
 
+def test_every_recurrence_variant_compiles():
+    """The recurrence kernel compiles for sm_90 in every mode (forward, fused backward,
+    lane maps only), tiling, orientation and field layout the launcher can ask for."""
+    result = json.loads(_run_tool("tools/compile_report.py", "--recurrence"))
+    assert len(result) == 36 and all(v == "ok" for v in result.values()), result
+
+
 def test_status_words_are_read_by_atomics_only():
     # The tiles whose look-back had been duplicated (chained and windowed 2-D, 8 warps,
     # K = 3 padded to 4 columns), 1-D ones for contrast, the masked-columns kernel.
