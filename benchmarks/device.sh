@@ -39,6 +39,8 @@
 #               2^28 int64 and float64, LocalClusters of 1/2/4/8 workers (about 8 minutes)
 #   scaleout_zarr  Zarr to Zarr with the delta filter, 2^30 int64 (8 GiB) on 4 workers of 1 GiB,
 #               prefixscan against dask.array.cumsum's two methods (the arrays in /tmp)
+#   cub         CUB's scan, scan-by-key, select and partition on the same cases (benchmarks/peers/
+#               cub_peers.cu, built with nvcc for sm_90): the peer of the scan and primitives tables
 #   all         tests bench orders strategies race (about 25 minutes: more than one
 #               10-minute call; run the profiles one by one there)
 #
@@ -71,7 +73,7 @@ for profile in "$@"; do
   case $profile in
     all) profiles+=(tests_kernels tests_api tests_slow bench orders strategies race) ;;
     tests) profiles+=(tests_kernels tests_api tests_slow) ;;
-    tests_kernels|tests_api|tests_slow|bench|orders|strategies|race|compile|tune|compaction|segmented|recurrence|\
+    tests_kernels|tests_api|tests_slow|cub|bench|orders|strategies|race|compile|tune|compaction|segmented|recurrence|\
     scaleout|scaleout_dask|\
     scaleout_zarr)
       profiles+=("$profile") ;;
@@ -121,6 +123,13 @@ gpu_tests() {  # gpu_tests NAME LIMIT MARKS WORKERS ARGS...: pytest with every o
   step "tests/$name" "$limit" $PY -m pytest -m "$marks" -n "$workers" --timeout 300 -p no:cacheprovider -v \
     --tb=short -rfE --durations=15 "$@"
   grep -E "^(FAILED|ERROR)|passed|failed" "$OUT/tests/$name.log" | tail -12
+}
+
+profile_cub() {
+  mkdir -p "$OUT/cub"
+  step cub/build 180 nvcc -O3 -std=c++17 -arch=sm_90 benchmarks/peers/cub_peers.cu -o /tmp/cub_peers
+  step cub/cub 300 sh -c "/tmp/cub_peers 27 15 > '$OUT/cub/cub.md'"
+  cat "$OUT/cub/cub.md"
 }
 
 profile_tests_kernels() {
