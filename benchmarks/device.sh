@@ -39,6 +39,9 @@
 #               2^28 int64 and float64, LocalClusters of 1/2/4/8 workers (about 8 minutes)
 #   scaleout_zarr  Zarr to Zarr with the delta filter, 2^30 int64 (8 GiB) on 4 workers of 1 GiB,
 #               prefixscan against dask.array.cumsum's two methods (the arrays in /tmp)
+#   scaling     several GPUs: the NCCL tests (tests/distributed), then benchmarks/scaling.py (weak
+#               and strong scaling of prefixscan.distributed over 1, 2, 4, ... GPUs; needs a kind
+#               with several GPUs)
 #   cub         CUB's scan, scan-by-key, select and partition on the same cases (benchmarks/peers/
 #               cub_peers.cu, built with nvcc for sm_90): the peer of the scan and primitives tables
 #   all         tests bench orders strategies race (about 25 minutes: more than one
@@ -73,7 +76,7 @@ for profile in "$@"; do
   case $profile in
     all) profiles+=(tests_kernels tests_api tests_slow bench orders strategies race) ;;
     tests) profiles+=(tests_kernels tests_api tests_slow) ;;
-    tests_kernels|tests_api|tests_slow|cub|bench|orders|strategies|race|compile|tune|compaction|segmented|recurrence|\
+    tests_kernels|tests_api|tests_slow|cub|scaling|bench|orders|strategies|race|compile|tune|compaction|segmented|recurrence|\
     scaleout|scaleout_dask|\
     scaleout_zarr)
       profiles+=("$profile") ;;
@@ -123,6 +126,14 @@ gpu_tests() {  # gpu_tests NAME LIMIT MARKS WORKERS ARGS...: pytest with every o
   step "tests/$name" "$limit" $PY -m pytest -m "$marks" -n "$workers" --timeout 300 -p no:cacheprovider -v \
     --tb=short -rfE --durations=15 "$@"
   grep -E "^(FAILED|ERROR)|passed|failed" "$OUT/tests/$name.log" | tail -12
+}
+
+profile_scaling() {
+  mkdir -p "$OUT/scaling"
+  step scaling/tests 300 $PY -m pytest tests/distributed -m gpu -p no:cacheprovider -v --tb=short -rfE
+  tail -3 "$OUT/scaling/tests.log"
+  step scaling/bench 560 $PY benchmarks/scaling.py --out "$OUT/scaling"
+  cat "$OUT/scaling/scaling.md"
 }
 
 profile_cub() {
