@@ -25,7 +25,8 @@ torch-local: one process, a process group of world size 1 (NCCL on cuda, gloo on
 the collective) against ``prefixscan.scan`` of the same tensor, and the two local steps
 timed apart; the target is at most 1.5x (three passes over the data against two).
 ``linear_recurrence`` likewise, as the first rank (its zero-start recurrence is its result:
-4/3 of the traffic) and as any other rank (a second recurrence from its incoming state: 7/3).
+4/3 of the traffic) and as any other rank (a one-read reduction of its slice, then the
+recurrence from its incoming state: 5/3).
 
 Writes ``scaleout.json`` and ``scaleout.md`` under ``--out``.
 """
