@@ -44,8 +44,8 @@
 #               with several GPUs)
 #   cub         CUB's scan, scan-by-key, select and partition on the same cases (benchmarks/peers/
 #               cub_peers.cu, built with nvcc for sm_90): the peer of the scan and primitives tables
-#   all         tests bench orders strategies race (about 25 minutes: more than one
-#               10-minute call; run the profiles one by one there)
+#   all         tests bench orders strategies race (about 45 minutes, the tests about 20 of
+#               them: several 10-minute calls; run the profiles one by one there)
 #
 # Environment:
 #   OUT           where results go (default /tmp/prefixscan-out); one folder per profile

@@ -111,34 +111,43 @@ def linear_recurrence(a, b, *, init=None, axis=-1, reverse=False, offsets=None, 
 def linear_recurrence_total(a, b, *, axis=-1, reverse=False, backend=None):
     """Each lane's map ``h_in -> A h_in + B`` of the recurrence over the whole ``axis``:
     ``(A, B)``, ``A`` the product of ``a`` and ``B`` the last step (the first, in reverse)
-    from a zero start, of the lane shape and of a's array type (NumPy arrays or torch
-    tensors, not differentiable).  The reduce step of a recurrence held in pieces
-    (dask chunks, the ranks of a process group): one read of ``a`` and ``b`` where the
-    backend has that pass (the compiled CPU loop), else a product and the recurrence.
-    ``a`` and ``b`` broadcast against each other; float16 and bfloat16 give float32.
-    Device arrays (CuPy, JAX, DLPack) run as zero-copy torch views and come back as
-    their own type."""
-    ra = inspect_array(a, "a")
-    if ra.library not in ("numpy", "torch"):
-        totals = linear_recurrence_total(as_torch(ra), as_torch(inspect_array(b, "b")), axis=axis,
-                                         reverse=reverse, backend=backend)
-        return tuple(from_torch(t, ra) for t in totals)
-    shape = tuple(np.broadcast_shapes(tuple(a.shape), tuple(b.shape)))
-    axis = axis % len(shape)
+    from a zero start, of the lane shape (not differentiable).  The reduce step of a
+    recurrence held in pieces (dask chunks, the ranks of a process group): one read of
+    ``a`` and ``b`` where the backend has that pass (the compiled CPU loop, the Triton
+    kernel's ``TOTAL`` mode), else a product and the recurrence.  ``a`` and ``b`` of one
+    dtype, broadcasting against each other; float16 and bfloat16 give float32 (the
+    state accumulated in float32 on every path).  NumPy arrays give NumPy arrays; torch
+    tensors, device arrays (CuPy, JAX, DLPack, as zero-copy torch views) and mixed
+    arguments give a's type."""
+    ra, rb = inspect_array(a, "a"), inspect_array(b, "b")
+    if ra.dtype != rb.dtype:
+        raise TypeError(f"b has dtype {rb.dtype} but a has dtype {ra.dtype}")
+    try:
+        shape = tuple(np.broadcast_shapes(ra.shape, rb.shape))
+    except ValueError:
+        raise ValueError(f"b has shape {rb.shape}, which does not broadcast against a's shape {ra.shape}") from None
+    if not shape:
+        raise ValueError("a must have at least one dimension (a and b broadcast to a 0-d shape)")
+    axis = check_axis(ArrayRef(ra.obj, ra.library, ra.device, shape, ra.dtype), axis, "a")
+    host = ra.library == rb.library == "numpy"
+    if host:
+        a, b = as_numpy(ra), as_numpy(rb)
+        half = a.dtype == np.float16
+    else:  # tensors (detached: the map is not differentiated) and device arrays, as torch
+        a, b = as_torch(ra).detach(), as_torch(rb).detach()
+        half = a.is_floating_point() and a.element_size() == 2
     totals = run_recurrence_total(backend, a, b, axis, reverse)
-    if totals is not None:
+    if totals is None:
+        if half:  # the state in float32, as the one-read passes keep it
+            a, b = (a.astype(np.float32), b.astype(np.float32)) if host else (a.float(), b.float())
+        h = linear_recurrence(a, b, axis=axis, reverse=reverse, backend=backend)
+        full = np.broadcast_to(a, shape) if host else a.expand(shape)
+        n = shape[axis]
+        totals = full.prod(axis), (h[(slice(None),) * axis + (0 if reverse else n - 1,)] if n else h.sum(axis))
+    if host:
         return totals
-    h = linear_recurrence(a, b, axis=axis, reverse=reverse, backend=backend)
-    if is_torch_tensor(a):
-        full = a.expand(shape)
-        full = full.float() if full.is_floating_point() and full.element_size() == 2 else full
-        h = h.to(full.dtype)
-    else:
-        h = h.astype(np.float32) if h.dtype == np.float16 else h
-        full = np.broadcast_to(a, shape).astype(h.dtype, copy=False)
-    n = shape[axis]
-    state = h[(slice(None),) * axis + (0 if reverse else n - 1,)] if n else h.sum(axis)
-    return full.prod(axis), state
+    like = ra if ra.library != "numpy" else rb
+    return tuple(from_torch(t, like) for t in totals)
 
 
 def _number_like(value: Any, other: Any, name: str) -> Any:

@@ -97,6 +97,8 @@ def run_recurrence_total(backend_name: str | None, a: Any, b: Any, axis: int, re
     backend's one-read pass, of ``a``'s array type (NumPy arrays or torch tensors); None
     where the backend has none for them."""
     on_torch = hasattr(a, "detach")
+    if on_torch:  # the map is not differentiated (and NumPy views refuse tensors that require grad)
+        a, b = a.detach(), b.detach()
     backend = dispatch.select_backend(backend_name, a.device.type if on_torch else "cpu")
     if backend.NATIVE_LIBRARY == "torch":
         return backend.linear_recurrence_total(a, b, axis, reverse)

@@ -11,9 +11,9 @@ state and runs its own recurrence from that state (:func:`prefixscan.linear_recu
 B is the last step of the slice's recurrence from zero, which is the result on
 the first rank when it has no ``init`` (a product and one recurrence: 4/3 of a
 single recurrence's memory traffic).  Every other rank reduces its slice to its
-map in one read of ``a`` and ``b`` where the backend has that pass (the compiled
-CPU loop; 5/3 with its recurrence from the incoming state), else by a product
-and a recurrence from zero (7/3).
+map in one read of ``a`` and ``b`` (the compiled CPU loop, the Triton recurrence
+kernel's lane-maps mode; 5/3 with its recurrence from the incoming state), or
+where a backend has no such pass by a product and a recurrence from zero (7/3).
 
 Backward: the adjoint ``lam[t] = dL/dh[t]`` obeys the reverse recurrence
 ``lam[t] = a[t+1] lam[t+1] + g[t]`` (g the incoming gradient), so gradients flow
@@ -53,7 +53,8 @@ def _state(t: np.ndarray, like: torch.Tensor) -> torch.Tensor:
 def _slice_map(coefficients: torch.Tensor, values: torch.Tensor, axis: int, reverse: bool):
     """A slice's affine map per lane as host float64 arrays: (product of the
     coefficients, the state a zero start ends in; (1, 0) for an empty slice), from one
-    read of the slice where the backend has that pass (the compiled CPU loop)."""
+    read of the slice where the backend has that pass (the compiled CPU loop, the Triton
+    recurrence kernel's lane-maps mode)."""
     product, state = recurrence_total(coefficients, values, axis=axis, reverse=reverse)
     return to_host(product).astype(np.float64), to_host(state).astype(np.float64)
 

@@ -221,6 +221,12 @@ def test_linear_recurrence(rng, chunks_on, reverse):
     np.testing.assert_allclose(to_numpy(h.compute()),
                                ps.testing.reference_linear_recurrence(np.broadcast_to(decay, b.shape), b),
                                rtol=1e-12)
+    # Chunks of 4 x 3000 elements: totals from the one-read reduce of the CPU backend (from 8192).
+    a, b = rng.uniform(0.999, 1.001, size=(4, 9000)), rng.normal(size=(4, 9000))
+    h = ps.linear_recurrence(lazy(a, ((4,), (3000,) * 3), to_library), lazy(b, ((4,), (3000,) * 3), to_library),
+                             reverse=reverse)
+    np.testing.assert_allclose(to_numpy(h.compute()), ps.testing.reference_linear_recurrence(a, b, reverse=reverse),
+                               rtol=1e-10, atol=1e-10)
 
 
 def test_bad_input_is_refused_before_any_graph(rng):

@@ -97,12 +97,14 @@ def _check_scans(rank: int, world: int, rng, failures: list, device) -> None:
 
 
 def _check_recurrence(rank: int, world: int, rng, failures: list, device) -> None:
-    n = 50
-    for case, cuts in enumerate([[0] + sorted(rng.integers(0, n + 1, world - 1).tolist()) + [n],
-                                 [0] + [0] * (world - 1) + [n]]):  # the first ranks empty: init passes through
+    big = 3 * 9000 * world  # slices of 27000 elements: the CPU's one-read reduce (from 8192), not its fallback
+    cases = [(50, [0] + sorted(rng.integers(0, 51, world - 1).tolist()) + [50], (0.5, 1.1)),
+             (50, [0] + [0] * (world - 1) + [50], (0.5, 1.1)),  # the first ranks empty: init passes through
+             (big // 3, [big // 3 * r // world for r in range(world + 1)], (0.999, 1.001))]
+    for case, (n, cuts, decays) in enumerate(cases):
         try:
             lo, hi = cuts[rank], cuts[rank + 1]
-            a = torch.tensor(rng.uniform(0.5, 1.1, size=(3, n)), requires_grad=True)
+            a = torch.tensor(rng.uniform(*decays, size=(3, n)), requires_grad=True)
             b = torch.tensor(rng.normal(size=(3, n)), requires_grad=True)
             init = torch.tensor(rng.normal(size=3), requires_grad=True)
             weights = torch.tensor(rng.normal(size=(3, n)))

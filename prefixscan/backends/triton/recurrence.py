@@ -499,7 +499,7 @@ def _launch(*, a, v, h, out, da, seed, axis: int, reverse: bool, backward: bool,
     pair, flat = (_complex_affine_pair, _complex_affine_flat) if complex_values else (_affine_pair, _affine_flat)
     constexprs = dict(PAIR=pair, FLAT=flat, ACC=tl.float64 if acc == torch.float64 else tl.float32,
                       COMPLEX=complex_values, REVERSE=reverse, HAS_SEED=seed is not None, BACKWARD=backward,
-                      NEED_A=da is not None, TIME_AXIS=0 if Q > 1 else 1, LOOKBACK=plan.lookback, WORDS=words,
+                      NEED_A=backward and da is not None, TIME_AXIS=0 if Q > 1 else 1, LOOKBACK=plan.lookback, WORDS=words,
                       WINDOW=1 if deterministic else plan.window, CHAINED=deterministic,
                       BT=plan.block_time, BL=plan.block_lanes, TOTAL=total)
     stream = 0 if interpreter else runtime.current_stream(out.device)
