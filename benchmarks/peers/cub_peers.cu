@@ -20,12 +20,14 @@
 
 #include <cub/cub.cuh>
 #include <cuda_runtime.h>
+#include <thrust/iterator/transform_iterator.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <type_traits>
 #include <vector>
 
 #define CHECK(call)                                                                       \
@@ -113,15 +115,51 @@ void ensure_temp(Buffers& b, size_t bytes) {
 }
 
 template <typename T>
+struct ToDouble {
+  __host__ __device__ double operator()(T v) const { return static_cast<double>(v); }
+};
+
+// The sum of x's n elements (as double: exact for the values filled in here), by CUB's reduction.
+template <typename T>
+double total_of(const T* x, int64_t n, Buffers& b) {
+  double* sum;
+  CHECK(cudaMalloc(&sum, sizeof(double)));
+  size_t bytes = 0;
+  auto as_double = thrust::make_transform_iterator(x, ToDouble<T>{});
+  CHECK(cub::DeviceReduce::Sum(nullptr, bytes, as_double, sum, n));
+  ensure_temp(b, bytes);
+  CHECK(cub::DeviceReduce::Sum(b.temp, bytes, as_double, sum, n));
+  double host = 0;
+  CHECK(cudaMemcpy(&host, sum, sizeof host, cudaMemcpyDeviceToHost));
+  CHECK(cudaFree(sum));
+  return host;
+}
+
+template <typename T>
+T last_of(const T* y, int64_t n) {
+  T host;
+  CHECK(cudaMemcpy(&host, y + n - 1, sizeof host, cudaMemcpyDeviceToHost));
+  return host;
+}
+
+template <typename T>
 void scan_case(const char* name, int64_t n, Buffers& roof, int repeats) {
   T *x, *y;
   CHECK(cudaMalloc(&x, n * sizeof(T)));
   CHECK(cudaMalloc(&y, n * sizeof(T)));
   fill_values<<<kGrid, kBlock>>>(x, n, 1);
+  CHECK(cudaGetLastError());
   size_t bytes = 0;
   CHECK(cub::DeviceScan::InclusiveSum(nullptr, bytes, x, y, n));
   ensure_temp(roof, bytes);
   double ms = median_ms([&] { CHECK(cub::DeviceScan::InclusiveSum(roof.temp, bytes, x, y, n)); }, repeats);
+  // Integers: the last element is the total (wrapped to T), checked against a reduction in double.
+  if constexpr (std::is_integral_v<T>) {
+    if (static_cast<T>(static_cast<int64_t>(total_of(x, n, roof))) != last_of(y, n)) {
+      std::fprintf(stderr, "scan %s: the last element is not the total\n", name);
+      std::exit(1);
+    }
+  }
   char label[96];
   std::snprintf(label, sizeof label, "scan %s", name);
   report(label, ms, 2 * n * sizeof(T), roof, repeats);
@@ -138,6 +176,7 @@ void segmented_case(const char* name, int64_t n, int64_t segment, Buffers& roof,
   CHECK(cudaMalloc(&keys, n * sizeof(int32_t)));
   fill_values<<<kGrid, kBlock>>>(x, n, 2);
   fill_keys<<<kGrid, kBlock>>>(keys, n, segment);
+  CHECK(cudaGetLastError());
   size_t bytes = 0;
   CHECK(cub::DeviceScan::InclusiveSumByKey(nullptr, bytes, keys, x, y, n));
   ensure_temp(roof, bytes);
@@ -162,8 +201,10 @@ void select_cases(const char* name, int64_t n, Buffers& roof, int repeats) {
   CHECK(cudaMalloc(&flags, n));
   CHECK(cudaMalloc(&count, sizeof(int64_t)));
   fill_values<<<kGrid, kBlock>>>(x, n, 3);
+  CHECK(cudaGetLastError());
   for (uint32_t per_million : {10000u, 500000u, 990000u}) {
     fill_flags<<<kGrid, kBlock>>>(flags, n, per_million, 4);
+    CHECK(cudaGetLastError());
     size_t bytes = 0;
     CHECK(cub::DeviceSelect::Flagged(nullptr, bytes, x, flags, y, count, n));
     ensure_temp(roof, bytes);
@@ -171,6 +212,10 @@ void select_cases(const char* name, int64_t n, Buffers& roof, int repeats) {
                           repeats);
     int64_t kept = 0;
     CHECK(cudaMemcpy(&kept, count, sizeof kept, cudaMemcpyDeviceToHost));
+    if (static_cast<double>(kept) != total_of(flags, n, roof)) {  // the count is the number of flags set
+      std::fprintf(stderr, "compact %s: %lld kept, not the number of flags set\n", name, static_cast<long long>(kept));
+      std::exit(1);
+    }
     char label[96];
     std::snprintf(label, sizeof label, "compact %s, %u%% kept", name, per_million / 10000);
     report(label, ms, n * (sizeof(T) + 1) + kept * sizeof(T), roof, repeats);
