@@ -17,10 +17,9 @@
 #   race        repeated scans compared bitwise (tools/race_check.py)
 #   compile     the compiler's reports: PTX, registers and occupancy, SASS of the orders kernel
 #   tune        `prefixscan tune` into $OUT/tune/tuning-cache, then the tuned choice against
-#               Stability: run it in two calls (each writes tune/tune.json) and compare the
-#               two files with tools/tune_stability.py (same choice, or within 2% where each
-#               run measured both)
-#               every fixed tile (benchmarks/sweep.py --compare-tuned)
+#               every fixed tile (benchmarks/sweep.py --compare-tuned).  Stability: run it in
+#               two calls (each writes tune/tune.json) and compare the two files with
+#               tools/tune_stability.py (same choice, or within 2% where each run measured both)
 #   compaction  compact/partition: their GPU tests, then benchmarks/primitives.py --case
 #               compact and partition on cuda (2^27, 1/50/99% kept; roof: a copy of the same
 #               bytes; peers x[mask] and torch.cat) and on the CPU (10^7, against NumPy)
