@@ -8,7 +8,8 @@
 #               workers, most of it compiling: more than one 10-minute call; run the parts)
 #   tests_kernels  the GPU tests of tests/backends and tests/algorithms (about 8 minutes)
 #   tests_api   the other GPU tests (api, differentiable, distributed, dask, fuzz, tuner, cli,
-#               check, codecs, package; about 6 minutes) and the compiled-code tests
+#               check, codecs, package; about 6 minutes) and the compiled-code tests; zarr,
+#               numcodecs and dask from the wheels in .whl/ where the image lacks them (carry .whl)
 #   tests_slow  the > 2^31-element tests (-m "gpu and slow", 2 workers; about 5 minutes)
 #   bench       the headline benchmark with the peers (2^10-2^28, four dtypes), the
 #               (2^26, 4) axis-0 case, and the per-call profile at n = 1024
@@ -36,7 +37,7 @@
 #               present), then benchmarks/scaleout.py --torch-local (the distributed scan's local
 #               cost against a single-process scan, world size 1 on cuda).  dask and distributed
 #               come from the wheels in .whl/ when the environment lacks them (installed into
-#               /tmp/site-dask without the index), in every scaleout profile
+#               /tmp/site-extra without the index), in every scaleout profile
 #   scaleout_dask  prefixscan.cumsum of dask arrays against dask.array.cumsum's two methods,
 #               2^28 int64 and float64, LocalClusters of 1/2/4/8 workers (about 8 minutes)
 #   scaleout_zarr  Zarr to Zarr with the delta filter, 2^30 int64 (8 GiB) on 4 workers of 1 GiB,
@@ -150,6 +151,7 @@ profile_tests_kernels() {
 }
 
 profile_tests_api() {
+  from_wheels "zarr, numcodecs, dask.array, distributed"  # the codec's GPU buffers, dask with CuPy chunks
   gpu_tests api 450 "gpu and not slow" "$WORKERS" $(ls -d tests/*/ tests/test_*.py | grep -v -e "^tests/backends/" \
     -e "^tests/algorithms/") tests/backends/triton/tuner
   step tests/compiled 120 $PY -m pytest $(find tests -name test_compiled.py) -p no:cacheprovider -q --tb=short
@@ -248,14 +250,18 @@ profile_recurrence() {
   grep "^| " "$OUT/recurrence/recurrence-cpu.md"
 }
 
-dask_from_wheels() {  # dask and distributed, from .whl/ when the environment lacks them
-  if ! $PY -c 'import dask.array, distributed' > /dev/null 2>&1 && ls .whl/dask-*.whl > /dev/null 2>&1; then
+from_wheels() {  # from_wheels "MODULES": the wheels of .whl/ onto PYTHONPATH when `import MODULES` fails
+  if ! $PY -c "import $1" > /dev/null 2>&1 && ls .whl/*.whl > /dev/null 2>&1; then
     for wheel in .whl/*.whl; do  # one by one: a wheel for another Python is skipped, not fatal
-      $PY -m pip install -q --no-index --no-deps --upgrade --target /tmp/site-dask "$wheel" > /dev/null 2>&1 \
+      $PY -m pip install -q --no-index --no-deps --upgrade --target /tmp/site-extra "$wheel" > /dev/null 2>&1 \
         || echo "skipped $wheel"
     done
-    export PYTHONPATH=/tmp/site-dask:$PYTHONPATH
+    export PYTHONPATH=/tmp/site-extra:$PYTHONPATH
   fi
+}
+
+dask_from_wheels() {  # dask and distributed, from .whl/ when the environment lacks them
+  from_wheels "dask.array, distributed"
   $PY -c 'import dask, distributed; print("dask", dask.__version__, "distributed", distributed.__version__)' \
     | tee -a "$OUT/versions.txt"
 }

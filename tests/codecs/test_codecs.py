@@ -212,3 +212,24 @@ def test_import_does_not_import_zarr():
             "sys.exit(1 if any(m == 'zarr' or m.startswith('zarr.') for m in sys.modules) else 0)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.gpu
+def test_zarr3_gpu_buffers_round_trip(tmp_path):
+    """With zarr's GPU buffers the chunks reach the codec as CuPy arrays, which the delta
+    code runs on the GPU (zero-copy through DLPack) and hands back as CuPy arrays."""
+    zarr = _zarr()
+    cupy = pytest.importorskip("cupy")
+    if not cupy.cuda.is_available():
+        pytest.skip("needs a CUDA device")
+    x = wrapping_data("int32", int(np.prod(ZARR_SHAPE)), 77).reshape(ZARR_SHAPE)
+    path = tmp_path / "gpu.zarr"
+    with zarr.config.enable_gpu():
+        array = _create(zarr, path, 3, "int32", 2, 2, compressed=False)
+        array[...] = cupy.asarray(x)
+        got = zarr.open_array(str(path), mode="r")[...]
+        assert isinstance(got, cupy.ndarray)
+        np.testing.assert_array_equal(cupy.asnumpy(got), x)
+    chunk = x[:ZARR_CHUNKS[0], :ZARR_CHUNKS[1]].reshape(-1)
+    np.testing.assert_array_equal(_raw_first_chunk(path, 3, "int32"), prefixscan.delta_encode(chunk, 2, 2))
+    np.testing.assert_array_equal(zarr.open_array(str(path), mode="r")[...], x)  # host buffers read it back
