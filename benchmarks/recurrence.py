@@ -219,10 +219,13 @@ def _plan_sweep(name, shape, axis, repeats, copy32) -> list[dict]:
         candidates = [R.RecurrencePlan(False, bt, bl, w) for bl in (16, 32, 64, 128) for bt, w in
                       ((max(16, 4096 // bl), 4), (max(16, 8192 // bl), 8))]
         candidates += [R.RecurrencePlan(True, max(16, 4096 // bl), bl, 4, max(2, 32 // bl)) for bl in (32, 64)]
+        # the walk's chunk loop software-pipelined (cp.async into shared memory)
+        candidates += [R.RecurrencePlan(False, 4096 // bl, bl, 4, stages=st) for bl in (32, 64) for st in (2, 3)]
     else:
         candidates = [R.RecurrencePlan(False, bt, max(1, tile // bt), w) for bt in (256, 1024, 2048)
                       for tile, w in ((4096, 4), (8192, 8))]
         candidates += [R.RecurrencePlan(True, bt, 1, w, 16) for bt, w in ((2048, 4), (4096, 8), (8192, 8))]
+        candidates += [R.RecurrencePlan(False, bt, 4096 // bt, 4, stages=st) for bt in (1024, 2048) for st in (2, 3)]
     out = []
     for plan in candidates:
         try:

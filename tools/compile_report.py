@@ -213,9 +213,9 @@ def dtype_matrix() -> dict:
 
 def recurrence_variants() -> dict:
     """Compile the recurrence kernel (:mod:`prefixscan.backends.triton.recurrence`) for
-    sm_90: forward, fused backward and the lane maps only (``TOTAL``), walk and look-back,
-    both orientations, real and complex, float32 and bfloat16 data.  Per variant: "ok"
-    or the error."""
+    sm_90: forward, fused backward and the lane maps only (``TOTAL``), the walk (its
+    chunk loop plain and pipelined over 3 stages) and the look-back, both orientations,
+    real and complex, float32 and bfloat16 data.  Per variant: "ok" or the error."""
     from prefixscan.backends.triton import recurrence as R
 
     kernel = R.recurrence_kernel
@@ -228,7 +228,7 @@ def recurrence_variants() -> dict:
             pair, flat = ((R._complex_affine_pair, R._complex_affine_flat) if complex_values
                           else (R._affine_pair, R._affine_flat))
             for mode in ("forward", "backward", "total"):
-                for lookback in (False, True):
+                for lookback, stages in ((False, 1), (False, 3), (True, 1)):
                     for time_axis in (0, 1):
                         sig = {"a_ptr": f"*{data}", "v_ptr": f"*{data}", "h_ptr": f"*{data}",
                                "out_ptr": f"*{acc if mode == 'total' else data}",
@@ -243,12 +243,12 @@ def recurrence_variants() -> dict:
                                           REVERSE=False, HAS_SEED=mode != "total", BACKWARD=mode == "backward",
                                           NEED_A=mode == "backward", TIME_AXIS=time_axis, LOOKBACK=lookback,
                                           WORDS=fields, WINDOW=4, CHAINED=False, BT=4096 // block_lanes,
-                                          BL=block_lanes, TOTAL=mode == "total")
+                                          BL=block_lanes, TOTAL=mode == "total", STAGES=stages, CHUNKS=0)
                         sig.update({k: "constexpr" for k in constexprs})
                         names = kernel.arg_names
                         src = ASTSource(kernel, sig, constexprs={(names.index(k),): v for k, v in constexprs.items()})
                         label = f"{mode}-{data}{'-complex' if complex_values else ''}-" \
-                                f"{'lookback' if lookback else 'walk'}-axis{time_axis}"
+                                f"{'lookback' if lookback else f'walk-stages{stages}'}-axis{time_axis}"
                         try:
                             triton.compile(src, target=TARGET, options={"num_warps": 4})
                             out[label] = "ok"

@@ -209,11 +209,15 @@ def recurrence_kernel(a_ptr, v_ptr, h_ptr, out_ptr, da_ptr, seed_ptr, status_ptr
                       REVERSE: tl.constexpr, HAS_SEED: tl.constexpr, BACKWARD: tl.constexpr,
                       NEED_A: tl.constexpr, TIME_AXIS: tl.constexpr, LOOKBACK: tl.constexpr,
                       WORDS: tl.constexpr, WINDOW: tl.constexpr, CHAINED: tl.constexpr,
-                      BT: tl.constexpr, BL: tl.constexpr, TOTAL: tl.constexpr):
+                      BT: tl.constexpr, BL: tl.constexpr, TOTAL: tl.constexpr, STAGES: tl.constexpr,
+                      CHUNKS: tl.constexpr):
     """Forward (``BACKWARD`` False): ``out = h`` of coefficients ``a`` and inputs ``v = b``
     scanned in the direction ``REVERSE`` says, seeded per lane from ``seed_ptr``.
     ``TOTAL``: nothing of ``h`` stored; each lane's map instead, the product of ``a``
-    into ``out`` and the last state into ``da`` (lane-shaped, ``(P, Q)``).
+    into ``out`` and the last state into ``da`` (lane-shaped, ``(P, Q)``).  The walk's
+    chunks are a loop software-pipelined over ``STAGES`` (1: not pipelined); ``CHUNKS``
+    is the chunk count in the interpreter, which cannot range over a runtime bound (0
+    compiled: computed from ``T``).
     Backward: ``out = dL/db`` of ``v = dL/dh`` with the coefficients ``conj(a)`` read one
     step behind in scan order, and ``da = dL/da`` from ``h`` (seeded by the forward's init).
     ``a``/``v`` are at ``p1 * s_p1 + p2 * s_p2 + t * s_t + q * s_q``; ``out``, ``da`` and
@@ -258,17 +262,16 @@ def recurrence_kernel(a_ptr, v_ptr, h_ptr, out_ptr, da_ptr, seed_ptr, status_ptr
     behind: tl.constexpr = 1 if REVERSE else -1
     s = tl.arange(0, BT)
     last: tl.constexpr = 0 if REVERSE else BT - 1  # the tile's last position in scan order
-    if LOOKBACK:
-        chunks = 1
-    else:
-        chunks = (T + BT - 1) // BT
     if BACKWARD:
         carry = nothing  # dL/db after the lane's end is 0
     else:
         carry = seed
     product = _ones(BL, ACC, COMPLEX)  # TOTAL of the walk: the product of the chunks' coefficients
-    c = seg * 0  # a while loop: the interpreter cannot range over a runtime bound
-    while c < chunks:
+    # The bound inline (the interpreter turns an assigned number into a one-element array,
+    # which its range() refuses); the look-back's one chunk as a runtime 1, which keeps its
+    # compiled code as it was under a while loop (a constant 1 unrolls it).
+    for c in tl.range(0, CHUNKS if CHUNKS else (segs // segs if LOOKBACK else (T + BT - 1) // BT),
+                      num_stages=STAGES):
         chunk = seg + c
         if REVERSE:
             t = T - (chunk + 1) * BT + s
@@ -335,7 +338,6 @@ def recurrence_kernel(a_ptr, v_ptr, h_ptr, out_ptr, da_ptr, seed_ptr, status_ptr
         if not LOOKBACK:
             keep = _scan_position(s, last, TIME_AXIS)
             carry = _select(result, keep, TIME_AXIS)
-        c += 1
     if TOTAL and not LOOKBACK:
         _store(out_ptr, seed_index, product, lane_mask, COMPLEX)
         _store(da_ptr, seed_index, carry, lane_mask, COMPLEX)
@@ -355,6 +357,7 @@ class RecurrencePlan:
     block_lanes: int
     num_warps: int = 4
     window: int = 4
+    stages: int = 1  # the walk's chunk loop software-pipelined over this many stages (1: not)
 
 
 #: Elements of one field per tile (4 warps: 32 per thread).
@@ -501,7 +504,8 @@ def _launch(*, a, v, h, out, da, seed, axis: int, reverse: bool, backward: bool,
                       COMPLEX=complex_values, REVERSE=reverse, HAS_SEED=seed is not None, BACKWARD=backward,
                       NEED_A=backward and da is not None, TIME_AXIS=0 if Q > 1 else 1, LOOKBACK=plan.lookback, WORDS=words,
                       WINDOW=1 if deterministic else plan.window, CHAINED=deterministic,
-                      BT=plan.block_time, BL=plan.block_lanes, TOTAL=total)
+                      BT=plan.block_time, BL=plan.block_lanes, TOTAL=total, STAGES=plan.stages,
+                      CHUNKS=(1 if plan.lookback else -(-T // plan.block_time)) if interpreter else 0)
     stream = 0 if interpreter else runtime.current_stream(out.device)
     specialized = (P2, T, Q, sa_p1, sa_p2, sa_t, sa_q, sv_p1, sv_p2, sv_t, sv_q)
     runtime.launch_kernel(Launch(recurrence_kernel, grid, plan.num_warps, stream, interpreter, args, constexprs,

@@ -310,3 +310,28 @@ def test_gpu_deterministic_is_bitwise_repeatable():
     first = R.linear_recurrence(a, b, None, 2, False, deterministic=True)
     for _ in range(3):
         assert torch.equal(R.linear_recurrence(a, b, None, 2, False, deterministic=True), first)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="needs a CUDA device")
+@pytest.mark.parametrize("stages", [2, 3])
+@pytest.mark.parametrize("layout", [((4, 1000, 96), 1), ((3, 40, 3000), 2)], ids=["BTC", "BCT"])
+def test_pipelined_walk_is_bitwise_the_plain_walk(stages, layout):
+    """The walk's chunk loop software-pipelined over 2-3 stages (compiled only: the
+    interpreter runs the plain loop) computes the same bits as the plain loop: forward,
+    fused backward and the lane maps."""
+    shape, axis = layout
+    rng = np.random.default_rng(stages)
+    a, b = _data(rng, shape, torch.float32)
+    grad = _data(rng, shape, torch.float32)[1]
+    bl = 32 if axis == 1 else 4
+    plain = R.RecurrencePlan(lookback=False, block_time=4096 // bl, block_lanes=bl)
+    piped = R.RecurrencePlan(lookback=False, block_time=4096 // bl, block_lanes=bl, stages=stages)
+    h = R.linear_recurrence(a, b, None, axis, False, plan=plain)
+    assert torch.equal(R.linear_recurrence(a, b, None, axis, False, plan=piped), h)
+    for got, want in zip(R.linear_recurrence_backward(a, h, grad, None, axis, False, plan=piped),
+                         R.linear_recurrence_backward(a, h, grad, None, axis, False, plan=plain)):
+        assert torch.equal(got, want)
+    for got, want in zip(R.linear_recurrence_total(a, b, axis, True, plan=piped),
+                         R.linear_recurrence_total(a, b, axis, True, plan=plain)):
+        assert torch.equal(got, want)
