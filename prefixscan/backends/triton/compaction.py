@@ -166,6 +166,17 @@ def _tile_prefix(status_ptr, tile, kept, WINDOW: tl.constexpr, SINGLE: tl.conste
 
 
 @triton.jit
+def _scatter(out_ptrs, dst, values, inside, FULL: tl.constexpr):
+    """Every field's values to ``dst`` (partition writes each element once);
+    ``inside`` masks a partial tile's elements past ``n``."""
+    for i in tl.static_range(len(out_ptrs)):
+        if FULL:
+            tl.store(out_ptrs[i] + dst, values[i])
+        else:
+            tl.store(out_ptrs[i] + dst, values[i], mask=inside)
+
+
+@triton.jit
 def _select_tile(x_ptrs, out_ptrs, mask_ptr, status_ptr, count_ptr, n, limit, tile, num_tiles,
                  BLOCK: tl.constexpr, WINDOW: tl.constexpr, FULL: tl.constexpr, SINGLE: tl.constexpr,
                  PARTITION: tl.constexpr, LIMITED: tl.constexpr, SPARSE: tl.constexpr):
@@ -181,11 +192,7 @@ def _select_tile(x_ptrs, out_ptrs, mask_ptr, status_ptr, count_ptr, n, limit, ti
         # (rejected before it) = total + start + rank - (prefix + local).
         total = tl.load(count_ptr)
         dst = tl.where(keep, prefix + local, (total + start - prefix) + (rank - local))
-        for i in tl.static_range(len(out_ptrs)):
-            if FULL:
-                tl.store(out_ptrs[i] + dst, values[i])
-            else:
-                tl.store(out_ptrs[i] + dst, values[i], mask=inside)
+        _scatter(out_ptrs, dst, values, inside, FULL)
     else:
         if LIMITED:
             keep = keep & (prefix + local < limit)
@@ -214,18 +221,15 @@ def _select_rows_tile(x_ptrs, out_ptrs, mask_ptr, status_ptr, count_ptr, n, limi
         total = tl.load(count_ptr)
         dst = tl.where(keep, prefix + local, (total + start - prefix) + (rank - local))
         if DENSE:  # every element is written: the warp-contiguous layout
-            dst = tl.reshape(dst, (BLOCK,))
-            for i in tl.static_range(len(out_ptrs)):
-                if FULL:
-                    tl.store(out_ptrs[i] + dst, tl.reshape(values[i], (BLOCK,)))
-                else:
-                    tl.store(out_ptrs[i] + dst, tl.reshape(values[i], (BLOCK,)), mask=tl.reshape(inside, (BLOCK,)))
+            flat = ()
+            for i in tl.static_range(len(values)):
+                flat = flat + (tl.reshape(values[i], (BLOCK,)),)
+            if FULL:
+                _scatter(out_ptrs, tl.reshape(dst, (BLOCK,)), flat, inside, FULL)
+            else:
+                _scatter(out_ptrs, tl.reshape(dst, (BLOCK,)), flat, tl.reshape(inside, (BLOCK,)), FULL)
         else:
-            for i in tl.static_range(len(out_ptrs)):
-                if FULL:
-                    tl.store(out_ptrs[i] + dst, values[i])
-                else:
-                    tl.store(out_ptrs[i] + dst, values[i], mask=inside)
+            _scatter(out_ptrs, dst, values, inside, FULL)
     else:
         if kept > 0:  # an empty tile only publishes its count
             local = (tl.cumsum(row_kept, 0) - row_kept)[:, None] + (tl.cumsum(flags, 1) - flags)
