@@ -546,11 +546,12 @@ def linear_recurrence_total(a, b, axis: int, reverse: bool, *, plan: RecurrenceP
 
     acc = _accumulator(a.dtype)
     lanes = tuple(a.shape[:axis] + a.shape[axis + 1:])
-    product = torch.ones(lanes, dtype=acc, device=a.device)
-    state = torch.zeros(lanes, dtype=acc, device=a.device)
-    if a.numel():
-        _launch(a=a, v=b, h=None, out=product, da=state, seed=None, axis=axis, reverse=reverse, backward=False,
-                deterministic=False, plan=plan, total=True)
+    if not a.numel():  # no steps: the identity map (1, 0)
+        return torch.ones(lanes, dtype=acc, device=a.device), torch.zeros(lanes, dtype=acc, device=a.device)
+    product = torch.empty(lanes, dtype=acc, device=a.device)  # every lane is stored by the kernel
+    state = torch.empty(lanes, dtype=acc, device=a.device)
+    _launch(a=a, v=b, h=None, out=product, da=state, seed=None, axis=axis, reverse=reverse, backward=False,
+            deterministic=False, plan=plan, total=True)
     return product, state
 
 
