@@ -120,15 +120,7 @@ def linear_recurrence_total(a, b, *, axis=-1, reverse=False, backend=None):
     tensors, device arrays (CuPy, JAX, DLPack, as zero-copy torch views) and mixed
     arguments give a's type."""
     ra, rb = inspect_array(a, "a"), inspect_array(b, "b")
-    if ra.dtype != rb.dtype:
-        raise TypeError(f"b has dtype {rb.dtype} but a has dtype {ra.dtype}")
-    try:
-        shape = tuple(np.broadcast_shapes(ra.shape, rb.shape))
-    except ValueError:
-        raise ValueError(f"b has shape {rb.shape}, which does not broadcast against a's shape {ra.shape}") from None
-    if not shape:
-        raise ValueError("a must have at least one dimension (a and b broadcast to a 0-d shape)")
-    axis = check_axis(ArrayRef(ra.obj, ra.library, ra.device, shape, ra.dtype), axis, "a")
+    shape, axis = _shape_and_axis(ra, rb, axis)
     host = ra.library == rb.library == "numpy"
     if host:
         a, b = as_numpy(ra), as_numpy(rb)
@@ -170,15 +162,7 @@ def _number_like(value: Any, other: Any, name: str) -> Any:
 def _host(ra: ArrayRef, rb: ArrayRef, init, axis, reverse, offsets, return_final, backend):
     """The recurrence of host arrays on the CPU backend: its compiled one-pass loop
     (broadcast coefficients read in place), else NumPy around the affine scan."""
-    try:
-        shape = np.broadcast_shapes(ra.shape, rb.shape)
-    except ValueError:
-        raise ValueError(f"b has shape {rb.shape}, which does not broadcast against a's shape {ra.shape}") from None
-    if ra.dtype != rb.dtype:
-        raise TypeError(f"b has dtype {rb.dtype} but a has dtype {ra.dtype}")
-    if len(shape) == 0:
-        raise ValueError("a must have at least one dimension (a and b broadcast to a 0-d shape)")
-    axis = check_axis(ArrayRef(ra.obj, ra.library, ra.device, shape, ra.dtype), axis, "a")
+    shape, axis = _shape_and_axis(ra, rb, axis)
     lanes = shape[:axis] + shape[axis + 1:]
     cuts = None
     if offsets is not None:
@@ -219,6 +203,20 @@ def _host(ra: ArrayRef, rb: ArrayRef, init, axis, reverse, offsets, return_final
     if not return_final:
         return h
     return h, (from_numpy(final, ra) if ra.library != "numpy" else final)
+
+
+def _shape_and_axis(ra: ArrayRef, rb: ArrayRef, axis) -> tuple[tuple, int]:
+    """The broadcast shape of ``a`` and ``b`` and the checked, non-negative time axis;
+    refused: shapes that do not broadcast, different dtypes, a 0-d shape."""
+    try:
+        shape = tuple(np.broadcast_shapes(ra.shape, rb.shape))
+    except ValueError:
+        raise ValueError(f"b has shape {rb.shape}, which does not broadcast against a's shape {ra.shape}") from None
+    if ra.dtype != rb.dtype:
+        raise TypeError(f"b has dtype {rb.dtype} but a has dtype {ra.dtype}")
+    if not shape:
+        raise ValueError("a must have at least one dimension (a and b broadcast to a 0-d shape)")
+    return shape, check_axis(ArrayRef(ra.obj, ra.library, ra.device, shape, ra.dtype), axis, "a")
 
 
 def _zero_state(init, lanes: tuple, dtype) -> np.ndarray:
