@@ -17,6 +17,7 @@ root with the package installed (``pip install -e .``) and without TRITON_INTERP
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import re
 import time
@@ -158,6 +159,16 @@ def ptx_report() -> None:
         report(f"2d chained {acc}", compile_variant(lookback.scan_2d_kernel, acc, ints_2d, c, 4), time.time() - t)
 
 
+def compile_outcome(compile_fn) -> str:
+    """"ok" when ``compile_fn()`` compiles, else the error (reported: the tests show
+    which variant and why)."""
+    try:
+        compile_fn()
+        return "ok"
+    except Exception as error:
+        return f"{type(error).__name__}: {str(error)[-400:]}"
+
+
 def builtin_ops() -> dict:
     """Compile the 1-D look-back kernel with every built-in operator's combine (float32,
     or int32 for the bitwise ones): the interpreter runs combines that compiled Triton
@@ -169,11 +180,7 @@ def builtin_ops() -> dict:
         c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=True, REVERSE=False, HAS_INIT=False, WORDS=1,
                  SINGLE_TILE=False, MULTI_LANE=False, CHAINED=False, ORDERED=False, DELAYED=False, RAKE=0,
                  ORDER2=False, BLOCK=4096, WINDOW=32)
-        try:
-            compile_variant(lookback.scan_1d_kernel, acc, INTS_1D, c, 4)
-            out[name] = "ok"
-        except Exception as error:  # reported, the test shows which operator and why
-            out[name] = f"{type(error).__name__}: {str(error)[-400:]}"
+        out[name] = compile_outcome(lambda: compile_variant(lookback.scan_1d_kernel, acc, INTS_1D, c, 4))
     return out
 
 
@@ -189,11 +196,7 @@ def dtype_matrix() -> dict:
     out = {}
 
     def attempt(label, kernel, acc, ints, constexprs, warps):
-        try:
-            compile_variant(kernel, acc, ints, constexprs, warps)
-            out[label] = "ok"
-        except Exception as error:  # reported: the test shows which variant and why
-            out[label] = f"{type(error).__name__}: {str(error)[-400:]}"
+        out[label] = compile_outcome(lambda: compile_variant(kernel, acc, ints, constexprs, warps))
 
     for acc, words in ACCUMULATORS.items():
         base = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=True, REVERSE=False, HAS_INIT=False,
@@ -219,41 +222,32 @@ def recurrence_variants() -> dict:
     from prefixscan.backends.triton import recurrence as R
 
     kernel = R.recurrence_kernel
+    names = kernel.arg_names
+    ints = {k: "i64" for k in ("P", "P2", "T", "Q", "QB", "segs", "sa_p1", "sa_p2", "sa_t", "sa_q", "sv_p1", "sv_p2",
+                               "sv_t", "sv_q")}
     out = {}
-    for data, acc in (("fp32", "fp32"), ("bf16", "fp32")):
-        for complex_values in (False, True):
-            if complex_values and data != "fp32":
-                continue
-            fields = 4 if complex_values else 2
-            pair, flat = ((R._complex_affine_pair, R._complex_affine_flat) if complex_values
-                          else (R._affine_pair, R._affine_flat))
-            for mode in ("forward", "backward", "total"):
-                for lookback, stages in ((False, 1), (False, 3), (True, 1)):
-                    for time_axis in (0, 1):
-                        sig = {"a_ptr": f"*{data}", "v_ptr": f"*{data}", "h_ptr": f"*{data}",
-                               "out_ptr": f"*{acc if mode == 'total' else data}",
-                               "da_ptr": f"*{acc if mode == 'total' else data}", "seed_ptr": f"*{acc}",
-                               "status_ptr": "*i64", "flag_ptr": "*i64", "agg_ptrs": ("*i64",) * fields,
-                               "incl_ptrs": ("*i64",) * fields}
-                        sig.update({k: "i64" for k in ("P", "P2", "T", "Q", "QB", "segs")}, epoch="i32")
-                        sig.update({k: "i64" for k in ("sa_p1", "sa_p2", "sa_t", "sa_q", "sv_p1", "sv_p2", "sv_t",
-                                                        "sv_q")})
-                        block_lanes = (64 if time_axis == 0 else 4) if not lookback else (64 if time_axis == 0 else 1)
-                        constexprs = dict(PAIR=pair, FLAT=flat, ACC=triton.language.float32, COMPLEX=complex_values,
-                                          REVERSE=False, HAS_SEED=mode != "total", BACKWARD=mode == "backward",
-                                          NEED_A=mode == "backward", TIME_AXIS=time_axis, LOOKBACK=lookback,
-                                          WORDS=fields, WINDOW=4, CHAINED=False, BT=4096 // block_lanes,
-                                          BL=block_lanes, TOTAL=mode == "total", STAGES=stages, CHUNKS=0)
-                        sig.update({k: "constexpr" for k in constexprs})
-                        names = kernel.arg_names
-                        src = ASTSource(kernel, sig, constexprs={(names.index(k),): v for k, v in constexprs.items()})
-                        label = f"{mode}-{data}{'-complex' if complex_values else ''}-" \
-                                f"{'lookback' if lookback else f'walk-stages{stages}'}-axis{time_axis}"
-                        try:
-                            triton.compile(src, target=TARGET, options={"num_warps": 4})
-                            out[label] = "ok"
-                        except Exception as error:  # reported: the test shows which variant and why
-                            out[label] = f"{type(error).__name__}: {str(error)[-400:]}"
+    for data, complex_values, mode, (lookback, stages), time_axis in itertools.product(
+            ("fp32", "bf16"), (False, True), ("forward", "backward", "total"), ((False, 1), (False, 3), (True, 1)),
+            (0, 1)):
+        if complex_values and data != "fp32":
+            continue
+        fields = 4 if complex_values else 2
+        pair, flat = (R._complex_affine_pair, R._complex_affine_flat) if complex_values else (R._affine_pair,
+                                                                                            R._affine_flat)
+        written = "fp32" if mode == "total" else data  # the lane maps are stored in the accumulator type
+        sig = dict(ints, a_ptr=f"*{data}", v_ptr=f"*{data}", h_ptr=f"*{data}", out_ptr=f"*{written}",
+                   da_ptr=f"*{written}", seed_ptr="*fp32", status_ptr="*i64", flag_ptr="*i64",
+                   agg_ptrs=("*i64",) * fields, incl_ptrs=("*i64",) * fields, epoch="i32")
+        block_lanes = 64 if time_axis == 0 else (1 if lookback else 4)
+        constexprs = dict(PAIR=pair, FLAT=flat, ACC=triton.language.float32, COMPLEX=complex_values, REVERSE=False,
+                          HAS_SEED=mode != "total", BACKWARD=mode == "backward", NEED_A=mode == "backward",
+                          TIME_AXIS=time_axis, LOOKBACK=lookback, WORDS=fields, WINDOW=4, CHAINED=False,
+                          BT=4096 // block_lanes, BL=block_lanes, TOTAL=mode == "total", STAGES=stages, CHUNKS=0)
+        sig.update({k: "constexpr" for k in constexprs})
+        src = ASTSource(kernel, sig, constexprs={(names.index(k),): v for k, v in constexprs.items()})
+        label = (f"{mode}-{data}{'-complex' if complex_values else ''}-"
+                 f"{'lookback' if lookback else f'walk-stages{stages}'}-axis{time_axis}")
+        out[label] = compile_outcome(lambda: triton.compile(src, target=TARGET, options={"num_warps": 4}))
     return out
 
 
