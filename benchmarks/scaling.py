@@ -44,11 +44,6 @@ import prefixscan as ps
 from prefixscan import distributed as psd
 
 
-def _power(text: str) -> int:
-    base, _, exponent = text.partition("**")
-    return int(base) ** int(exponent) if exponent else int(base)
-
-
 def _timed(fn, repeats: int, device: torch.device) -> float:
     """The slowest rank's median seconds per call of ``fn`` (one warm-up call first)."""
     fn()
@@ -168,18 +163,16 @@ def main(argv=None) -> None:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--worlds", default=None, help="world sizes (default: 1, 2, 4, ... up to the GPUs present)")
-    parser.add_argument("--weak-int32", default="2**28", help="int32 elements per rank")
-    parser.add_argument("--weak-int64", default="2**27", help="int64 elements per rank")
-    parser.add_argument("--strong", default="2**30", help="int32 elements in all")
+    parser.add_argument("--weak-int32", type=int, default=28, help="log2 of the int32 elements per rank")
+    parser.add_argument("--weak-int64", type=int, default=27, help="log2 of the int64 elements per rank")
+    parser.add_argument("--strong", type=int, default=30, help="log2 of the int32 elements in all")
     parser.add_argument("--recurrence-shape", default="8,1024,4096", help="(B, T, C) per rank, T split")
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--quick", action="store_true", help="small sizes (a sanity run)")
     args = parser.parse_args(argv)
     if args.quick:
-        args.weak_int32, args.weak_int64, args.strong, args.recurrence_shape, args.repeats = \
-            "2**18", "2**17", "2**20", "2,64,32", 3
-    args.weak_int32, args.weak_int64, args.strong = (_power(v) for v in (args.weak_int32, args.weak_int64,
-                                                                         args.strong))
+        args.weak_int32, args.weak_int64, args.strong, args.recurrence_shape, args.repeats = 18, 17, 20, "2,64,32", 3
+    args.weak_int32, args.weak_int64, args.strong = (1 << v for v in (args.weak_int32, args.weak_int64, args.strong))
     args.recurrence_shape = tuple(int(v) for v in args.recurrence_shape.split(","))
     available = torch.cuda.device_count() if args.device == "cuda" else os.cpu_count()
     worlds = ([int(w) for w in args.worlds.split(",")] if args.worlds
@@ -195,7 +188,7 @@ def main(argv=None) -> None:
         results.unlink()
         print(f"world {world}: done", flush=True)
     devices = (f"{torch.cuda.device_count()} x {torch.cuda.get_device_name(0)}" if args.device == "cuda"
-               else f"CPU, gloo")
+               else "CPU, gloo")
     report = {"machine": platform.node(), "devices": devices, "torch": torch.__version__,
               "nccl": ".".join(map(str, torch.cuda.nccl.version())) if args.device == "cuda" else None,
               "prefixscan": ps.__version__, "arguments": {k: str(v) for k, v in vars(args).items()}, "rows": rows}
