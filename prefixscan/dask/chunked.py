@@ -25,6 +25,7 @@ from .._arrays import is_dask_collection
 from .._normalize import build_request
 from .._request import ScanConfig
 from ..algorithms.pieces import PiecewiseScan, combine_totals, piece_totals, scan_piece, seed_of
+from ..dispatch import check_capabilities, select_backend
 from .graph import scan_chunks
 
 __all__ = ["scan", "ScanPieces", "check_known_chunks", "same_chunks", "refuse_lazy"]
@@ -86,6 +87,7 @@ def scan(config: ScanConfig, x: Any, *, init: Any = None, out: Any = None) -> An
     refuse_lazy(init, "init")
     check_known_chunks(x if isinstance(x, tuple) else (x,), "x")
     request = build_request(config, x, init, None)  # on the metadata: nothing is computed
+    check_capabilities(select_backend(config.backend, request.device), request)  # the chunks' backend, now
     arrays = [f.obj for f in request.fields]
     axis = request.axis
     if axis is None:  # the flattened array, as NumPy's cumsum does (an empty one as one empty chunk)

@@ -21,7 +21,7 @@ import numpy as np
 from dask.array.utils import meta_from_array
 from dask.graph_manipulation import clone
 
-from .._arrays import from_native, inspect_array
+from .._arrays import as_torch, from_native, from_torch, inspect_array
 from .._normalize import check_axis, check_init_shape, check_init_value
 from .._request import np_dtype
 from ..algorithms.pieces import to_host
@@ -67,7 +67,7 @@ class RecurrencePieces:
     def total(self, fields: tuple, offset: int, lower: Sequence) -> tuple:
         # The chunk's map (A, B): B its last state (first, in reverse) from a zero start,
         # in one read of a and b on the compiled CPU backend, never a tree of compositions.
-        a, b = fields
+        a, b = _one_library(*fields)
         product, state = recurrence_total(a, b, axis=self.axis, reverse=self.reverse, backend=self.backend)
         return host_fields((product, state), (self.acc, self.acc))
 
@@ -75,11 +75,23 @@ class RecurrencePieces:
         return combine_fields(self.monoid, (self.acc, self.acc), left, right)
 
     def scan(self, fields: tuple, offset: int, carries: Sequence) -> tuple:
-        a, b = fields
+        a, b = _one_library(*fields)
         carry = carries[0]
         h = recurrence_in_memory(a, b, init=None if carry is None else carry[1], axis=self.axis,
                                  reverse=self.reverse, backend=self.backend)
         return (h,)
+
+
+def _one_library(a, b) -> tuple:
+    """A chunk of ``a`` and one of ``b`` in one library: dask keeps the chunks of a NumPy
+    argument (a decay broadcast against CuPy chunks) NumPy, so the host piece is copied
+    to the other's device and type."""
+    ra, rb = inspect_array(a, "a"), inspect_array(b, "b")
+    if (ra.library == "numpy") == (rb.library == "numpy"):
+        return a, b
+    host, device = (ra, rb) if ra.library == "numpy" else (rb, ra)
+    moved = from_torch(as_torch(host).to(as_torch(device).device), device)
+    return (moved, b) if host is ra else (a, moved)
 
 
 def linear_recurrence(a, b, *, init=None, axis=-1, reverse=False, offsets=None, return_final=False, backend=None):

@@ -64,6 +64,12 @@ def test_every_operator_class(rng, chunks_on, op, dtype, inclusive, reverse, see
     x = random_array(rng, dtype, (3, 47), op)
     init = random_init(rng, dtype, (3,), op) if seeded else None
     chunks = ((2, 1), random_chunks(rng, 47, 6))
+    if dtype.startswith("complex") and type(to_library(x)).__module__.startswith("cupy"):
+        # CuPy chunks go to the Triton backend, which has no complex types: refused on the
+        # metadata, before a chunk is computed.
+        with pytest.raises(TypeError, match="x: the Triton backend has no complex types"):
+            ps.scan(lazy(x, chunks, to_library), op, axis=1, inclusive=inclusive, reverse=reverse, init=init)
+        return
     y = ps.scan(lazy(x, chunks, to_library), op, axis=1, inclusive=inclusive, reverse=reverse, init=init)
     assert y.chunks == chunks
     check(y, x, op, to_numpy, axis=1, inclusive=inclusive, reverse=reverse, init=init)
