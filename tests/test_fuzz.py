@@ -399,8 +399,6 @@ def _segmented(backend, data):
 
 
 def test_segmented_scan(backend):
-    if backend.name == "cuda":
-        pytest.skip("segmented scans run on host arrays (documented NotImplementedError on the GPU)")
     fuzz(backend, _segmented, share=0.6)
 
 
