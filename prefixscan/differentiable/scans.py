@@ -123,9 +123,13 @@ def host_seed(init: Any, acc: str, device) -> torch.Tensor:
     """A seed given as a number or a host array, after scan's checks of its values
     against the accumulator dtype ``acc`` (an integer accumulator takes integers in
     its range only), as a tensor of ``acc`` on ``device``."""
+    # Built on the host, then copied without waiting for the stream (see the Triton
+    # backend's seeds): a blocking copy would synchronise every seeded call.
     if type(init) in (bool, int, float, complex):
-        return torch.tensor(_checked_number(init, acc), dtype=getattr(torch, acc), device=device)
-    return torch.as_tensor(check_init_value(init, acc), device=device)
+        value = torch.tensor(_checked_number(init, acc), dtype=getattr(torch, acc))
+    else:
+        value = torch.as_tensor(check_init_value(init, acc))
+    return value.to(device, non_blocking=True)
 
 
 def _lanes(x: torch.Tensor, axis: Any) -> tuple[torch.Tensor, int]:
