@@ -129,7 +129,7 @@ def host_seed(init: Any, acc: str, device) -> torch.Tensor:
         value = torch.tensor(_checked_number(init, acc), dtype=getattr(torch, acc))
     else:
         value = torch.as_tensor(check_init_value(init, acc))
-    return value.to(device, non_blocking=True)
+    return value.to(device, non_blocking=value.device.type == "cpu")  # host to device only
 
 
 def _lanes(x: torch.Tensor, axis: Any) -> tuple[torch.Tensor, int]:

@@ -72,10 +72,11 @@ def _seed_columns(value, acc, init_shape: tuple, B: int, K: int, s: int, device)
     import torch
 
     value = value if torch.is_tensor(value) else torch.as_tensor(np.asarray(value))
-    # non_blocking: a blocking copy from host memory waits for the whole stream (0.22 ms
-    # a call behind a 2^28 scan on an H100); a pageable source is staged before the
-    # asynchronous copy returns, so the host value may go away at once.
-    seeds = value.to(device=device, dtype=acc, non_blocking=True).broadcast_to(init_shape)
+    # Host to device without a blocking copy, which waits for the whole stream (0.22 ms a
+    # call behind a 2^28 scan on an H100): a pageable source is staged before the
+    # asynchronous copy returns, so the host value may go away at once.  (Never device to
+    # host: that copy would return before the data is there.)
+    seeds = value.to(device=device, dtype=acc, non_blocking=value.device.type == "cpu").broadcast_to(init_shape)
     if s > 1 and K > s:
         seeds = seeds.reshape(B, K // s, s).transpose(1, 2)
     return seeds.contiguous()

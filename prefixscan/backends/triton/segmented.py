@@ -427,8 +427,9 @@ def _launch(request, kind: str, given, xs: list, ys: list, accs: list, monoid, d
     idents = tuple(identity_tensor(v.item(), acc, device) for v, acc in zip(request.identity, accs))
     inits = idents
     if request.init is not None:
-        inits = tuple(torch.as_tensor(v).to(device=device, dtype=acc, non_blocking=True).reshape(1)  # as scan's seeds
-                      for v, acc in zip(request.init, accs))
+        seeds = [torch.as_tensor(v) for v in request.init]  # host to device without a stream sync, as scan's seeds
+        inits = tuple(v.to(device=device, dtype=acc, non_blocking=v.device.type == "cpu").reshape(1)
+                      for v, acc in zip(seeds, accs))
     swapped = config.reverse and not monoid.commutative
     pair, flat = combine_functions(monoid, len(xs), swapped)
     nbytes = sum(a.itemsize for a in accs)
