@@ -76,6 +76,18 @@ def _offsets_tensor(offsets: Any, n: int, device) -> torch.Tensor:
 _SIGNED_TWIN = {torch.uint16: torch.int16, torch.uint32: torch.int32, torch.uint64: torch.int64}
 
 
+def _zero_at(t: torch.Tensor, axis: int, positions: torch.Tensor) -> torch.Tensor:
+    """``t`` with the slices at ``positions`` along ``axis`` set to 0, as a new tensor.
+    Not ``index_fill``: on an expanded ``t`` (a decay broadcast over steps) inductor's
+    CUDA decomposition of it writes into a fresh buffer with ``copy_``, which AOTAutograd
+    refuses in a traced graph; a mask and ``where`` trace functionally everywhere."""
+    n = t.shape[axis]
+    hit = torch.zeros(n, dtype=torch.bool, device=t.device).index_put((positions,), t.new_ones((), dtype=torch.bool))
+    shape = [1] * t.dim()
+    shape[axis] = n
+    return torch.where(hit.view(shape), t.new_zeros(()), t)
+
+
 def linear_recurrence_tensors(a: torch.Tensor, b: torch.Tensor, *, init: Any = None, axis: int = -1,
                               reverse: bool = False, offsets: Any = None, return_final: bool = False,
                               backend: Any = None):
@@ -119,7 +131,7 @@ def linear_recurrence_tensors(a: torch.Tensor, b: torch.Tensor, *, init: Any = N
         per_sequence = shape[:axis] + (cuts.shape[0] - 1,) + shape[axis + 1:]
         seed = _seed(init, per_sequence, a.dtype, a.device)
         b_eff = b_full.index_add(axis, restart, a_full.index_select(axis, restart) * seed)
-    h = recur(params, a_full.index_fill(axis, restart, 0), b_eff, None)
+    h = recur(params, _zero_at(a_full, axis, restart), b_eff, None)
     if not return_final:
         return h
     return h, h.index_select(axis, starts if reverse else ends)

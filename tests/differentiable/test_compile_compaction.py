@@ -16,7 +16,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+import torch._dynamo.testing  # noqa: E402  (CompileCounterWithBackend; not loaded by torch.compile itself)
+
 import prefixscan as ps  # noqa: E402
+from prefixscan.differentiable import compaction_ops  # noqa: E402, F401  (registers prefixscan::compact/partition)
 from prefixscan.testing import reference_compact, reference_partition  # noqa: E402
 
 CUDA = torch.cuda.is_available()
