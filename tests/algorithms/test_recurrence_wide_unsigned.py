@@ -78,6 +78,6 @@ def test_init_out_of_range_refused(dtype, torch_backend):
 def test_cpu_tensors_default_backend(dtype):
     torch = pytest.importorskip("torch")
     a = torch.ones(3, dtype=getattr(torch, dtype))
-    got = ps.linear_recurrence(a, a, init=1)  # the brief's example: CPU tensors, CPU backend
+    got = ps.linear_recurrence(a, a, init=1)  # CPU tensors, CPU backend
     assert got.dtype == a.dtype
     np.testing.assert_array_equal(got.numpy(), np.array([2, 3, 4], dtype))
