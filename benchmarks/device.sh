@@ -4,13 +4,17 @@
 #   bash benchmarks/device.sh PROFILE [PROFILE ...]        (from the repository root)
 #
 # Profiles:
-#   tests       all GPU tests: tests_kernels, tests_api and tests_slow (about 20 minutes with 12
-#               workers, most of it compiling: more than one 10-minute call; run the parts)
-#   tests_kernels  the GPU tests of tests/backends and tests/algorithms (about 8 minutes)
+#   tests       all GPU tests: tests_backends, tests_algorithms, tests_api and tests_slow (about 25
+#               minutes with 12 workers, most of it compiling: several 10-minute calls; run the parts)
+#   tests_backends    the GPU tests of tests/backends (355 tests on an H100; about 5 minutes)
+#   tests_algorithms  the GPU tests of tests/algorithms (316 tests; about 5 minutes; the two
+#               together ran 662 of 671 tests in one 570-second run)
 #   tests_api   the other GPU tests (api, differentiable, distributed, dask, fuzz, tuner, cli,
 #               check, codecs, package; about 6 minutes) and the compiled-code tests; zarr,
 #               numcodecs and dask from the wheels in .whl/ where the image lacks them (carry .whl)
 #   tests_slow  the > 2^31-element tests (-m "gpu and slow", 2 workers; about 5 minutes)
+#   fuzz        the fuzz suite's GPU profile (PREFIXSCAN_FUZZ_PROFILE=gpu: 800 examples per property
+#               on cuda, derandomized; six properties, one worker each; about 6.5 minutes)
 #   bench       the headline benchmark with the peers (2^10-2^28, four dtypes), the
 #               (2^26, 4) axis-0 case, and the per-call profile at n = 1024
 #   orders      orders 2/5/8 and tuple sizes 2/5/8, int32 and int64 at 2^27, and their plot
@@ -47,7 +51,7 @@
 #               with several GPUs)
 #   cub         CUB's scan, scan-by-key, select and partition on the same cases (benchmarks/peers/
 #               cub_peers.cu, built with nvcc for sm_90): the peer of the scan and primitives tables
-#   all         tests bench orders strategies race (about 45 minutes, the tests about 20 of
+#   all         tests fuzz bench orders strategies race (about 55 minutes, the tests about 30 of
 #               them: several 10-minute calls; run the profiles one by one there)
 #
 # Environment:
@@ -57,7 +61,7 @@
 #                 its GPU: another GPU's is ignored).  It is copied, and first-use tuning is
 #                 turned off so that the table alone decides.  Unset: the user's cache, with
 #                 first-use tuning (docs/tuning.md).
-#   WORKERS       pytest workers for tests_kernels and tests_api (default 12: 12-14 ran the
+#   WORKERS       pytest workers for the tests_* profiles but tests_slow (default 12: 12-14 ran the
 #                 suite on an H100 in 2026-11; the tests that force the widest orders kernels
 #                 spill ~21 KB per thread and each process reserves local memory for that on
 #                 every SM, so more workers once ran an 80 GB card out of memory)
@@ -77,9 +81,9 @@ mkdir -p "$OUT"
 profiles=()
 for profile in "$@"; do
   case $profile in
-    all) profiles+=(tests_kernels tests_api tests_slow bench orders strategies race) ;;
-    tests) profiles+=(tests_kernels tests_api tests_slow) ;;
-    tests_kernels|tests_api|tests_slow|cub|scaling|bench|orders|strategies|race|compile|tune|compaction|segmented|recurrence|\
+    all) profiles+=(tests_backends tests_algorithms tests_api tests_slow fuzz bench orders strategies race) ;;
+    tests) profiles+=(tests_backends tests_algorithms tests_api tests_slow) ;;
+    tests_backends|tests_algorithms|tests_api|tests_slow|fuzz|cub|scaling|bench|orders|strategies|race|compile|tune|compaction|segmented|recurrence|\
     scaleout|scaleout_dask|\
     scaleout_zarr)
       profiles+=("$profile") ;;
@@ -146,8 +150,16 @@ profile_cub() {
   cat "$OUT/cub/cub.md"
 }
 
-profile_tests_kernels() {
-  gpu_tests kernels 570 "gpu and not slow" "$WORKERS" tests/backends tests/algorithms --deselect tests/backends/triton/tuner
+profile_tests_backends() {
+  gpu_tests backends 570 "gpu and not slow" "$WORKERS" tests/backends --deselect tests/backends/triton/tuner
+}
+
+profile_tests_algorithms() {
+  gpu_tests algorithms 570 "gpu and not slow" "$WORKERS" tests/algorithms
+}
+
+profile_fuzz() {
+  PREFIXSCAN_FUZZ_PROFILE=gpu gpu_tests fuzz 570 "gpu" 6 tests/test_fuzz.py
 }
 
 profile_tests_api() {
