@@ -39,7 +39,9 @@
 #               accelerated-scan -d .whl), installed into /tmp/site without the index
 #   scaleout    prefixscan.dask and prefixscan.distributed: their tests (NCCL and CuPy chunks where
 #               present), then benchmarks/scaleout.py --torch-local (the distributed scan's local
-#               cost against a single-process scan, world size 1 on cuda).  dask and distributed
+#               cost against a single-process scan, world size 1 on cuda), then the per-call
+#               profile at 2^28 (tools/percall_profile.py: host time of the unplanned and
+#               seeded paths, one call at a time).  dask and distributed
 #               come from the wheels in .whl/ when the environment lacks them (installed into
 #               /tmp/site-extra without the index), in every scaleout profile
 #   scaleout_dask  prefixscan.cumsum of dask arrays against dask.array.cumsum's two methods,
@@ -179,7 +181,7 @@ profile_bench() {
   # a (2^26, 4) array along axis 0 is tuple size 4 of its 2^28 elements
   bench bench/axis0-2e26x4 --sizes 28 --dtypes int32 --tuple-size 4 --no-plot
   step bench/percall 60 $PY tools/percall_profile.py
-  head -8 "$OUT/bench/percall.log"
+  head -10 "$OUT/bench/percall.log"
 }
 
 profile_orders() {
@@ -286,6 +288,9 @@ profile_scaleout() {
   tail -3 "$OUT/scaleout/tests.log"
   step scaleout/torch-local 240 $PY benchmarks/scaleout.py --no-dask --torch-local --out "$OUT/scaleout/torch-local"
   grep "^| scan\|^| linear" "$OUT/scaleout/torch-local/scaleout.md"
+  # The pieces' host time: the unplanned and seeded paths one call at a time at 2^28.
+  step scaleout/percall 120 $PY tools/percall_profile.py --n 268435456
+  head -10 "$OUT/scaleout/percall.log"
 }
 
 profile_scaleout_dask() {

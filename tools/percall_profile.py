@@ -1,8 +1,11 @@
-"""Where does a small scan's time go when called from Python?  (Run on the device.)
+"""Where does a scan's time go when called from Python?  (Run on the device.)
 
-Times back-to-back calls of torch.cumsum, prefixscan.scan, the backend alone
-(checked plan reused) and the bare compiled-kernel launch, then prints a
-cProfile of prefixscan.scan.  The differences locate the host overhead
+Times torch.cumsum, prefixscan.scan (planned replay), a seeded scan, the backend
+alone (checked request reused, no replay) and the bare compiled-kernel launch, each
+back to back (throughput: host time hidden behind queued kernels) and one call at a
+time, synchronised at both ends (latency: host time in full, as a caller that waits
+for each result sees it, e.g. around a collective).  Then a cProfile of the planned
+call and of the backend's unplanned path.  The differences locate the host overhead
 (docs/design/host-path.md).
 
     python tools/percall_profile.py [--n 1024]     # on a CUDA machine, package installed
@@ -18,20 +21,35 @@ import torch
 
 import prefixscan as ps
 from prefixscan.backends.triton import runtime
-from prefixscan.timing import per_call_wall
+from prefixscan.timing import per_call_wall, time_wall
 
 
-def per_call_us(fn, calls=2000):
-    """Wall microseconds per call, host overhead included, after 20 warm-up calls."""
+def per_call_us(fn, calls):
+    """Microseconds per call back to back, and the median of one call at a time
+    synchronised at both ends, after 20 warm-up calls."""
     for _ in range(20):
         fn()
-    return per_call_wall([fn], calls) * 1e6
+    synced = sorted(time_wall([lambda: (fn(), torch.cuda.synchronize())], max(21, calls // 20)))
+    return per_call_wall([fn], calls) * 1e6, synced[len(synced) // 2] * 1e6
+
+
+def profile(fn, calls, title):
+    print(f"\n# cProfile: {title}, {calls} calls")
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(calls):
+        fn()
+    torch.cuda.synchronize()
+    prof.disable()
+    pstats.Stats(prof).sort_stats("cumulative").print_stats(25)
+    pstats.Stats(prof).sort_stats("tottime").print_stats(20)
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=1024)
     args = parser.parse_args(argv)
+    calls = 2000 if args.n <= 1 << 20 else 200
     x = torch.randint(-100, 100, (args.n,), dtype=torch.int32, device="cuda")
     y = torch.empty_like(x)
     s = ps.make_scan()
@@ -43,22 +61,19 @@ def main(argv=None):
         "prefixscan.scan(x)": lambda: ps.scan(x),
         "prefixscan.scan(x, out=y)": lambda: ps.scan(x, out=y),
         "Scan object s(x, out=y)": lambda: s(x, out=y),
+        "prefixscan.scan(x, init=3)": lambda: ps.scan(x, init=3),
         "backend.run_scan(request)": lambda: backend.run_scan(request),
     }
     with runtime.recording() as launches:
         backend.run_scan(request)
     launch = launches[0]
     rows["runtime.launch_kernel (launch only)"] = lambda: runtime.launch_kernel(launch)
+    print(f"n = {args.n}: microseconds per call, back to back / one at a time, synchronised")
     for name, fn in rows.items():
-        print(f"{name:36s} {per_call_us(fn):8.1f} us", flush=True)
-    profile = cProfile.Profile()
-    profile.enable()
-    for _ in range(2000):
-        ps.scan(x, out=y)
-    torch.cuda.synchronize()
-    profile.disable()
-    pstats.Stats(profile).sort_stats("cumulative").print_stats(30)
-    pstats.Stats(profile).sort_stats("tottime").print_stats(25)
+        back_to_back, synchronised = per_call_us(fn, calls)
+        print(f"{name:36s} {back_to_back:10.1f} {synchronised:10.1f}", flush=True)
+    profile(lambda: ps.scan(x, out=y), calls, "prefixscan.scan(x, out=y)")
+    profile(lambda: backend.run_scan(request), calls, "backend.run_scan(request), the unplanned path")
 
 
 if __name__ == "__main__":
