@@ -55,23 +55,32 @@ def _host_view(t: Any) -> Any:
         return None
 
 
+def _call_native(backend, arrays: tuple, call) -> Any:
+    """``call(*arrays)`` on the backend's own array type: as given for a torch backend;
+    CPU tensors as zero-copy NumPy views for a host backend, its result (an array or a
+    tuple of them) back as tensors (NumPy arrays stay NumPy); None where a tensor has no
+    NumPy view or the backend has no such pass."""
+    if backend.NATIVE_LIBRARY == "torch":
+        return call(*arrays)
+    host = [_host_view(t) for t in arrays]
+    if any(v is None and t is not None for v, t in zip(host, arrays)):
+        return None
+    result = call(*host)
+    if result is None or not any(hasattr(t, "numpy") for t in arrays):
+        return result
+    import torch
+
+    return tuple(torch.from_numpy(r) for r in result) if isinstance(result, tuple) else torch.from_numpy(result)
+
+
 def run_recurrence(backend_name: str | None, a: Any, b: Any, init: Any, axis: int, reverse: bool,
                    deterministic: bool) -> Any:
     """``h`` of ``h[t] = a[t] h[t-1] + b[t]`` by the backend's one-pass recurrence, on
     torch tensors ``a``, ``b`` (``init`` of the lane shape or None), as a tensor of a's
     type; None where the backend has none for them."""
     backend = dispatch.select_backend(backend_name, a.device.type)
-    if backend.NATIVE_LIBRARY == "torch":
-        return backend.linear_recurrence(a, b, init, axis, reverse, deterministic)
-    host = [_host_view(t) for t in (a, b, init)]
-    if host[0] is None or host[1] is None or (init is not None and host[2] is None):
-        return None
-    h = backend.linear_recurrence(host[0], host[1], host[2], axis, reverse, deterministic)
-    if h is None:
-        return None
-    import torch
-
-    return torch.from_numpy(h)
+    return _call_native(backend, (a, b, init),
+                        lambda a, b, init: backend.linear_recurrence(a, b, init, axis, reverse, deterministic))
 
 
 def run_recurrence_backward(backend_name: str | None, a: Any, h: Any, grad: Any, init: Any, axis: int,
@@ -100,14 +109,4 @@ def run_recurrence_total(backend_name: str | None, a: Any, b: Any, axis: int, re
     if on_torch:  # the map is not differentiated (and NumPy views refuse tensors that require grad)
         a, b = a.detach(), b.detach()
     backend = dispatch.select_backend(backend_name, a.device.type if on_torch else "cpu")
-    if backend.NATIVE_LIBRARY == "torch":
-        return backend.linear_recurrence_total(a, b, axis, reverse)
-    host = [_host_view(t) for t in (a, b)] if on_torch else [a, b]
-    if host[0] is None or host[1] is None:
-        return None
-    totals = backend.linear_recurrence_total(host[0], host[1], axis, reverse)
-    if totals is None or not on_torch:
-        return totals
-    import torch
-
-    return tuple(torch.from_numpy(t) for t in totals)
+    return _call_native(backend, (a, b), lambda a, b: backend.linear_recurrence_total(a, b, axis, reverse))
