@@ -33,6 +33,21 @@ def per_call_us(fn, calls):
     return per_call_wall([fn], calls) * 1e6, synced[len(synced) // 2] * 1e6
 
 
+def stream_us(fn, calls=21):
+    """Median microseconds between events recorded on the stream before and after one
+    call from an idle GPU: the call's GPU time plus any gap while the host prepares it."""
+    times = []
+    for _ in range(calls):
+        torch.cuda.synchronize()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1e3)
+    return sorted(times)[len(times) // 2]
+
+
 def profile(fn, calls, title):
     print(f"\n# cProfile: {title}, {calls} calls")
     prof = cProfile.Profile()
@@ -64,16 +79,23 @@ def main(argv=None):
         "prefixscan.scan(x, init=3)": lambda: ps.scan(x, init=3),
         "backend.run_scan(request)": lambda: backend.run_scan(request),
     }
-    with runtime.recording() as launches:
-        backend.run_scan(request)
-    launch = launches[0]
-    rows["runtime.launch_kernel (launch only)"] = lambda: runtime.launch_kernel(launch)
+    if args.n <= 4096:
+        # A recorded launch replays its look-back's tile counter unchanged, which only a
+        # single-tile scan (no look-back) survives: larger ones would index past their tiles.
+        with runtime.recording() as launches:
+            backend.run_scan(request)
+        launch = launches[0]
+        rows["runtime.launch_kernel (launch only)"] = lambda: runtime.launch_kernel(launch)
     print(f"n = {args.n}: microseconds per call, back to back / one at a time, synchronised")
     for name, fn in rows.items():
         back_to_back, synchronised = per_call_us(fn, calls)
         print(f"{name:36s} {back_to_back:10.1f} {synchronised:10.1f}", flush=True)
+    print("\nstream time from an idle GPU (us):", {name: round(stream_us(rows[name]), 1) for name in
+          ("y.copy_(x)", "prefixscan.scan(x)", "prefixscan.scan(x, init=3)", "backend.run_scan(request)")})
     profile(lambda: ps.scan(x, out=y), calls, "prefixscan.scan(x, out=y)")
     profile(lambda: backend.run_scan(request), calls, "backend.run_scan(request), the unplanned path")
+    profile(lambda: (ps.scan(x, init=3), torch.cuda.synchronize()), calls // 4,
+            "prefixscan.scan(x, init=3), each call synchronised")
 
 
 if __name__ == "__main__":

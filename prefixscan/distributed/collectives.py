@@ -1,10 +1,14 @@
-"""The one collective the distributed scans use: every rank's small host arrays, to every rank.
+"""The one collective the distributed scans use: every rank's small arrays, to every rank.
 
 A rank's monoid element (its total: a lane's worth of values per field, any
 dtypes) travels as its bytes, so that one ``all_gather`` of one buffer per rank
 carries every field whatever its dtype (bool, unsigned and 16-bit types
 included, which the collective backends do not all take).  The buffer goes
-through the process group's device: CUDA for NCCL, the host for gloo.
+through the process group's device: CUDA for NCCL, the host for gloo.  Host
+arrays (:func:`all_gather_fields`) come back to the host, which waits for the
+collective; tensors already on the group's device (:func:`all_gather_tensors`)
+stay there, so a caller on a GPU queues the collective behind its kernels and
+goes on without waiting.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
-__all__ = ["Group", "all_gather_fields", "group_of"]
+__all__ = ["Group", "all_gather_fields", "all_gather_tensors", "group_of"]
 
 
 @dataclass(frozen=True)
@@ -61,4 +65,21 @@ def all_gather_fields(group: Group, fields: Sequence[np.ndarray]) -> list[tuple[
             fields_of_rank.append(data[start:start + size].view(p.dtype).reshape(p.shape))
             start += size
         result.append(tuple(fields_of_rank))
+    return result
+
+
+def all_gather_tensors(group: Group, tensors: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+    """Every rank's ``tensors`` (same shapes and dtypes on every rank, on the group's
+    device), each stacked along a new first axis in rank order: one ``all_gather`` of
+    their bytes, with no copy to the host and no wait for the stream."""
+    parts = [t.contiguous().reshape(-1).view(torch.uint8) for t in tensors]
+    local = torch.cat(parts) if parts else torch.zeros(0, dtype=torch.uint8, device=group.device)
+    gathered = [torch.empty_like(local) for _ in range(group.size)]
+    dist.all_gather(gathered, local, group=group.handle)
+    stacked = torch.stack(gathered)
+    result, start = [], 0
+    for t, p in zip(tensors, parts):
+        raw = stacked[:, start:start + p.numel()].contiguous()  # whole rows: aligned for the view
+        result.append(raw.view(t.dtype).reshape((group.size,) + tuple(t.shape)))
+        start += p.numel()
     return result

@@ -14,6 +14,10 @@ single recurrence's memory traffic).  Every other rank reduces its slice to its
 map in one read of ``a`` and ``b`` (the compiled CPU loop, the Triton recurrence
 kernel's lane-maps mode; 5/3 with its recurrence from the incoming state), or
 where a backend has no such pass by a product and a recurrence from zero (7/3).
+The maps are composed in float64 where the slices are (the GPU for NCCL): the
+reduce, the all-gather, the composition and the recurrence are queued one behind
+the other with no copy to the host, so the host's launch work hides behind the
+kernels instead of adding round trips to every call.
 
 Backward: the adjoint ``lam[t] = dL/dh[t]`` obeys the reverse recurrence
 ``lam[t] = a[t+1] lam[t+1] + g[t]`` (g the incoming gradient), so gradients flow
@@ -28,15 +32,13 @@ first rank, ``dinit = a[0] lam[0]``.
 
 from __future__ import annotations
 
-import numpy as np
 import torch
 
 from .._normalize import check_axis, check_init_shape
 from .._arrays import inspect_array
-from ..algorithms.pieces import to_host
 from ..differentiable.recurrence import linear_recurrence as local_recurrence
 from ..differentiable.recurrence import linear_recurrence_total as recurrence_total
-from .collectives import Group, all_gather_fields, group_of
+from .collectives import Group, all_gather_tensors, group_of
 
 __all__ = ["linear_recurrence"]
 
@@ -46,17 +48,22 @@ def _accumulator(like: torch.Tensor) -> torch.dtype:
     return torch.float32 if like.dtype in (torch.float16, torch.bfloat16) else like.dtype
 
 
-def _state(t: np.ndarray, like: torch.Tensor) -> torch.Tensor:
-    return torch.as_tensor(t, dtype=_accumulator(like), device=like.device)
+def _state(t: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    return t.to(dtype=_accumulator(like), device=like.device)
+
+
+def _wide(t: torch.Tensor) -> torch.Tensor:
+    """A map's values in float64, where they are composed (one rounding per rank otherwise)."""
+    return t.to(torch.float64)
 
 
 def _slice_map(coefficients: torch.Tensor, values: torch.Tensor, axis: int, reverse: bool):
-    """A slice's affine map per lane as host float64 arrays: (product of the
+    """A slice's affine map per lane as float64 tensors: (product of the
     coefficients, the state a zero start ends in; (1, 0) for an empty slice), from one
     read of the slice where the backend has that pass (the compiled CPU loop, the Triton
     recurrence kernel's lane-maps mode)."""
     product, state = recurrence_total(coefficients, values, axis=axis, reverse=reverse)
-    return to_host(product).astype(np.float64), to_host(state).astype(np.float64)
+    return _wide(product), _wide(state)
 
 
 def _zero_start_and_map(coefficients: torch.Tensor, values: torch.Tensor, axis: int, reverse: bool):
@@ -64,10 +71,9 @@ def _zero_start_and_map(coefficients: torch.Tensor, values: torch.Tensor, axis: 
     result (the first rank without ``init``; the last rank's adjoint), its last step is
     the map's state, so one recurrence and a product replace the separate reduction."""
     n = coefficients.shape[axis]
-    product = to_host(torch.prod(coefficients.to(_accumulator(coefficients)), axis)).astype(np.float64)
+    product = _wide(torch.prod(coefficients.to(_accumulator(coefficients)), axis))
     zero_start = local_recurrence(coefficients, values, axis=axis, reverse=reverse)
-    end = to_host(zero_start.select(axis, 0 if reverse else n - 1)).astype(np.float64) if n else \
-        np.zeros_like(product)
+    end = _wide(zero_start.select(axis, 0 if reverse else n - 1)) if n else torch.zeros_like(product)
     return zero_start, product, end
 
 
@@ -82,11 +88,11 @@ class _Recurrence(torch.autograd.Function):
         else:  # one read for the map; the recurrence runs once, from the incoming state
             product, state = _slice_map(a, b, axis, reverse=False)
         if first and init is not None:  # the first rank holds h[-1]: fold it into its map
-            state = state + product * to_host(init).astype(np.float64)
-        maps = all_gather_fields(group, (product, state))
-        incoming = to_host(init).astype(np.float64) if first and init is not None else np.zeros_like(state)
-        for prod_j, state_j in maps[:group.rank]:
-            incoming = prod_j * incoming + state_j
+            state = state + product * _wide(init)
+        products, states = all_gather_tensors(group, (product, state))
+        incoming = _wide(init) if first and init is not None else torch.zeros_like(state)
+        for j in range(group.rank):
+            incoming = products[j] * incoming + states[j]
         h_in = _state(incoming, a)
         if group.rank or init is not None:  # from the incoming state (rank 0 without init: the zero start)
             h = local_recurrence(a, b, init=h_in, axis=axis)
@@ -109,13 +115,13 @@ class _Recurrence(torch.autograd.Function):
             lam, _, lam_first = _zero_start_and_map(shifted, grad, axis, reverse=True)
         else:
             _, lam_first = _slice_map(shifted, grad, axis, reverse=True)
-        lead = to_host(a.select(axis, 0)).astype(np.float64) if n else np.zeros_like(lam_first)
+        lead = _wide(a.select(axis, 0)) if n else torch.zeros_like(lam_first)
         # The slice's reverse map, mu -> A mu + a[0] Q (Q its lam[0] from zero), for the rank before.
         outgoing = lead * lam_first
-        maps = all_gather_fields(group, (ctx.product, outgoing))
-        arriving = np.zeros_like(lam_first)
-        for prod_j, value_j in reversed(maps[group.rank + 1:]):
-            arriving = prod_j * arriving + value_j
+        products, values = all_gather_tensors(group, (ctx.product, outgoing))
+        arriving = torch.zeros_like(lam_first)
+        for j in range(group.size - 1, group.rank, -1):
+            arriving = products[j] * arriving + values[j]
         grad_init = None
         if ctx.has_init and ctx.needs_input_grad[2]:  # dL/dh[-1]: this slice's map applied to what arrives
             grad_init = _state(ctx.product * arriving + outgoing, a).to(h_in.dtype)

@@ -13,6 +13,13 @@ round too (:mod:`.orders`: q totals per rank, the carry folded into the piece's
 head); other orders take one round of totals per pass, tuple sizes rotate the streams by the piece's offset
 (:mod:`prefixscan.algorithms.pieces`); with a tuple size above 1 the ranks
 first gather their pieces' lengths.
+
+A scan of order 1 and tuple size 1 keeps its totals and carries where the
+pieces are (:func:`_resident_carry`): the reduce, the all-gather, the exclusive
+scan of the totals over the ranks and the seeded scan of the piece are queued
+one behind the other on the device, with no copy to the host between them, so
+that on a GPU the host's launch work hides behind the reduce instead of adding
+a round trip to every call (docs/scaleout.md: the local cost).
 """
 
 from __future__ import annotations
@@ -25,7 +32,9 @@ import torch
 
 from .._normalize import build_request, check_init_shape, check_init_value, make_config
 from ..algorithms.pieces import PiecewiseScan, piece_carries, piece_totals, scan_piece, seed_of
-from .collectives import all_gather_fields, group_of
+from ..algorithms.reduction import reduce_request
+from ..differentiable.runner import run_scan
+from .collectives import Group, all_gather_fields, all_gather_tensors, group_of
 from .orders import folds_carry, order_carries, order_summaries, scan_with_carry
 
 __all__ = ["scan"]
@@ -46,6 +55,28 @@ def refuse_autograd(tensors, argument: str, hint: str) -> None:
     if torch.is_grad_enabled() and any(t is not None and torch.is_tensor(t) and t.requires_grad for t in tensors):
         raise TypeError(f"{argument} requires grad, but this distributed call has no backward across ranks; "
                         f"{hint}")
+
+
+def _resident_carry(plan: PiecewiseScan, ranks: Group, fields: tuple, seed: tuple | None) -> tuple | None:
+    """This rank's carry (fields of the lane shape + ``(1,)``, tensors on the pieces'
+    device), or None where nothing is carried in (the first piece of an unseeded scan):
+    the piece's total, all-gathered, scanned exclusively over the ranks with ``seed``
+    at the sequence's start (its end, reverse) and this rank's row taken."""
+    config = plan.config
+    first = ranks.size - 1 if config.reverse else 0
+    total_config = replace(config, inclusive=True, reverse=False, order=1)
+    totals = reduce_request(build_request(total_config, fields if plan.struct else fields[0], None, None))
+    gathered = all_gather_tensors(ranks, totals)
+    if seed is None and ranks.rank == first:
+        return None
+    # Over the ranks: axis 0 of (ranks, lanes...), in the accumulator dtypes.
+    carry_config = replace(config, axis=0, inclusive=False, order=1,
+                           dtype=config.dtype if plan.struct else plan.acc_dtypes[0])
+    init = None if seed is None else tuple(v[..., 0] for v in seed)
+    carries = run_scan(carry_config, tuple(gathered) if plan.struct else gathered[0],
+                       None if init is None else (init if plan.struct else init[0]))
+    carries = carries if plan.struct else (carries,)
+    return tuple(c[ranks.rank][..., None] for c in carries)
 
 
 def scan(x_local, op="add", *, group=None, inclusive=True, reverse=False, init=None, order=1, tuple_size=1,
@@ -119,6 +150,9 @@ def scan(x_local, op="add", *, group=None, inclusive=True, reverse=False, init=N
             raise ValueError(f"tuple_size={s} does not divide the sequence's length {sum(lengths)} "
                              f"(pieces of {lengths})")
         offset = sum(lengths[:ranks.rank])
+    if s == 1 and plan.rounds == 1 and fields[0].device == ranks.device:
+        result = scan_piece(plan, fields, offset=0, carries=[_resident_carry(plan, ranks, fields, seed)])
+        return result if request.struct else result[0]
     if folds_carry(plan):  # one local scan, one all_gather, one local scan
         piece = fields[0]
         scanned = scan_piece(plan, fields, offset=0, carries=[None] * plan.rounds)[0]

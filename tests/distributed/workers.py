@@ -5,6 +5,7 @@ against the single-process result); failures are written to ``<rank>.json``."""
 from __future__ import annotations
 
 import json
+import sys
 import traceback
 from pathlib import Path
 from unittest import mock
@@ -169,6 +170,35 @@ def _check_one_round(rank: int, world: int, rng, failures: list, device) -> None
             failures.append(f"{name}: {traceback.format_exc()}")
 
 
+def _check_resident(rank: int, world: int, rng, failures: list, device) -> None:
+    """Order-1 scans keep their totals and carries on the pieces' device: one all_gather
+    of tensors, none of host arrays, and bitwise the single-process scan for integers
+    (non-commutative: the affine monoid's fields)."""
+    info = np.iinfo(np.int64)
+    a, b = affine_data(rng, (3, 41), "int64", small=False)
+    cases = [("int64 add seeded", rng.integers(info.min, info.max, size=(3, 41), dtype=np.int64), "add",
+              dict(init=np.array([4, -9, 2]))),
+             ("affine reverse exclusive", (a, b), affine_monoid(), dict(reverse=True, inclusive=False))]
+    scan_module = sys.modules["prefixscan.distributed.scan"]
+    for case, (name, x, op, kwargs) in enumerate(cases):
+        try:
+            cuts = _cuts(rng, 41, world, case)
+            lo, hi = cuts[rank], cuts[rank + 1]
+            local = tuple(_piece(f, lo, hi, -1, device) for f in x) if isinstance(x, tuple) else \
+                _piece(x, lo, hi, -1, device)
+            with mock.patch.object(dist, "all_gather", wraps=dist.all_gather) as gather, \
+                    mock.patch.object(scan_module, "all_gather_fields", side_effect=AssertionError("host path")):
+                got = psd.scan(local, op, axis=-1, **kwargs)
+            if gather.call_count != 1:
+                failures.append(f"{name}: {gather.call_count} all_gather calls, expected one")
+            want = ps.scan(x, op, axis=-1, **kwargs)
+            for g, w in zip(got if isinstance(x, tuple) else (got,), want if isinstance(x, tuple) else (want,)):
+                if not np.array_equal(g.cpu().numpy(), np.take(w, range(lo, hi), axis=-1)):
+                    failures.append(f"{name} cuts={cuts}: differs from the single-process scan")
+        except Exception:  # noqa: BLE001 - every case reports, the test fails on any
+            failures.append(f"{name}: {traceback.format_exc()}")
+
+
 def run(rank: int, world: int, port: int, directory: str, backend: str = "gloo") -> None:
     """One rank: gloo on CPU tensors, or NCCL on the GPU of its own rank."""
     device = torch.device("cuda", rank) if backend == "nccl" else torch.device("cpu")
@@ -181,6 +211,7 @@ def run(rank: int, world: int, port: int, directory: str, backend: str = "gloo")
         _check_scans(rank, world, rng, failures, device)
         _check_recurrence(rank, world, rng, failures, device)
         _check_one_round(rank, world, rng, failures, device)
+        _check_resident(rank, world, rng, failures, device)
         _check_errors(rank, world, failures, device)
     finally:
         Path(directory, f"{rank}.json").write_text(json.dumps(failures))
