@@ -210,6 +210,7 @@ def bench_torch_local(args, log) -> list[dict]:
 
     from prefixscan import distributed as psd
     from prefixscan.algorithms.pieces import PiecewiseScan, piece_totals, scan_piece
+    from prefixscan.algorithms.reduction import reduce_request
     from prefixscan._normalize import build_request, make_config
 
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -228,19 +229,28 @@ def bench_torch_local(args, log) -> list[dict]:
             for op, dtype, extra in cases:
                 x = torch.randint(-100, 100, (n,), device=device).to(getattr(torch, dtype))
                 single = measure(lambda: ps.scan(x, op, **extra), args.repeats)
-                distributed = measure(lambda: psd.scan(x, op, **extra), args.repeats)
+                # With init, the one rank does what a middle rank does: reduce, gather, combine the
+                # totals into its carry, seeded scan (without, the first rank's: no carry to add).
+                distributed = measure(lambda: psd.scan(x, op, init=3, **extra), args.repeats)
+                first = measure(lambda: psd.scan(x, op, **extra), args.repeats)
                 config = make_config(op, axis=0, inclusive=True, reverse=False, dtype=None, backend=None,
                                      algorithm=None, order=extra.get("order", 1), tuple_size=extra.get("tuple_size", 1))
-                plan = PiecewiseScan.from_request(build_request(config, x, None, None), 0)
-                carry = piece_totals(plan, (x,), offset=0)
-                reduce_s = measure(lambda: piece_totals(plan, (x,), offset=0), args.repeats)
+                request = build_request(config, x, None, None)
+                plan = PiecewiseScan.from_request(request, 0)
+                if plan.rounds == 1 and plan.config.tuple_size == 1:  # totals and carries stay on the device
+                    carry = tuple(t[..., None] for t in reduce_request(request))
+                    reduce_s = measure(lambda: reduce_request(request), args.repeats)
+                else:  # host totals
+                    carry = piece_totals(plan, (x,), offset=0)
+                    reduce_s = measure(lambda: piece_totals(plan, (x,), offset=0), args.repeats)
                 scan_s = measure(lambda: scan_piece(plan, (x,), offset=0, carries=[carry] * plan.rounds),
                                  args.repeats)
                 rows.append({"case": f"scan {op} {dtype} {extra or ''}".strip(), "elements": n,
                              "device": str(device), "single_s": single, "distributed_s": distributed,
-                             "ratio": distributed / single, "local_reduce_s": reduce_s, "local_seeded_scan_s": scan_s})
-                log(f"torch-local scan {op} {dtype} {extra} n={n}: {distributed / single:.2f}x "
-                    f"(reduce {reduce_s / single:.2f}, seeded scan {scan_s / single:.2f})")
+                             "ratio": distributed / single, "first_rank_s": first,
+                             "local_reduce_s": reduce_s, "local_seeded_scan_s": scan_s})
+                log(f"torch-local scan {op} {dtype} {extra} n={n}: {distributed / single:.2f}x, first rank "
+                    f"{first / single:.2f}x (reduce {reduce_s / single:.2f}, seeded scan {scan_s / single:.2f})")
             lanes = 64
             a = torch.rand((lanes, n // lanes), device=device) * 0.5 + 0.5
             b = torch.randn((lanes, n // lanes), device=device)
@@ -297,11 +307,13 @@ def _markdown(report: dict) -> str:
     torch_rows = report.get("torch_local", [])
     if torch_rows:
         lines += [f"## prefixscan.distributed, world size 1 on {torch_rows[0]['device']}: local cost", "",
-                  "| case | elements | single (ms) | distributed (ms) | ratio | reduce | seeded scan |",
-                  "|---|---:|---:|---:|---:|---:|---:|"]
+                  "Distributed: a middle rank's work (seeded: reduce, gather, carry, seeded scan); first "
+                  "rank: without init (no carry).  Ratios to the single scan.", "",
+                  "| case | elements | single (ms) | distributed (ms) | ratio | first rank | reduce | seeded scan |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|"]
         for r in torch_rows:
-            parts = (f"{r['local_reduce_s'] / r['single_s']:.2f} | {r['local_seeded_scan_s'] / r['single_s']:.2f}"
-                     if "local_reduce_s" in r else "- | -")
+            parts = (f"{r['first_rank_s'] / r['single_s']:.2f} | {r['local_reduce_s'] / r['single_s']:.2f} | "
+                     f"{r['local_seeded_scan_s'] / r['single_s']:.2f}" if "local_reduce_s" in r else "- | - | -")
             lines.append(f"| {r['case']} | {r['elements']} | {r['single_s'] * 1e3:.3f} | "
                          f"{r['distributed_s'] * 1e3:.3f} | {r['ratio']:.2f} | {parts} |")
         lines.append("")

@@ -60,10 +60,75 @@ def profile(fn, calls, title):
     pstats.Stats(prof).sort_stats("tottime").print_stats(20)
 
 
+def timeline(fn, title):
+    """One call of ``fn`` from an idle GPU under torch.profiler: its kernels and copies
+    (start and length on the GPU, microseconds from the call's start on the host) and
+    the runtime calls that held the host for more than 10 us."""
+    from torch.profiler import ProfilerActivity
+    from torch.profiler import profile as trace
+
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    with trace(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    events = prof.events()
+    origin = min(e.time_range.start for e in events)
+    print(f"\n# timeline: {title} (us from the call's start)")
+    for e in sorted(events, key=lambda e: e.time_range.start):
+        on_gpu = e.device_type == torch.autograd.DeviceType.CUDA
+        length = e.time_range.end - e.time_range.start
+        if on_gpu or (e.name.startswith("cuda") and length > 10):
+            print(f"{'GPU ' if on_gpu else 'host'} {e.time_range.start - origin:9.1f} {length:9.1f}  {e.name[:90]}")
+
+
+def distributed_rows(n: int):
+    """prefixscan.distributed.scan on a world of one (NCCL) next to its parts, timed and traced."""
+    import os
+    import socket
+
+    import torch.distributed as dist
+
+    from prefixscan import distributed as psd
+    from prefixscan.algorithms.reduction import reduce as reduce_total
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
+    dist.init_process_group("nccl", init_method=f"tcp://127.0.0.1:{port}", rank=0, world_size=1)
+    x = torch.randint(-100, 100, (n,), dtype=torch.int32, device="cuda")
+    carry = torch.tensor(5, dtype=torch.int32, device="cuda")
+    rows = {
+        "prefixscan.scan(x)": lambda: ps.scan(x),
+        "distributed.scan(x)": lambda: psd.scan(x),
+        "distributed.scan(x, init=3)": lambda: psd.scan(x, init=3),
+        "prefixscan.scan(x, init=device carry)": lambda: ps.scan(x, init=carry),
+        "torch.sum(x, dtype=int32)": lambda: torch.sum(x, dtype=torch.int32),
+        "torch.sum(x)": lambda: torch.sum(x),
+        "algorithms.reduction.reduce(x)": lambda: reduce_total(x),
+    }
+    print(f"n = {n}, world of one: microseconds per call, back to back / one at a time, synchronised")
+    for name, fn in rows.items():
+        back_to_back, synchronised = per_call_us(fn, 100)
+        print(f"{name:40s} {back_to_back:10.1f} {synchronised:10.1f}", flush=True)
+    timeline(lambda: psd.scan(x), "distributed.scan(x)")
+    profile(lambda: psd.scan(x), 50, "distributed.scan(x)")
+    timeline(lambda: psd.scan(x, init=3), "distributed.scan(x, init=3)")
+    timeline(lambda: ps.scan(x, init=carry), "prefixscan.scan(x, init=device carry)")
+    dist.destroy_process_group()
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=1024)
+    parser.add_argument("--distributed", action="store_true",
+                        help="prefixscan.distributed.scan on a world of one (NCCL): times and a GPU timeline")
     args = parser.parse_args(argv)
+    if args.distributed:
+        distributed_rows(args.n)
+        return
     calls = 2000 if args.n <= 1 << 20 else 200
     x = torch.randint(-100, 100, (args.n,), dtype=torch.int32, device="cuda")
     y = torch.empty_like(x)

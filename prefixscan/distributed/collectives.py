@@ -73,10 +73,13 @@ def all_gather_tensors(group: Group, tensors: Sequence[torch.Tensor]) -> list[to
     device), each stacked along a new first axis in rank order: one ``all_gather`` of
     their bytes, with no copy to the host and no wait for the stream."""
     parts = [t.contiguous().reshape(-1).view(torch.uint8) for t in tensors]
-    local = torch.cat(parts) if parts else torch.zeros(0, dtype=torch.uint8, device=group.device)
-    gathered = [torch.empty_like(local) for _ in range(group.size)]
-    dist.all_gather(gathered, local, group=group.handle)
-    stacked = torch.stack(gathered)
+    local = torch.cat(parts) if len(parts) != 1 else parts[0]
+    flat = torch.empty(group.size * local.numel(), dtype=torch.uint8, device=group.device)  # gloo: 1-D only
+    # Into one tensor: no list of outputs to fill and stack (host time on every call).
+    # torch 2.13 renames the collective; 2.11 has only the old name.
+    gather_into = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
+    gather_into(flat, local, group=group.handle)
+    stacked = flat.view(group.size, local.numel())
     result, start = [], 0
     for t, p in zip(tensors, parts):
         raw = stacked[:, start:start + p.numel()].contiguous()  # whole rows: aligned for the view

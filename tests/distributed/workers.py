@@ -186,11 +186,11 @@ def _check_resident(rank: int, world: int, rng, failures: list, device) -> None:
             lo, hi = cuts[rank], cuts[rank + 1]
             local = tuple(_piece(f, lo, hi, -1, device) for f in x) if isinstance(x, tuple) else \
                 _piece(x, lo, hi, -1, device)
-            with mock.patch.object(dist, "all_gather", wraps=dist.all_gather) as gather, \
+            with mock.patch.object(scan_module, "all_gather_tensors", wraps=scan_module.all_gather_tensors) as gather, \
                     mock.patch.object(scan_module, "all_gather_fields", side_effect=AssertionError("host path")):
                 got = psd.scan(local, op, axis=-1, **kwargs)
             if gather.call_count != 1:
-                failures.append(f"{name}: {gather.call_count} all_gather calls, expected one")
+                failures.append(f"{name}: {gather.call_count} gathers of tensors, expected one")
             want = ps.scan(x, op, axis=-1, **kwargs)
             for g, w in zip(got if isinstance(x, tuple) else (got,), want if isinstance(x, tuple) else (want,)):
                 if not np.array_equal(g.cpu().numpy(), np.take(w, range(lo, hi), axis=-1)):
