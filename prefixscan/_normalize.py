@@ -27,7 +27,7 @@ from ._request import ScanConfig, ScanRequest, np_dtype
 from .backends.triton.registry import DETERMINISTIC_STRATEGIES, STRATEGY_NAMES
 from .monoid import accumulator_dtype_name, resolve_op
 
-__all__ = ["ALGORITHMS", "STRATEGIES", "make_config", "build_request", "check_init_shape", "check_axis",
+__all__ = ["ALGORITHMS", "STRATEGIES", "make_config", "build_request", "check_init", "check_init_shape", "check_axis",
            "check_recurrence_args", "check_delta_args", "check_segmented_request", "check_segments",
            "check_compact_args", "CompactArgs", "check_init_value", "check_flag"]
 
@@ -154,13 +154,15 @@ def build_request(config: ScanConfig, x: Any, init: Any, out: Any) -> ScanReques
                           out_shape, None, (), identity=identity)
     request.init_shape = request.lanes_shape + ((s,) if s > 1 else ())
     if init is not None:
-        request.init = _check_init(init, acc, struct, request.init_shape)
+        request.init = check_init(init, acc, struct, request.init_shape)
     if out is not None:
         request.out = _check_out(out, request)
     return request
 
 
-def _check_init(init: Any, acc: tuple, struct: bool, target: tuple) -> tuple:
+def check_init(init: Any, acc: tuple, struct: bool, target: tuple) -> tuple:
+    """``init`` checked against the accumulator dtypes ``acc`` and the lane shape
+    ``target``: one checked value per field (:func:`check_init_value`)."""
     values = list(init) if struct else [init]
     if struct and (not isinstance(init, tuple) or len(values) != len(acc)):
         raise ValueError(f"init: expected a tuple of {len(acc)} values for a struct monoid")

@@ -23,13 +23,13 @@ import numpy as np
 
 from . import dispatch
 from ._arrays import from_native, is_dask_collection
-from ._normalize import build_request, make_config
+from ._normalize import build_request, check_init, make_config
 from ._request import ScanRequest
 from .backends.base import Backend
 from .caches import register_cache
 from .differentiable.routing import wants_torch_ops
 
-__all__ = ["Scan", "make_scan", "scan"]
+__all__ = ["Scan", "make_scan", "scan", "shared_scan"]
 
 # At most this many planned signatures per Scan, and one-shot Scans in _SCANS:
 # a bound on memory for callers that scan ever-changing shapes.
@@ -91,19 +91,26 @@ class Scan:
         """The scan of ``x`` once dask collections and autograd/torch.compile calls
         have taken their own paths (:func:`scan` tests those itself, once)."""
         # Repeated calls on tensors of one signature reuse the checked plan:
-        # small scans are dominated by host overhead, not by the kernel.
-        key = _signature(x, out) if init is None else None
+        # small scans are dominated by host overhead, not by the kernel.  A seed is
+        # checked every call (its values decide what is valid); only whether there is
+        # one is part of the plan.
+        key = _signature(x, out)
+        if key is not None:
+            key = (key, init is not None)
         cached = self._plans.get(key) if key is not None else None
         if cached is not None:
             request, backend, fast = cached
+            seeds = None if init is None else check_init(init, request.acc_dtypes, request.struct,
+                                                         request.init_shape)
             if fast is not None:  # a single-launch GPU scan: straight to the kernel
                 if fast.expired():  # the tile choice may have changed since: plan again
                     del self._plans[key]
                     return self._run(x, init, out)
-                result = fast(x, out)
+                result = fast(x, out, None if seeds is None else seeds[0])
                 if result is not None:
                     return result
             request = request.rebind(x, out)
+            request.init = seeds
             results = backend.run_scan(request)
         else:
             request, backend = self.plan(x, init=init, out=out)
@@ -115,7 +122,9 @@ class Scan:
             if key is not None:
                 if len(self._plans) > _MAX_PLANS:
                     self._plans.clear()
-                self._plans[key] = (request.rebind(None, None), backend, fast)
+                kept = request.rebind(None, None)
+                kept.init = None  # not the first call's seed: it would stay alive
+                self._plans[key] = (kept, backend, fast)
         native = backend.NATIVE_LIBRARY
         if request.out is not None:
             # The caller's own objects (a CuPy out= is run through a torch view).
@@ -166,9 +175,10 @@ register_cache("prefixscan._scan.one_shot_scans", _SCANS.clear)
 register_cache("prefixscan._scan.plans", _clear_plans)
 
 
-def _cached_scan(op, axis, inclusive, reverse, order, tuple_size, dtype, backend, algorithm,
-                 deterministic, strategy=None) -> Scan:
-    """The shared :class:`Scan` of this argument set (a new one for unhashable arguments)."""
+def shared_scan(op, *, axis, inclusive, reverse, order, tuple_size, dtype, backend, algorithm,
+                deterministic, strategy=None) -> Scan:
+    """The shared :class:`Scan` of this argument set (a new one for unhashable arguments):
+    the one :func:`scan` calls, and :mod:`prefixscan.distributed` for its pieces."""
     # Types are part of the key: axis=1.0 must fail its check, not hit axis=1's entry.
     key = (op, axis, type(axis), inclusive, type(inclusive), reverse, type(reverse), order, type(order),
            tuple_size, type(tuple_size), dtype, type(dtype), backend, algorithm, deterministic,
@@ -377,8 +387,9 @@ def scan(x, op="add", *, axis=None, inclusive=True, reverse=False, init=None, or
         return scans.scan(x, op, axis=axis, inclusive=inclusive, reverse=reverse, init=init, order=order,
                           tuple_size=tuple_size, dtype=dtype, out=out, backend=backend, algorithm=algorithm,
                           deterministic=deterministic, strategy=strategy)
-    shared = _cached_scan(op, axis, inclusive, reverse, order, tuple_size, dtype, backend, algorithm,
-                          deterministic, strategy)
+    shared = shared_scan(op, axis=axis, inclusive=inclusive, reverse=reverse, order=order, tuple_size=tuple_size,
+                         dtype=dtype, backend=backend, algorithm=algorithm, deterministic=deterministic,
+                         strategy=strategy)
     if type(x) is not np.ndarray and is_dask_collection(x):
         return shared(x, init=init, out=out)
     return shared._run(x, init, out)  # the torch-ops test above was this call's one

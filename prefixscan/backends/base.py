@@ -35,9 +35,10 @@ from .._request import ScanRequest
 __all__ = ["Backend", "Replay"]
 
 #: A replay of a planned scan on new arrays of the same signature:
-#: ``replay(x, out) -> result``, or None when the call must take the full path;
+#: ``replay(x, out, init) -> result`` (``init``: the checked seed of a seeded plan,
+#: else None), or None when the call must take the full path;
 #: ``replay.expired()`` is True once the plan is stale (e.g. a new tuned tile).
-Replay = Callable[[Any, Any], Any]
+Replay = Callable[[Any, Any, Any], Any]
 
 
 @runtime_checkable

@@ -206,7 +206,7 @@ class _AccumulateReplay:
     def expired(self) -> bool:
         return False
 
-    def __call__(self, x, out):
+    def __call__(self, x, out, init=None):  # planned only for unseeded scans: init is None
         if self.axis is None and x.ndim != 1:
             x = x.reshape(-1)
         if out is None:

@@ -33,7 +33,7 @@ import torch
 from .._normalize import build_request, check_init_shape, check_init_value, make_config
 from ..algorithms.pieces import PiecewiseScan, piece_carries, piece_totals, scan_piece, seed_of
 from ..algorithms.reduction import reduce_request
-from ..differentiable.runner import run_scan
+from .._scan import shared_scan
 from .collectives import Group, all_gather_fields, all_gather_tensors, group_of
 from .orders import folds_carry, order_carries, order_summaries, scan_with_carry
 
@@ -57,11 +57,13 @@ def refuse_autograd(tensors, argument: str, hint: str) -> None:
                         f"{hint}")
 
 
-def _resident_carry(plan: PiecewiseScan, ranks: Group, fields: tuple, seed: tuple | None) -> tuple | None:
-    """This rank's carry (fields of the lane shape + ``(1,)``, tensors on the pieces'
-    device), or None where nothing is carried in (the first piece of an unseeded scan):
-    the piece's total, all-gathered, scanned exclusively over the ranks with ``seed``
-    at the sequence's start (its end, reverse) and this rank's row taken."""
+def _resident_carry(plan: PiecewiseScan, ranks: Group, fields: tuple, seed: tuple | None,
+                    arguments: dict) -> tuple | None:
+    """This rank's carry (fields of the lane shape, tensors on the pieces' device), or
+    None where nothing is carried in (the first piece of an unseeded scan): the piece's
+    total, all-gathered, scanned exclusively over the ranks with ``seed`` at the
+    sequence's start (its end, reverse) and this rank's row taken.  ``arguments``: the
+    scan's own (operator, direction, dtype, backend), for the shared planned scans."""
     config = plan.config
     first = ranks.size - 1 if config.reverse else 0
     total_config = replace(config, inclusive=True, reverse=False, order=1)
@@ -69,14 +71,14 @@ def _resident_carry(plan: PiecewiseScan, ranks: Group, fields: tuple, seed: tupl
     gathered = all_gather_tensors(ranks, totals)
     if seed is None and ranks.rank == first:
         return None
-    # Over the ranks: axis 0 of (ranks, lanes...), in the accumulator dtypes.
-    carry_config = replace(config, axis=0, inclusive=False, order=1,
-                           dtype=config.dtype if plan.struct else plan.acc_dtypes[0])
+    # Over the ranks: axis 0 of (ranks, lanes...), in the accumulator dtypes (a planned
+    # scan: replayed from the second call of a signature on).
+    over_ranks = shared_scan(**dict(arguments, axis=0, inclusive=False,
+                                    dtype=arguments["dtype"] if plan.struct else plan.acc_dtypes[0]))
     init = None if seed is None else tuple(v[..., 0] for v in seed)
-    carries = run_scan(carry_config, tuple(gathered) if plan.struct else gathered[0],
-                       None if init is None else (init if plan.struct else init[0]))
-    carries = carries if plan.struct else (carries,)
-    return tuple(c[ranks.rank][..., None] for c in carries)
+    carries = over_ranks(tuple(gathered) if plan.struct else gathered[0],
+                         init=None if init is None else (init if plan.struct else init[0]))
+    return tuple(c[ranks.rank] for c in (carries if plan.struct else (carries,)))
 
 
 def scan(x_local, op="add", *, group=None, inclusive=True, reverse=False, init=None, order=1, tuple_size=1,
@@ -151,8 +153,12 @@ def scan(x_local, op="add", *, group=None, inclusive=True, reverse=False, init=N
                              f"(pieces of {lengths})")
         offset = sum(lengths[:ranks.rank])
     if s == 1 and plan.rounds == 1 and fields[0].device == ranks.device:
-        result = scan_piece(plan, fields, offset=0, carries=[_resident_carry(plan, ranks, fields, seed)])
-        return result if request.struct else result[0]
+        arguments = dict(op=op, reverse=reverse, order=1, tuple_size=1, dtype=dtype, backend=backend,
+                         algorithm=None, deterministic=False)
+        carry = _resident_carry(plan, ranks, fields, seed, arguments)
+        piece = shared_scan(**dict(arguments, axis=request.axis, inclusive=inclusive))
+        return piece(fields if request.struct else fields[0],
+                     init=None if carry is None else (carry if request.struct else carry[0]))
     if folds_carry(plan):  # one local scan, one all_gather, one local scan
         piece = fields[0]
         scanned = scan_piece(plan, fields, offset=0, carries=[None] * plan.rounds)[0]

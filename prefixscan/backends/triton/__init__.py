@@ -77,7 +77,7 @@ def run_scan(request):
 
 def run_scan_planned(request):
     """``run_scan`` plus a replay function for later calls of the same signature
-    (or None): ``fast(x, out) -> result or None`` (None: take the full path)."""
+    (or None): ``fast(x, out, init) -> result or None`` (None: take the full path)."""
     from .scan import run_scan as _run
     from .tuner.first_use import ensure_for
 

@@ -10,8 +10,46 @@ kernel cannot do in one pass runs q jobs that differ only in ``xs`` and ``ys``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
-__all__ = ["ScanJob"]
+import numpy as np
+
+__all__ = ["ScanJob", "SeedLayout"]
+
+
+class SeedLayout(NamedTuple):
+    """Where a scan's seeds go: ``init`` (lanes + (tuple_size,), checked, of the
+    accumulator dtype's values) becomes every lane's seeds in the kernel's column order,
+    a contiguous ``(B, K)`` tensor of dtype ``acc`` on ``device``."""
+
+    acc: object  # torch dtype
+    init_shape: tuple
+    B: int
+    K: int
+    tuple_size: int
+    device: object
+
+    def columns(self, value):
+        import torch
+
+        if not torch.is_tensor(value) and np.size(value) == 1 and self.acc != torch.uint64:
+            # One host value: a fill on the device, queued like a kernel.  A copy from
+            # pageable host memory is staged by the driver, which holds the call for
+            # longer than the fill (and torch has no uint64 fill beyond 2^63).
+            return torch.full((self.B, self.K), np.asarray(value).item(), dtype=self.acc, device=self.device)
+        value = value if torch.is_tensor(value) else torch.as_tensor(np.asarray(value))
+        # Host to device without a blocking copy, which waits for the whole stream (0.22 ms a
+        # call behind a 2^28 scan on an H100): a pageable source is staged before the
+        # asynchronous copy returns, so the host value may go away at once.  (Never device to
+        # host: that copy would return before the data is there.)
+        seeds = value.to(device=self.device, dtype=self.acc,
+                         non_blocking=value.device.type == "cpu").broadcast_to(self.init_shape)
+        s, K = self.tuple_size, self.K
+        # init's (B, post, s) against the columns' (stream, post) order: stream t of inner
+        # position p is column t * post + p.
+        if s > 1 and K > s:
+            seeds = seeds.reshape(self.B, K // s, s).transpose(1, 2)
+        return seeds.reshape(self.B, K) if seeds.is_contiguous() else seeds.contiguous().reshape(self.B, K)
 
 
 @dataclass(frozen=True, eq=False)

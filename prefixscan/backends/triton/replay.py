@@ -3,7 +3,8 @@
 cuda.compute's reusable-object idea taken down to the launch: after a scan of
 some signature (shape, dtype, device, options) has run once, a :class:`FastScan`
 relaunches the same compiled kernel on new tensors with every argument but the
-input and output pointers fixed; multi-tile scans renew their status
+input and output pointers fixed (and the seeds, for a seeded scan: laid out
+again per call, :class:`.job.SeedLayout`); multi-tile scans renew their status
 reservation, tile base and epoch (:class:`StatusRenewal`).  At small sizes the
 host path, not the kernel, sets the time per call (docs/design/host-path.md).
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from . import planner
+from .job import SeedLayout
 from .runtime import Launch, constexpr_tail, hooks_active, int_width
 from .status import DeviceState
 
@@ -52,17 +54,17 @@ class FastScan:
     compiled for), and the caller takes the full path."""
 
     __slots__ = ("compiled", "grid", "shape", "dtype", "device", "index", "args", "tail", "rest", "replay",
-                 "widths", "torch", "knobs", "generation")
+                 "widths", "torch", "knobs", "generation", "seed")
 
     def __init__(self, compiled, grid: int, shape, dtype, device, args: tuple, tail: tuple,
-                 replay: StatusRenewal | None):
+                 replay: StatusRenewal | None, seed: SeedLayout | None = None):
         import torch
         from triton import knobs
 
         self.compiled, self.grid, self.shape, self.dtype, self.device = compiled, grid, shape, dtype, device
         self.index = device.index if device.index is not None else torch.cuda.current_device()
-        self.args, self.tail, self.replay = args, tail, replay
-        self.rest = args[2:] + tail
+        self.args, self.tail, self.replay, self.seed = args, tail, replay, seed
+        self.rest = args[4:] + tail
         # The compiled kernel took the tile base and epoch at these widths: a replay
         # must not pass it wider ones (compiled.run would overflow).
         self.widths = None if replay is None else (int_width(args[replay.at]), int_width(args[replay.at + 1]))
@@ -70,12 +72,14 @@ class FastScan:
         self.generation = planner.generation
 
     @classmethod
-    def planned(cls, launched: Launched, shape, dtype, device) -> "FastScan":
-        """The replay of ``launched`` (a look-back launch of one input and one output)."""
+    def planned(cls, launched: Launched, shape, dtype, device, seed: SeedLayout | None = None) -> "FastScan":
+        """The replay of ``launched`` (a look-back launch of one input and one output,
+        seeded where ``seed`` says how the seeds are laid out)."""
         launch = launched.launch
         tail = constexpr_tail(launch.kernel, len(launch.args), launch.constexprs)
-        args = (None, None) + launch.args[2:]  # not the first call's tensors: they would stay alive
-        return cls(launched.compiled, launch.grid, shape, dtype, device, args, tail, launched.renewal)
+        # Not the first call's tensors (they would stay alive), nor its seeds.
+        args = (None, None) + launch.args[2:3] + ((None,) if seed is not None else launch.args[3:4]) + launch.args[4:]
+        return cls(launched.compiled, launch.grid, shape, dtype, device, args, tail, launched.renewal, seed)
 
     def expired(self) -> bool:
         """Whether the tile this replay launches may no longer be the one a scan gets
@@ -83,7 +87,10 @@ class FastScan:
         instead of calling the replay."""
         return self.generation != planner.generation
 
-    def __call__(self, x, out):
+    def __call__(self, x, out, init=None):
+        """The scan of ``x`` into ``out`` (None: a new tensor), seeded with ``init`` (the
+        checked value, exactly when the planned scan was seeded); None where the replay
+        does not apply."""
         if not x.is_contiguous() or x.data_ptr() % 16:
             return None
         if out is None:
@@ -96,8 +103,10 @@ class FastScan:
             return None
         c = self.compiled
         stream = self.torch._C._cuda_getCurrentRawStream(self.index)
+        seeds = self.args[3] if self.seed is None else (self.seed.columns(init),)
         if self.replay is None:
-            c.run(self.grid, 1, 1, stream, c.function, c.packed_metadata, None, None, None, (x,), (y,), *self.rest)
+            c.run(self.grid, 1, 1, stream, c.function, c.packed_metadata, None, None, None, (x,), (y,),
+                  self.args[2], seeds, *self.rest)
             return y
         renewal = self.replay
         if stream != renewal.stream or self.torch._C._cuda_isCurrentStreamCapturing():
@@ -108,7 +117,7 @@ class FastScan:
         status, flags, aggs, incls = state.begin(renewal.entries, renewal.accs, renewal.words)
         a, at = self.args, renewal.at
         c.run(self.grid, 1, 1, stream, c.function, c.packed_metadata, None, None, None,
-              (x,), (y,), a[2], a[3], status, flags, aggs, incls, *a[8:at], state.tiles_issued, state.epoch,
+              (x,), (y,), a[2], seeds, status, flags, aggs, incls, *a[8:at], state.tiles_issued, state.epoch,
               *a[at + 2:], *self.tail)
         state.tiles_issued += self.grid
         return y

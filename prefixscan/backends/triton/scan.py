@@ -17,15 +17,13 @@ from __future__ import annotations
 import dataclasses
 import math
 
-import numpy as np
-
 from ..._arrays import as_torch
 from ..._environment import interpreter_mode
 from . import persistent, reduce_then_scan, scan_then_propagate
 from .blocked import launch_blocked
 from .blocked_rules import blocked_applies
 from .combine import combine_functions
-from .job import ScanJob
+from .job import ScanJob, SeedLayout
 from .lookback import launch_chained, launch_lookback
 from .planner import tuned_strategy
 from .registry import STRATEGY_NAMES
@@ -63,25 +61,6 @@ def _layout(request) -> tuple[int, int, int]:
     return pre, request.lane_len // s, post * s
 
 
-def _seed_columns(value, acc, init_shape: tuple, B: int, K: int, s: int, device):
-    """Every lane's seeds in the kernel's column order: ``(B, K)``, contiguous.
-
-    ``init`` comes as lanes + (tuple_size,), i.e. ``(B, post, s)`` once the lanes
-    are flattened, while the K columns of a step are ordered ``(stream, post)``
-    (:func:`_layout`: stream t of inner position p is column ``t * post + p``)."""
-    import torch
-
-    value = value if torch.is_tensor(value) else torch.as_tensor(np.asarray(value))
-    # Host to device without a blocking copy, which waits for the whole stream (0.22 ms a
-    # call behind a 2^28 scan on an H100): a pageable source is staged before the
-    # asynchronous copy returns, so the host value may go away at once.  (Never device to
-    # host: that copy would return before the data is there.)
-    seeds = value.to(device=device, dtype=acc, non_blocking=value.device.type == "cpu").broadcast_to(init_shape)
-    if s > 1 and K > s:
-        seeds = seeds.reshape(B, K // s, s).transpose(1, 2)
-    return seeds.contiguous()
-
-
 def run_scan(request, plan: bool = False):
     """Scan ``request`` into its outputs (a list of torch tensors).  With ``plan``,
     return ``(results, fast)`` where ``fast`` is a :class:`FastScan` that replays this
@@ -117,10 +96,10 @@ def run_scan(request, plan: bool = False):
             # Bool scans (max/min/and/or/xor) are the same scans on 0/1 bytes.
             xs[i], ys_kernel[i], accs[i] = xs[i].view(torch.uint8), ys[i].view(torch.uint8), torch.uint8
     idents = tuple(identity_tensor(v.item(), acc, device) for v, acc in zip(request.identity, accs))
-    inits = None
+    inits = seeds = None
     if request.init is not None:
-        inits = tuple(_seed_columns(value, acc, request.init_shape, B, K, config.tuple_size, device)
-                      for value, acc in zip(request.init, accs))
+        seeds = [SeedLayout(acc, request.init_shape, B, K, config.tuple_size, device) for acc in accs]
+        inits = tuple(layout.columns(value) for layout, value in zip(seeds, request.init))
     swapped = config.reverse and not monoid.commutative
     pair, flat = combine_functions(monoid, len(xs), swapped)
     launch = _launcher(config, device, accs, M, K, interpreter)
@@ -160,10 +139,11 @@ def run_scan(request, plan: bool = False):
         return results
     fast = None
     record = launched[0] if len(launched) == 1 and launch in _LOOKBACK_LAUNCHERS else None
-    if (record is not None and record.compiled is not None and request.init is None and len(xs) == 1
+    if (record is not None and record.compiled is not None and len(xs) == 1
             and ys_kernel[0] is ys[0] and results[0] is ys[0] and xs[0] is as_torch(request.fields[0])
             and device.type == "cuda"):
-        fast = FastScan.planned(record, tuple(request.out_shape), ys[0].dtype, device)
+        fast = FastScan.planned(record, tuple(request.out_shape), ys[0].dtype, device,
+                                seed=None if seeds is None else seeds[0])
     return results, fast
 
 

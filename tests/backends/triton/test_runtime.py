@@ -14,7 +14,7 @@ import pytest
 from .device import CUDA, DEVICE_MARK, random_data, to_device, torch
 
 import prefixscan as ps  # noqa: E402
-from prefixscan.backends.triton import lookback, replay, runtime, scan, status  # noqa: E402
+from prefixscan.backends.triton import job, lookback, replay, runtime, scan, status  # noqa: E402
 
 pytestmark = DEVICE_MARK
 
@@ -70,13 +70,45 @@ def test_replay_follows_a_tile_override():
         s(x, out=out)
         np.testing.assert_array_equal(out.cpu().numpy(), np.cumsum(x.cpu().numpy(), dtype=np.int32))
         s(x)
-        fast = s._plans[next(k for k in s._plans if k[-1] is None)][2]
+        fast = s._plans[next(k for k in s._plans if k[0][-1] is None and not k[1])][2]
         assert isinstance(fast, replay.FastScan) and fast is not planned and fast.grid == -(-n // 2048)
     finally:
         planner.set_override(None)
     s(x)
-    fast = s._plans[next(k for k in s._plans if k[-1] is None)][2]
+    fast = s._plans[next(k for k in s._plans if k[0][-1] is None and not k[1])][2]
     assert fast is not planned and fast.grid == planned.grid  # planned again, with the table's tile
+
+
+@pytest.mark.skipif(not CUDA, reason="the replay path exists for compiled kernels only")
+@pytest.mark.parametrize("n", [1000, 300_001])  # one tile; several (status renewed each call)
+def test_seeded_replay(n, monkeypatch):
+    """Seeded scans of one signature replay too, each call with its own seed (a host
+    scalar, a 0-d array, a device tensor), checked each call; a seed that does not fit
+    still raises; lanes along an axis give the same results on whichever path."""
+    rng = np.random.default_rng(11)
+    s = ps.make_scan()
+    s(to_device(random_data(rng, "int64", n)), init=3)
+    (key, (_, _, fast)), = s._plans.items()
+    assert key[1] and isinstance(fast, replay.FastScan) and fast.seed is not None
+    full_runs = []
+    real = scan.run_scan
+    monkeypatch.setattr(scan, "run_scan", lambda *a, **k: (full_runs.append(1), real(*a, **k))[1])
+    for init in (-(1 << 40), np.int64(7), np.array(-2), torch.tensor(123, device="cuda"), 5.0):
+        x = to_device(random_data(rng, "int64", n))
+        out = torch.full_like(x, -77)
+        assert s(x, init=init, out=out) is out
+        want = np.cumsum(x.cpu().numpy()) + int(init.item() if hasattr(init, "item") else init)
+        np.testing.assert_array_equal(out.cpu().numpy(), want)
+        np.testing.assert_array_equal(s(x, init=init).cpu().numpy(), want)
+    assert len(full_runs) == 1  # planning the out= signature; every other call replayed
+    with pytest.raises(ValueError, match="init"):
+        s(to_device(random_data(rng, "int64", n)), init=1 << 64)  # the cached signature: checked anyway
+    lanes = ps.make_scan(axis=-1)
+    for init in (np.array([5, -6, 7]), torch.tensor([1, 2, 3], device="cuda"), -4):
+        x = to_device(random_data(rng, "int32", (3, n // 3)))
+        want = np.cumsum(x.cpu().numpy(), axis=-1, dtype=np.int32) + np.asarray(
+            init.cpu() if torch.is_tensor(init) else init, dtype=np.int32).reshape(-1, 1)
+        np.testing.assert_array_equal(lanes(x, init=init).cpu().numpy(), want)
 
 
 @pytest.mark.skipif(not CUDA, reason="the replay path exists for compiled kernels only")
@@ -170,6 +202,28 @@ def test_replay_falls_back_when_the_tile_base_outgrows_32_bits():
     assert state.tiles_issued == (1 << 31) - 1
     assert fast(x, out) is out and len(runs) == 2  # the last base that fits
     assert fast(x, out) is None and len(runs) == 2  # 2^31 + 2: the full path takes it
+
+
+def test_seeded_replay_lays_out_each_calls_seed():
+    """A seeded plan's replay passes this call's seed, laid out as the kernel reads it,
+    where an unseeded one passes the identity it was planned with.  A fake compiled
+    kernel on CPU tensors: no GPU needed."""
+    import types
+
+    runs = []
+    compiled = types.SimpleNamespace(function=None, packed_metadata=None, run=lambda *a: runs.append(a))
+    ident = torch.zeros(1, dtype=torch.int64)
+    args = (None, None, (ident,), None, ident, ident, (ident,), (ident,), ident, 96, 1, 0, 1, 1, 1)
+    seed = job.SeedLayout(torch.int64, (3,), 3, 1, 1, torch.device("cpu"))
+    fast = replay.FastScan(compiled, 1, (3, 32), torch.int64, torch.device("cpu", 0), args, (), None, seed)
+    fast.torch = types.SimpleNamespace(_C=types.SimpleNamespace(_cuda_getCurrentRawStream=lambda index: 0),
+                                       empty=torch.empty)
+    x = torch.ones((3, 32), dtype=torch.int64)
+    for init in (np.array([5, -7, 1 << 40]), np.int64(-3), torch.tensor([2, 4, 6], dtype=torch.int32)):
+        assert fast(x, None, init) is not None
+        seeds = runs[-1][9 + 3]  # the kernel arguments start at 9; init_ptr is the fourth
+        want = torch.as_tensor(np.array(np.broadcast_to(np.asarray(init), (3,)))).to(torch.int64).reshape(3, 1)
+        assert len(seeds) == 1 and seeds[0].dtype == torch.int64 and torch.equal(seeds[0], want)
 
 
 def test_backend_memos_are_registered():
