@@ -17,6 +17,7 @@ import argparse
 import cProfile
 import pstats
 
+import numpy as np
 import torch
 
 import prefixscan as ps
@@ -92,6 +93,7 @@ def distributed_rows(n: int):
 
     from prefixscan import distributed as psd
     from prefixscan.algorithms.reduction import reduce as reduce_total
+    from prefixscan.distributed import collectives
 
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -99,8 +101,20 @@ def distributed_rows(n: int):
     os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
     dist.init_process_group("nccl", init_method=f"tcp://127.0.0.1:{port}", rank=0, world_size=1)
     x = torch.randint(-100, 100, (n,), dtype=torch.int32, device="cuda")
+    small = x[:1024].clone()  # the same calls where the host time is all there is
     carry = torch.tensor(5, dtype=torch.int32, device="cuda")
+    group = collectives.group_of(None, x)
+    total = torch.sum(small, dtype=torch.int32)
+    over_ranks = ps.make_scan(axis=0, inclusive=False)
+    one_row = total.reshape(1)
+    host_seed = np.array(3, np.int32)
     rows = {
+        "group_of": lambda: collectives.group_of(None, x),
+        "all_gather_tensors(one int32)": lambda: collectives.all_gather_tensors(group, [total]),
+        "carry scan over ranks (1 element, host seed)": lambda: over_ranks(one_row, init=host_seed),
+        "distributed.scan(small)": lambda: psd.scan(small),
+        "distributed.scan(small, init=3)": lambda: psd.scan(small, init=3),
+        "prefixscan.scan(small, init=3)": lambda: ps.scan(small, init=3),
         "prefixscan.scan(x)": lambda: ps.scan(x),
         "distributed.scan(x)": lambda: psd.scan(x),
         "distributed.scan(x, init=3)": lambda: psd.scan(x, init=3),
@@ -113,6 +127,8 @@ def distributed_rows(n: int):
     for name, fn in rows.items():
         back_to_back, synchronised = per_call_us(fn, 100)
         print(f"{name:40s} {back_to_back:10.1f} {synchronised:10.1f}", flush=True)
+    print("carry scan's plans (signature -> replay):", {k: type(v[2]).__name__ for k, v in over_ranks._plans.items()})
+    profile(lambda: psd.scan(small, init=3), 200, "distributed.scan(small, init=3): host time alone")
     timeline(lambda: psd.scan(x), "distributed.scan(x)")
     profile(lambda: psd.scan(x), 50, "distributed.scan(x)")
     timeline(lambda: psd.scan(x, init=3), "distributed.scan(x, init=3)")

@@ -80,6 +80,9 @@ def all_gather_tensors(group: Group, tensors: Sequence[torch.Tensor]) -> list[to
     gather_into = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
     gather_into(flat, local, group=group.handle)
     stacked = flat.view(group.size, local.numel())
+    if len(parts) == 1:  # the rows are the field's bytes: a view, no copy
+        t = tensors[0]
+        return [stacked.view(t.dtype).reshape((group.size,) + tuple(t.shape))]
     result, start = [], 0
     for t, p in zip(tensors, parts):
         raw = stacked[:, start:start + p.numel()].contiguous()  # whole rows: aligned for the view

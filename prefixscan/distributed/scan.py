@@ -57,18 +57,16 @@ def refuse_autograd(tensors, argument: str, hint: str) -> None:
                         f"{hint}")
 
 
-def _resident_carry(plan: PiecewiseScan, ranks: Group, fields: tuple, seed: tuple | None,
+def _resident_carry(plan: PiecewiseScan, ranks: Group, request, seed: tuple | None,
                     arguments: dict) -> tuple | None:
     """This rank's carry (fields of the lane shape, tensors on the pieces' device), or
     None where nothing is carried in (the first piece of an unseeded scan): the piece's
     total, all-gathered, scanned exclusively over the ranks with ``seed`` at the
-    sequence's start (its end, reverse) and this rank's row taken.  ``arguments``: the
-    scan's own (operator, direction, dtype, backend), for the shared planned scans."""
-    config = plan.config
-    first = ranks.size - 1 if config.reverse else 0
-    total_config = replace(config, inclusive=True, reverse=False, order=1)
-    totals = reduce_request(build_request(total_config, fields if plan.struct else fields[0], None, None))
-    gathered = all_gather_tensors(ranks, totals)
+    sequence's start (its end, reverse) and this rank's row taken.  ``request``: the
+    piece's checked request; ``arguments``: the scan's own (operator, direction, dtype,
+    backend), for the shared planned scans."""
+    first = ranks.size - 1 if plan.config.reverse else 0
+    gathered = all_gather_tensors(ranks, reduce_request(request))  # (the reduction ignores the direction)
     if seed is None and ranks.rank == first:
         return None
     # Over the ranks: axis 0 of (ranks, lanes...), in the accumulator dtypes (a planned
@@ -155,7 +153,7 @@ def scan(x_local, op="add", *, group=None, inclusive=True, reverse=False, init=N
     if s == 1 and plan.rounds == 1 and fields[0].device == ranks.device:
         arguments = dict(op=op, reverse=reverse, order=1, tuple_size=1, dtype=dtype, backend=backend,
                          algorithm=None, deterministic=False)
-        carry = _resident_carry(plan, ranks, fields, seed, arguments)
+        carry = _resident_carry(plan, ranks, request, seed, arguments)
         piece = shared_scan(**dict(arguments, axis=request.axis, inclusive=inclusive))
         return piece(fields if request.struct else fields[0],
                      init=None if carry is None else (carry if request.struct else carry[0]))
