@@ -20,6 +20,8 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
+from ..caches import register_cache
+
 __all__ = ["Group", "all_gather_fields", "all_gather_tensors", "group_of"]
 
 
@@ -34,18 +36,34 @@ class Group:
     device: torch.device
 
 
+# id(process group) -> (the group, its backend, this rank, its size): asked of
+# torch.distributed once per group, not on every call (three calls into c10d that
+# took as long as the rest of a small scan's host work on an H100 host).  The entry
+# holds its group, so an id is not reused while it is cached.
+_GROUPS: dict = {}
+_MAX_GROUPS = 64
+register_cache("prefixscan.distributed.collectives.groups", _GROUPS.clear)
+
+
 def group_of(group: Any, like: torch.Tensor) -> Group:
     """``group`` (None: the default group) described for tensors like ``like``;
     RuntimeError when torch.distributed is not initialised."""
     if not dist.is_available() or not dist.is_initialized():
         raise RuntimeError("group: torch.distributed is not initialised; call "
                            "torch.distributed.init_process_group first")
-    backend = dist.get_backend(group)
+    handle = dist.group.WORLD if group is None else group
+    entry = _GROUPS.get(id(handle))
+    if entry is None or entry[0] is not handle:
+        if len(_GROUPS) >= _MAX_GROUPS:
+            _GROUPS.clear()
+        entry = _GROUPS[id(handle)] = (handle, dist.get_backend(group), dist.get_rank(group=group),
+                                       dist.get_world_size(group=group))
+    _, backend, rank, size = entry
     if backend == "nccl":
         device = like.device if like.is_cuda else torch.device("cuda", torch.cuda.current_device())
     else:
         device = torch.device("cpu")
-    return Group(group, dist.get_rank(group=group), dist.get_world_size(group=group), device)
+    return Group(group, rank, size, device)
 
 
 def all_gather_fields(group: Group, fields: Sequence[np.ndarray]) -> list[tuple[np.ndarray, ...]]:
