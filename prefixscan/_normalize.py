@@ -290,6 +290,8 @@ def _check_tensor(t: Any, acc: str, kind: str, argument: str) -> None:
 def check_init_shape(value: Any, target: tuple) -> tuple:
     """``value``'s shape, which must broadcast to the lane shape ``target``."""
     shape = tuple(getattr(value, "shape", np.shape(value)))
+    if shape == target or shape == ():  # the common cases, without NumPy's broadcasting rules
+        return shape
     try:
         if np.broadcast_shapes(shape, target) != target:
             raise ValueError
