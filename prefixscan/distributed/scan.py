@@ -57,26 +57,25 @@ def refuse_autograd(tensors, argument: str, hint: str) -> None:
                         f"{hint}")
 
 
-def _resident_carry(plan: PiecewiseScan, ranks: Group, request, seed: tuple | None,
-                    arguments: dict) -> tuple | None:
+def _resident_carry(ranks: Group, request, init: tuple | None, arguments: dict) -> tuple | None:
     """This rank's carry (fields of the lane shape, tensors on the pieces' device), or
     None where nothing is carried in (the first piece of an unseeded scan): the piece's
-    total, all-gathered, scanned exclusively over the ranks with ``seed`` at the
-    sequence's start (its end, reverse) and this rank's row taken.  ``request``: the
-    piece's checked request; ``arguments``: the scan's own (operator, direction, dtype,
-    backend), for the shared planned scans."""
-    first = ranks.size - 1 if plan.config.reverse else 0
+    total, all-gathered, scanned exclusively over the ranks with ``init`` (the checked
+    seed, one value per field) at the sequence's start (its end, reverse) and this
+    rank's row taken.  ``request``: the piece's checked request; ``arguments``: the
+    scan's own (operator, direction, dtype, backend), for the shared planned scans."""
+    first = ranks.size - 1 if arguments["reverse"] else 0
     gathered = all_gather_tensors(ranks, reduce_request(request))  # (the reduction ignores the direction)
-    if seed is None and ranks.rank == first:
+    if init is None and ranks.rank == first:
         return None
     # Over the ranks: axis 0 of (ranks, lanes...), in the accumulator dtypes (a planned
     # scan: replayed from the second call of a signature on).
+    struct = request.struct
     over_ranks = shared_scan(**dict(arguments, axis=0, inclusive=False,
-                                    dtype=arguments["dtype"] if plan.struct else plan.acc_dtypes[0]))
-    init = None if seed is None else tuple(v[..., 0] for v in seed)
-    carries = over_ranks(tuple(gathered) if plan.struct else gathered[0],
-                         init=None if init is None else (init if plan.struct else init[0]))
-    return tuple(c[ranks.rank] for c in (carries if plan.struct else (carries,)))
+                                    dtype=arguments["dtype"] if struct else request.acc_dtypes[0]))
+    carries = over_ranks(tuple(gathered) if struct else gathered[0],
+                         init=None if init is None else (init if struct else init[0]))
+    return tuple(c[ranks.rank] for c in (carries if struct else (carries,)))
 
 
 def scan(x_local, op="add", *, group=None, inclusive=True, reverse=False, init=None, order=1, tuple_size=1,
@@ -129,7 +128,7 @@ def scan(x_local, op="add", *, group=None, inclusive=True, reverse=False, init=N
     request = build_request(replace(config, tuple_size=1), x_local, None, None)
     if request.axis is None:
         raise ValueError("axis: give the sequence's axis (an integer)")
-    seed = None
+    checked = None  # the seed, one checked value per field
     if init is not None:
         values = list(init) if request.struct else [init]
         if request.struct and len(values) != len(fields):
@@ -140,8 +139,6 @@ def scan(x_local, op="add", *, group=None, inclusive=True, reverse=False, init=N
         checked = tuple(check_init_value(v, acc) for v, acc in zip(values, request.acc_dtypes))
     plan = PiecewiseScan(replace(config, axis=request.axis), request.acc_dtypes, request.out_dtypes,
                          request.identity, request.struct)
-    if init is not None:
-        seed = seed_of(plan, checked, request.lanes_shape)
     ranks = group_of(group, fields[0])
     offset = 0
     if s > 1:  # where this piece starts: its streams are the sequence's, rotated by the offset
@@ -153,10 +150,12 @@ def scan(x_local, op="add", *, group=None, inclusive=True, reverse=False, init=N
     if s == 1 and plan.rounds == 1 and fields[0].device == ranks.device:
         arguments = dict(op=op, reverse=reverse, order=1, tuple_size=1, dtype=dtype, backend=backend,
                          algorithm=None, deterministic=False)
-        carry = _resident_carry(plan, ranks, request, seed, arguments)
+        carry = _resident_carry(ranks, request, checked, arguments)
         piece = shared_scan(**dict(arguments, axis=request.axis, inclusive=inclusive))
         return piece(fields if request.struct else fields[0],
                      init=None if carry is None else (carry if request.struct else carry[0]))
+    # Host totals and carries: the seed as carries of the lane shape + (tuple_size,).
+    seed = None if checked is None else seed_of(plan, checked, request.lanes_shape)
     if folds_carry(plan):  # one local scan, one all_gather, one local scan
         piece = fields[0]
         scanned = scan_piece(plan, fields, offset=0, carries=[None] * plan.rounds)[0]

@@ -49,7 +49,7 @@ class SeedLayout(NamedTuple):
         # position p is column t * post + p.
         if s > 1 and K > s:
             seeds = seeds.reshape(self.B, K // s, s).transpose(1, 2)
-        return seeds.reshape(self.B, K) if seeds.is_contiguous() else seeds.contiguous().reshape(self.B, K)
+        return seeds.contiguous().reshape(self.B, K)
 
 
 @dataclass(frozen=True, eq=False)

@@ -62,6 +62,7 @@ from . import planner, runtime
 from .blocks import (FLAG_AGGREGATE, FLAG_PREFIX, _fn, _load_at, _lookback_1d, _ordered_reduce, _publish, _scalars,
                      _store_at, _tile_id, _where, _within)
 from .combine import combine_functions
+from .job import SeedLayout
 from .planner import choose_config
 from .runtime import Launch, current_stream
 from .status import identity_tensor, state_for, status_words
@@ -427,9 +428,9 @@ def _launch(request, kind: str, given, xs: list, ys: list, accs: list, monoid, d
     idents = tuple(identity_tensor(v.item(), acc, device) for v, acc in zip(request.identity, accs))
     inits = idents
     if request.init is not None:
-        seeds = [torch.as_tensor(v) for v in request.init]  # host to device without a stream sync, as scan's seeds
-        inits = tuple(v.to(device=device, dtype=acc, non_blocking=v.device.type == "cpu").reshape(1)
-                      for v, acc in zip(seeds, accs))
+        # One seed per field (a 1-D scan), laid out as scan's seeds are.
+        inits = tuple(SeedLayout(acc, request.init_shape, 1, 1, 1, device).columns(v).reshape(1)
+                      for v, acc in zip(request.init, accs))
     swapped = config.reverse and not monoid.commutative
     pair, flat = combine_functions(monoid, len(xs), swapped)
     nbytes = sum(a.itemsize for a in accs)
