@@ -108,7 +108,7 @@ def run_benchmark(
     if sizes is None and strategy_names and device == "cpu":
         sizes = INTERPRETER_SIZES
     exps = parse_sizes(sizes, device, quick)
-    dts = parse_dtypes(dtypes)
+    dts = parse_dtypes(dtypes, device)
     repeats = max(1, int(default_repeats(device, quick) if repeats is None else repeats))
     seed = int(np.random.SeedSequence().entropy % (2**32)) if seed is None else int(seed)
     per_call_calls = 50 if quick else PER_CALL_CALLS
@@ -192,7 +192,7 @@ def main_from_args(args) -> int:
         if sizes is None and strategy_names and args.device == "cpu":
             sizes = INTERPRETER_SIZES
         sizes = parse_sizes(sizes, args.device, args.quick)
-        dtypes = parse_dtypes(args.dtypes)
+        dtypes = parse_dtypes(args.dtypes, args.device)
     except ValueError as exc:
         print(f"prefixscan bench: {exc}", file=sys.stderr)
         return 2

@@ -4,6 +4,10 @@ one (dtype, size, order, tuple size) case the runner times at a time.
 Defaults: on ``cpu`` sizes 2^10..2^24 in steps of 2 (``--quick``: 2^10..2^20);
 on ``cuda`` every exponent 2^10..2^30 (``--quick``: 2^10..2^26 in steps of 2),
 so the curve shows where launch latency gives way to memory bandwidth.
+
+Dtypes are named by string: bfloat16 (CUDA only) has no NumPy dtype, so its
+size, kind and epsilon come from :func:`itemsize_of`, :func:`kind_of` and
+:func:`eps_of` rather than from ``numpy.dtype``.
 """
 
 from __future__ import annotations
@@ -16,11 +20,14 @@ import numpy as np
 from ..backends.triton.registry import STRATEGY_NAMES
 
 __all__ = ["DEFAULT_DTYPES", "SUPPORTED_DTYPES", "INTERPRETER_SIZES", "SizeCase", "default_sizes",
-           "parse_sizes", "parse_dtypes", "parse_strategies", "default_repeats"]
+           "parse_sizes", "parse_dtypes", "parse_strategies", "default_repeats", "itemsize_of", "kind_of",
+           "eps_of"]
 
 DEFAULT_DTYPES = ("int32", "float32", "int64", "float64")
 SUPPORTED_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-                    "float32", "float64")
+                    "float16", "bfloat16", "float32", "float64")
+#: Dtypes NumPy lacks, benchmarked on CUDA only: (itemsize, kind, eps).
+_DEVICE_ONLY_DTYPES = {"bfloat16": (2, "f", 2.0**-7)}
 #: Default log2 sizes for strategies on ``cpu``: Triton's interpreter runs a few
 #: thousand elements a second.
 INTERPRETER_SIZES = [6, 8, 10]
@@ -36,6 +43,36 @@ class SizeCase:
     order: int
     tuple_size: int
     repeats: int
+
+    def data_bounds(self) -> tuple[int, int]:
+        """``(low, high)``, high exclusive, of the random integers the data are drawn
+        from: -4..4, or -1..1 for 16-bit floats, so that a random walk of 2^28 steps
+        stays below float16's largest value (65504) and far inside the range where
+        the float32 accumulator adds integers exactly."""
+        if kind_of(self.dtype) == "f" and itemsize_of(self.dtype) == 2:
+            return -1, 2
+        return -4, 5
+
+
+def itemsize_of(name: str) -> int:
+    """Bytes per element of the dtype called ``name`` (bfloat16 included)."""
+    if name in _DEVICE_ONLY_DTYPES:
+        return _DEVICE_ONLY_DTYPES[name][0]
+    return np.dtype(name).itemsize
+
+
+def kind_of(name: str) -> str:
+    """NumPy's kind character of the dtype called ``name``: "i", "u" or "f"."""
+    if name in _DEVICE_ONLY_DTYPES:
+        return _DEVICE_ONLY_DTYPES[name][1]
+    return np.dtype(name).kind
+
+
+def eps_of(name: str) -> float:
+    """Machine epsilon of the float dtype called ``name`` (bfloat16: 2^-7)."""
+    if name in _DEVICE_ONLY_DTYPES:
+        return _DEVICE_ONLY_DTYPES[name][2]
+    return float(np.finfo(np.dtype(name)).eps)
 
 
 def default_sizes(device: str = "cpu", quick: bool = False) -> list[int]:
@@ -79,8 +116,9 @@ def parse_sizes(spec: str | Sequence[int] | None, device: str = "cpu", quick: bo
     return sorted(set(exps))
 
 
-def parse_dtypes(spec: str | Sequence[str] | None) -> list[str]:
-    """Dtype names from ``"int32,float64"`` or a sequence; None gives :data:`DEFAULT_DTYPES`."""
+def parse_dtypes(spec: str | Sequence[str] | None, device: str | None = None) -> list[str]:
+    """Dtype names from ``"int32,float64"`` or a sequence; None gives :data:`DEFAULT_DTYPES`.
+    With ``device="cpu"``, a dtype NumPy lacks (bfloat16) is refused."""
     if spec is None:
         return list(DEFAULT_DTYPES)
     names = spec.split(",") if isinstance(spec, str) else list(spec)
@@ -89,7 +127,10 @@ def parse_dtypes(spec: str | Sequence[str] | None) -> list[str]:
         name = str(name).strip()
         if not name:
             continue
-        dt = np.dtype(name).name
+        dt = name if name in _DEVICE_ONLY_DTYPES else _numpy_name(name)
+        if dt in _DEVICE_ONLY_DTYPES and device == "cpu":
+            raise ValueError(f"--dtypes: {dt} is benchmarked on --device cuda only "
+                             f"(NumPy has no {dt})")
         if dt not in SUPPORTED_DTYPES:
             raise ValueError(f"--dtypes: {name!r} is not benchmarked; choose from "
                              f"{', '.join(SUPPORTED_DTYPES)}")
@@ -98,6 +139,14 @@ def parse_dtypes(spec: str | Sequence[str] | None) -> list[str]:
     if not out:
         raise ValueError("--dtypes: empty list")
     return out
+
+
+def _numpy_name(name: str) -> str:
+    try:
+        return np.dtype(name).name
+    except TypeError:
+        raise ValueError(f"--dtypes: {name!r} is not a dtype; choose from "
+                         f"{', '.join(SUPPORTED_DTYPES)}") from None
 
 
 def parse_strategies(spec: str | Sequence[str] | None) -> list[str]:

@@ -72,9 +72,14 @@ def cpu_peers(order: int, tuple_size: int) -> list[Implementation]:
     def view(a):
         return a.reshape(-1, s) if s > 1 else a
 
+    def bits(a):
+        # The roof copies bytes: seen as unsigned integers of the same size, which the
+        # compiled loop handles for every dtype (Numba has no float16).
+        return a.reshape(-1).view(f"u{a.itemsize}")
+
     def copy_build(copy):
         def build(ins, outs):
-            return [(lambda x=x, o=o: (copy(x.reshape(-1), o.reshape(-1)), o)[1]) for x, o in zip(ins, outs)]
+            return [(lambda x=x, o=o: (copy(bits(x), bits(o)), o)[1]) for x, o in zip(ins, outs)]
 
         return build
 
@@ -153,8 +158,15 @@ def cuda_peers(order: int, tuple_size: int) -> list[Implementation]:
     return impls
 
 
+def _no_bfloat16(ins: list, peer: str) -> None:
+    if str(ins[0].dtype) == "torch.bfloat16":
+        raise NotApplicable(f"{peer} has no bfloat16 (NumPy dtypes only)")
+
+
 def _cupy_peer(cp, view, q: int) -> Implementation:
     def build(ins, outs):
+        _no_bfloat16(ins, "CuPy")
+
         def make(x, o):
             xv, ov = cp.asarray(view(x)), cp.asarray(view(o))  # zero-copy views
 
@@ -175,6 +187,7 @@ def _cccl_peer(cc, cp, q: int, s: int) -> Implementation:
     def build(ins, outs):
         if s > 1:
             raise NotApplicable("cuda.compute.inclusive_scan scans 1-D sequences (tuple_size > 1)")
+        _no_bfloat16(ins, "cuda.compute")
         op = getattr(getattr(cc, "OpKind", None), "PLUS", None)
         if op is None:
             def op(a, b):
@@ -208,13 +221,12 @@ def _jax_peer(jax, q: int, s: int) -> Implementation:
     def build(ins, outs):
         if not [d for d in jax.devices() if d.platform == "gpu"]:
             raise NotApplicable("JAX sees no GPU")
-        np_dt = str(ins[0].dtype).replace("torch.", "")
 
         @jax.jit
         def f(a):
             v = a.reshape(-1, s) if s > 1 else a
             for _ in range(q):
-                v = jnp.cumsum(v, axis=0, dtype=np_dt)
+                v = jnp.cumsum(v, axis=0, dtype=a.dtype)  # JAX's own dtype: bfloat16 included
             return v.reshape(-1)
 
         arrays = [jax.dlpack.from_dlpack(x) for x in ins]

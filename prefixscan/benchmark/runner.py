@@ -36,7 +36,7 @@ import numpy as np
 
 from .._errors import short_error
 from ..timing import CPU_SAMPLE_SECONDS, per_call_cuda_events, per_call_wall, time_cuda_events, time_wall
-from .cases import SizeCase
+from .cases import SizeCase, itemsize_of, kind_of
 from .peers import Implementation, NotApplicable, strategy_plan
 from .verify import expected_result, verify_device, verify_host
 
@@ -180,9 +180,9 @@ def measure_host(impls: list[Implementation], case: SizeCase, rng: np.random.Gen
     """Records of every implementation on host arrays of ``case`` (NumPy; the
     strategies on ``cpu`` wrap them as torch tensors for Triton's interpreter),
     timed in interleaved rounds (:func:`time_interleaved`), best of the rounds."""
-    dt = np.dtype(case.dtype)
-    small = rng.integers(-4, 5, size=case.n, dtype=np.int8)
-    x = small.astype(dt)
+    low, high = case.data_bounds()
+    small = rng.integers(low, high, size=case.n, dtype=np.int8)
+    x = small.astype(case.dtype)
     expected = expected_result(small, case)
     recs, timed = [], []
     for impl in impls:
@@ -225,7 +225,7 @@ def measure_host(impls: list[Implementation], case: SizeCase, rng: np.random.Gen
                    samples=len(seconds))
     recs = merge_copies(recs, [i.name for i in impls if i.is_copy])
     for rec in recs:
-        _fill_rates(rec, case.n, dt.itemsize)
+        _fill_rates(rec, case.n, itemsize_of(case.dtype))
     _set_ratios(recs)
     return recs
 
@@ -238,7 +238,7 @@ def _rotating_buffers(case: SizeCase, l2_cache_bytes: int | None) -> int:
     reads from device memory rather than from the L2 cache (4x L2 in all, <= 16)."""
     if case.log2n < ROTATE_FROM_LOG2:
         return 1
-    nbytes = case.n * np.dtype(case.dtype).itemsize
+    nbytes = case.n * itemsize_of(case.dtype)
     l2 = l2_cache_bytes or 60 * 2**20
     return max(1, min(16, math.ceil(4 * l2 / nbytes)))
 
@@ -284,13 +284,13 @@ def measure_cuda(impls: list[Implementation], case: SizeCase, rng: np.random.Gen
     size that does not fit the free device memory is skipped whole."""
     import torch
 
-    dt = np.dtype(case.dtype)
     n = case.n
-    nbytes = n * dt.itemsize
+    itemsize = itemsize_of(case.dtype)
+    nbytes = n * itemsize
     k = _rotating_buffers(case, l2_cache_bytes)
     # Memory: k inputs + k outputs + the float64/int reference + one peer
     # result or temporary + the int8 seed data, with some slack.
-    ref_bytes = n * (8 if dt.kind == "f" else dt.itemsize)
+    ref_bytes = n * (8 if kind_of(case.dtype) == "f" else itemsize)
     need = 2 * k * nbytes + ref_bytes + 2 * nbytes + n + 512 * 2**20
     gc.collect()
     torch.cuda.empty_cache()
@@ -304,7 +304,8 @@ def measure_cuda(impls: list[Implementation], case: SizeCase, rng: np.random.Gen
 
     gen = torch.Generator(device="cuda")
     gen.manual_seed(int(rng.integers(0, 2**62)))
-    small_dev = torch.randint(-4, 5, (n,), dtype=torch.int8, device="cuda", generator=gen)
+    low, high = case.data_bounds()
+    small_dev = torch.randint(low, high, (n,), dtype=torch.int8, device="cuda", generator=gen)
     small = small_dev.cpu().numpy()
     x0 = small_dev.to(getattr(torch, case.dtype))
     del small_dev
@@ -358,7 +359,7 @@ def measure_cuda(impls: list[Implementation], case: SizeCase, rng: np.random.Gen
         fns = None
         del outs
         if rec is not None:
-            _fill_rates(rec, n, dt.itemsize)
+            _fill_rates(rec, n, itemsize)
             recs.append(rec)
         bar.update(label, 1)
     del ins, x0, ref_dev

@@ -1,9 +1,11 @@
 """Every benchmarked result is checked against NumPy before it is timed.
 
-The data are small random integers (-4..4) in the benchmarked dtype, so
-integers compare exactly (wrapping as C does) and first-order float sums are
-exact too; for higher orders floats may round, by up to eps*sqrt(n) per pass or
-10x the error of NumPy's own scan in that dtype, whichever is larger.
+The data are small random integers (-4..4; -1..1 for float16 and bfloat16,
+:meth:`.cases.SizeCase.data_bounds`) in the benchmarked dtype, so integers
+compare exactly (wrapping as C does) and first-order float sums are exact too
+(16-bit floats accumulate in float32 and round once on output, by at most
+eps16/2 relative); for higher orders floats may round, by up to eps*sqrt(n) per
+pass or 10x the error of NumPy's own scan in that dtype, whichever is larger.
 """
 
 from __future__ import annotations
@@ -14,12 +16,12 @@ from typing import Any
 
 import numpy as np
 
-from .cases import SizeCase
+from .cases import SizeCase, eps_of, kind_of
 
 __all__ = ["VERIFICATION", "Expected", "expected_result", "numpy_reference", "verify_host",
            "verify_device"]
 
-VERIFICATION = ("against NumPy on data in -4..4: integers exact; floats within "
+VERIFICATION = ("against NumPy on data in -4..4 (16-bit floats -1..1): integers exact; floats within "
                 "max(eps*(10 + 8*sqrt(lane)*(order-1))*max|ref|, 10x NumPy's own error "
                 "in the dtype)")
 
@@ -40,9 +42,8 @@ class Expected:
 def numpy_reference(x_small: np.ndarray, dtype: str, order: int, tuple_size: int,
                     acc: Any = None) -> np.ndarray:
     """NumPy's answer: integers in the dtype itself (wrapping as C does), floats in float64."""
-    dt = np.dtype(dtype)
     if acc is None:
-        acc = dt if dt.kind in "iu" else np.dtype(np.float64)
+        acc = np.dtype(dtype) if kind_of(dtype) in "iu" else np.dtype(np.float64)
     r = x_small.astype(acc)
     v = r.reshape(-1, tuple_size) if tuple_size > 1 else r
     for _ in range(order):
@@ -55,7 +56,7 @@ def _float_tolerance(case: SizeCase, scale: float, serial_error: float) -> float
     first-order sums are exact; higher orders round, by about eps*sqrt(n) each
     pass, and a serial scan's rounding can drift further: the tolerance is also
     at least 10x the error of NumPy's own scan in the dtype (``serial_error``)."""
-    eps = float(np.finfo(np.dtype(case.dtype)).eps)
+    eps = eps_of(case.dtype)
     lane = max(1, case.n // case.tuple_size)
     rtol = 10 * eps + 8 * eps * math.sqrt(lane) * (case.order - 1)
     return max(rtol * (scale + 1.0), 10.0 * serial_error)
@@ -64,10 +65,9 @@ def _float_tolerance(case: SizeCase, scale: float, serial_error: float) -> float
 def _serial_error(x_small: np.ndarray, ref: np.ndarray, case: SizeCase) -> float:
     """How far NumPy's scan in the float dtype itself lands from the float64
     reference: the scale of a correct implementation's rounding."""
-    dt = np.dtype(case.dtype)
-    if dt.kind != "f" or case.order == 1:
+    if kind_of(case.dtype) != "f" or case.order == 1:
         return 0.0  # small-integer data: first-order float sums are exact
-    low = numpy_reference(x_small, case.dtype, case.order, case.tuple_size, acc=dt)
+    low = numpy_reference(x_small, case.dtype, case.order, case.tuple_size, acc=_numpy_stand_in(case.dtype))
     err = 0.0
     for i in range(0, ref.size, _HOST_CHUNK):
         d = np.abs(low[i:i + _HOST_CHUNK].astype(np.float64) - ref[i:i + _HOST_CHUNK])
@@ -75,10 +75,17 @@ def _serial_error(x_small: np.ndarray, ref: np.ndarray, case: SizeCase) -> float
     return err
 
 
+def _numpy_stand_in(dtype: str) -> np.dtype:
+    """The NumPy dtype a serial scan "in ``dtype``" runs in: the dtype itself, or
+    float32 for bfloat16, which NumPy lacks (float32 has bfloat16's exponent
+    range, so only its smaller rounding error differs)."""
+    return np.dtype(np.float32) if dtype == "bfloat16" else np.dtype(dtype)
+
+
 def expected_result(x_small: np.ndarray, case: SizeCase) -> Expected:
     """The reference of ``case`` on the int8 data ``x_small``, with its tolerance."""
     ref = numpy_reference(x_small, case.dtype, case.order, case.tuple_size)
-    if np.dtype(case.dtype).kind != "f":
+    if kind_of(case.dtype) != "f":
         return Expected(ref, case.dtype, 0.0)
     scale = float(np.max(np.abs(ref))) if ref.size else 0.0
     tolerance = _float_tolerance(case, scale, _serial_error(x_small, ref, case))
@@ -89,12 +96,12 @@ def verify_host(result: Any, expected: Expected) -> tuple[bool, str]:
     """(ok, why not) for a host result (anything ``numpy.asarray`` reads)."""
     got = np.asarray(result)
     dtype, ref = expected.dtype, expected.reference
-    if got.dtype != np.dtype(dtype):
+    if got.dtype.name != dtype:
         return False, f"result dtype {got.dtype}, expected {dtype}"
     got = got.reshape(-1)
     if got.shape != ref.shape:
         return False, f"result shape {got.shape}, expected {ref.shape}"
-    is_float = np.dtype(dtype).kind == "f"
+    is_float = kind_of(dtype) == "f"
     for i in range(0, ref.size, _HOST_CHUNK):
         g, r = got[i:i + _HOST_CHUNK], ref[i:i + _HOST_CHUNK]
         if is_float:
@@ -126,7 +133,7 @@ def verify_device(result: Any, reference_on_device, dtype: str, tolerance: float
     got = result.reshape(-1)
     if got.numel() != ref.numel():
         return False, f"result has {got.numel()} elements, expected {ref.numel()}"
-    is_float = np.dtype(dtype).kind == "f"
+    is_float = kind_of(dtype) == "f"
     for i in range(0, ref.numel(), _DEVICE_CHUNK):
         g, r = got[i:i + _DEVICE_CHUNK], ref[i:i + _DEVICE_CHUNK]
         if is_float:
