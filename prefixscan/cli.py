@@ -157,7 +157,7 @@ def _cmd_tune(args: argparse.Namespace) -> int:
         checked = tuning.check_tune_args(
             args.dtypes or tuning.DEFAULT_DTYPES, args.sizes or tuning.DEFAULT_SIZES,
             args.ops or tuning.OP_CLASSES, args.layouts or tuning.LAYOUTS, args.strategies,
-            args.budget, args.repeats)
+            args.budget, args.repeats, rounds=args.rounds)
     except ValueError as exc:
         return fail(f"--{exc}")
     dtypes, sizes, ops, layouts, strategies = checked
@@ -169,7 +169,8 @@ def _cmd_tune(args: argparse.Namespace) -> int:
         if missing:
             print(f"skipping {', '.join(missing)}: launcher not importable", file=sys.stderr)
     result = tuning.tune(device=args.device, dtypes=dtypes, sizes=sizes, ops=ops, layouts=layouts,
-                               strategies=strategies, budget=args.budget, repeats=args.repeats)
+                               strategies=strategies, budget=args.budget, repeats=args.repeats,
+                               rounds=args.rounds)
     print(f"GPU {result['gpu']}, prefixscan {result['version']}, strategies tried: "
           f"{', '.join(result['strategies'])}, {result['seconds']:.0f} s")
     print(tuning.format_table(result["entries"]))
@@ -276,6 +277,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="time for the whole run, shared among the keys (default: no limit)")
     p.add_argument("--repeats", type=int, default=15, metavar="N",
                    help="timed runs per candidate, median kept (default 15)")
+    p.add_argument("--rounds", type=int, default=tuning.TUNE_ROUNDS, metavar="N",
+                   help="interleaved rounds of the finalists and of each duel that decides a choice "
+                        f"(default {tuning.TUNE_ROUNDS}; at least 3)")
     p.add_argument("--json", default=None, metavar="PATH", help="also write the tuned entries here")
     p.add_argument("--clear", action="store_true",
                    help="delete the cached tuning tables (every GPU and version) and exit")

@@ -28,13 +28,13 @@ from .backends.triton.tiles import TileConfig
 from .backends.triton.tuner.candidates import strategy_available
 from .backends.triton.tuner.compare import compare_tuned, fixed_choices, format_comparison, resolved_choice
 from .backends.triton.tuner.search import TuningError
-from .backends.triton.tuner.session import (DEFAULT_DTYPES, DEFAULT_SIZES, LAYOUTS, OP_CLASSES, check_tune_args,
-                                            format_table, info_lines, unavailable_reason)
+from .backends.triton.tuner.session import (DEFAULT_DTYPES, DEFAULT_SIZES, LAYOUTS, OP_CLASSES, TUNE_ROUNDS,
+                                            check_tune_args, format_table, info_lines, unavailable_reason)
 from .backends.triton.tuner.session import tune_all as tune
 from .backends.triton.tuner.table import TuningCacheWarning, cache_dir, cache_path
 from .backends.triton.tuner.table import clear_cache as clear
 
 __all__ = ["tune", "clear", "cache_dir", "cache_path", "info_lines", "check_tune_args", "DEFAULT_DTYPES",
-           "DEFAULT_SIZES", "OP_CLASSES", "LAYOUTS", "unavailable_reason", "strategy_available", "format_table",
+           "DEFAULT_SIZES", "OP_CLASSES", "LAYOUTS", "TUNE_ROUNDS", "unavailable_reason", "strategy_available", "format_table",
            "compare_tuned", "format_comparison", "resolved_choice", "fixed_choices", "override", "set_override",
            "TileConfig", "TuningError", "TuningCacheWarning"]

@@ -23,6 +23,7 @@ from . import measure, sources, table
 from .candidates import available_strategies
 from .first_use import autotune_enabled, first_use_budget
 from .keys import BUCKETS, entry_key, size_bucket
+from .search import MIN_ROUNDS
 from .shipped import shipped_tables
 
 __all__ = ["tune_all", "check_tune_args", "format_table", "info_lines", "unavailable_reason", "DEFAULT_DTYPES",
@@ -33,6 +34,11 @@ DEFAULT_SIZES = tuple(rep for _, _, rep in BUCKETS)
 OP_CLASSES = ("builtin", "user")
 LAYOUTS = ("1d", "2d")
 CLI_K = 4  # interleaved streams of the 2d layout's representative
+#: Interleaved rounds of the finalists and of each duel in a full tune.  Three (first
+#: use) let two tunes of the same H100 pick choices 2-4% apart on 3 of 16 keys, where
+#: the finalists differed by about the noise; more rounds measure those differences
+#: better and cost little next to compiling (docs/design/tuning-method.md).
+TUNE_ROUNDS = 9
 COMPILE_WEIGHT = 4  # budget share of a key that compiles its variants, against 1 for one that reuses them
 MAX_LOG2 = 34  # largest size `prefixscan tune` accepts
 
@@ -54,7 +60,7 @@ def unavailable_reason() -> str:
     return backend_unavailable_reason("cuda")
 
 
-def check_tune_args(dtypes, sizes, ops, layouts, strategies, budget, repeats) -> tuple:
+def check_tune_args(dtypes, sizes, ops, layouts, strategies, budget, repeats, *, rounds: int = TUNE_ROUNDS) -> tuple:
     """The arguments of :func:`tune_all`, checked and normalized (lists); a bad
     one raises ValueError naming it."""
     import numpy as np
@@ -107,6 +113,8 @@ def check_tune_args(dtypes, sizes, ops, layouts, strategies, budget, repeats) ->
         raise ValueError(f"budget: expected seconds > 0 or None, got {budget!r}")
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
         raise ValueError(f"repeats: expected an integer >= 1, got {repeats!r}")
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < MIN_ROUNDS:
+        raise ValueError(f"rounds: expected an integer >= {MIN_ROUNDS}, got {rounds!r}")
     return dtypes, sizes, ops, layouts, strategies
 
 
@@ -136,7 +144,7 @@ def _jobs(torch, dtypes, sizes, ops, layouts) -> list[tuple]:
 def tune_all(*, device: str = "cuda", dtypes: Sequence[str] = DEFAULT_DTYPES,
              sizes: Sequence[int] = DEFAULT_SIZES, ops: Sequence[str] = OP_CLASSES,
              layouts: Sequence[str] = LAYOUTS, strategies: Sequence[str] | None = None,
-             budget: float | None = None, repeats: int = 15, stream=None) -> dict:
+             budget: float | None = None, repeats: int = 15, rounds: int = TUNE_ROUNDS, stream=None) -> dict:
     """Tune every key of ``dtypes`` x operator classes ``ops`` x ``layouts`` x
     ``sizes`` (log2, one per size bucket) on ``device`` with the full candidate
     grid, and write the table after each key (so an interrupted run keeps what
@@ -146,7 +154,7 @@ def tune_all(*, device: str = "cuda", dtypes: Sequence[str] = DEFAULT_DTYPES,
     that the other sizes reuse).  Returns ``{"gpu", "version", "path", "entries", "failed",
     "strategies", "seconds"}``; progress goes to ``stream`` (stderr)."""
     dtypes, sizes, ops, layouts, strategies = check_tune_args(dtypes, sizes, ops, layouts, strategies,
-                                                              budget, repeats)
+                                                              budget, repeats, rounds=rounds)
     import torch
 
     stream = stream if stream is not None else sys.stderr
@@ -169,12 +177,13 @@ def tune_all(*, device: str = "cuda", dtypes: Sequence[str] = DEFAULT_DTYPES,
         print(f"[{i + 1}/{len(jobs)}] {key} (n = 2^{n.bit_length() - 1})", file=stream, flush=True)
         try:
             result = measure.tune_workload(dev, accs, monoid, K, n, strategies=strategies, budget=share,
-                                           repeats=repeats)
+                                           repeats=repeats, rounds=rounds)
         except Exception as exc:  # noqa: BLE001 - reported, the run goes on
             failed[key] = f"{type(exc).__name__}: {exc}"[:300]
             print(f"    FAILED {failed[key]}", file=stream, flush=True)
             continue
-        record = result.to_record(n=n, K=K, source="prefixscan tune", budget=share)
+        record = result.to_record(n=n, K=K, source="prefixscan tune", budget=share,
+                                  rounds=rounds)
         table.store(tbl, key, record, properties=properties)
         entries[key] = record
         for c, why in result.excluded.items():

@@ -46,7 +46,7 @@ def test_tune_rejects_two_sizes_in_one_bucket(capsys):
     (["--dtypes", "bool"], "--dtypes: 'bool'"), (["--dtypes", "int32,nonsense"], "--dtypes"),
     (["--sizes", "x"], "--sizes"), (["--sizes", "40"], "--sizes: log2 size 40"),
     (["--layouts", "3d"], "--layouts: unknown '3d'"), (["--ops", "mul"], "--ops"),
-    (["--budget", "0"], "--budget"), (["--repeats", "0"], "--repeats"),
+    (["--budget", "0"], "--budget"), (["--repeats", "0"], "--repeats"), (["--rounds", "2"], "--rounds"),
 ])
 def test_tune_bad_arguments_name_the_argument(capsys, argv, message):
     assert main(["tune"] + argv) == 2
@@ -57,7 +57,8 @@ def test_tune_bad_arguments_name_the_argument(capsys, argv, message):
     (dict(sizes=[20, 21]), r"sizes: 2\^20 and 2\^21"), (dict(sizes=[2.5]), "sizes"),
     (dict(dtypes=["complex64"]), "dtypes"), (dict(ops="builtin", layouts=[]), "layouts: empty"),
     (dict(strategies=["fastest"]), "strategies"), (dict(repeats=True), "repeats"),
-    (dict(budget=-1), "budget"), (dict(device="cpu"), "device"),
+    (dict(budget=-1), "budget"), (dict(device="cpu"), "device"), (dict(rounds=2), "rounds: expected"),
+    (dict(rounds=True), "rounds"),
 ])
 def test_tune_all_bad_arguments_name_the_argument(kw, message):
     with pytest.raises(ValueError, match=message):
@@ -79,12 +80,12 @@ def test_tune_all_plans_keys_shares_the_budget_and_writes_the_table(fake_gpu, mo
 
     monkeypatch.setattr(measure, "tune_workload", fake)
     out = session.tune_all(device="cuda:0", dtypes=["int32", "float16", "float32"], sizes=[16, 20], ops=["builtin"],
-                      layouts=["1d", "2d"], budget=100.0, repeats=3)
+                      layouts=["1d", "2d"], budget=100.0, repeats=3, rounds=5)
     assert [(c["accs"], c["K"], c["n"]) for c in calls] == [
         ([torch.int32], 1, 1 << 20), ([torch.int32], 1, 1 << 16), ([torch.int32], 4, 1 << 20),
         ([torch.int32], 4, 1 << 16), ([torch.float32], 1, 1 << 20), ([torch.float32], 1, 1 << 16),
         ([torch.float32], 4, 1 << 20), ([torch.float32], 4, 1 << 16)]
-    assert all(c["repeats"] == 3 and c["monoid"] is None for c in calls)
+    assert all(c["repeats"] == 3 and c["rounds"] == 5 and c["monoid"] is None for c in calls)
     total_weight = 4 * (session.COMPILE_WEIGHT + 1)
     assert calls[0]["budget"] == pytest.approx(100.0 * session.COMPILE_WEIGHT / total_weight, rel=0.05)
     assert calls[1]["budget"] < calls[0]["budget"] / 2
@@ -93,6 +94,7 @@ def test_tune_all_plans_keys_shares_the_budget_and_writes_the_table(fake_gpu, mo
     assert len(out["entries"]) == 7 and bad not in out["entries"]
     on_disk = json.loads(table.cache_path(GPU).read_text())["entries"]
     assert set(on_disk) == set(out["entries"]) and on_disk[KEY_20]["source"] == "prefixscan tune"
+    assert on_disk[KEY_20]["rounds"] == 5
     assert "[8/8]" in capsys.readouterr().err
 
 
