@@ -17,6 +17,10 @@
 #               on cuda, derandomized; six properties, one worker each; about 6.5 minutes)
 #   bench       the headline benchmark with the peers (2^10-2^28, four dtypes), the
 #               (2^26, 4) axis-0 case, and the per-call profile at n = 1024
+#   fresh       the out-of-box suite, each run a fresh process with an empty user tuning cache
+#               (--fresh: the shipped table decides): the headline (2^16, 2^20, 2^27, 2^28, four
+#               dtypes, peers), float16/bfloat16 inputs, (2^26, 4) along axis 0, orders 2/5/8 and
+#               tuple sizes 2/5/8/32 (int32 and int64 at 2^27); about 6 minutes
 #   orders      orders 2/5/8 and tuple sizes 2/5/8, int32 and int64 at 2^27, and their plot
 #   strategies  every GPU meta-strategy next to the default (int32, float32, 2^16-2^27)
 #   race        repeated scans compared bitwise (tools/race_check.py)
@@ -85,7 +89,7 @@ for profile in "$@"; do
   case $profile in
     all) profiles+=(tests_backends tests_algorithms tests_api tests_slow fuzz bench orders strategies race) ;;
     tests) profiles+=(tests_backends tests_algorithms tests_api tests_slow) ;;
-    tests_backends|tests_algorithms|tests_api|tests_slow|fuzz|cub|scaling|bench|orders|strategies|race|compile|tune|compaction|segmented|recurrence|\
+    tests_backends|tests_algorithms|tests_api|tests_slow|fuzz|cub|scaling|bench|fresh|orders|strategies|race|compile|tune|compaction|segmented|recurrence|\
     scaleout|scaleout_dask|\
     scaleout_zarr)
       profiles+=("$profile") ;;
@@ -182,6 +186,18 @@ profile_bench() {
   bench bench/axis0-2e26x4 --sizes 28 --dtypes int32 --tuple-size 4 --no-plot
   step bench/percall 60 $PY tools/percall_profile.py
   head -10 "$OUT/bench/percall.log"
+}
+
+profile_fresh() {
+  bench fresh/headline --fresh --sizes 16,20,27,28 --no-plot
+  bench fresh/half --fresh --sizes 27,28 --dtypes float16,bfloat16 --no-plot
+  bench fresh/axis0-2e26x4 --fresh --sizes 28 --dtypes int32,float32 --tuple-size 4 --no-plot
+  for q in 2 5 8; do
+    bench fresh/order$q --fresh --sizes 27 --dtypes int32,int64 --order $q --no-plot
+  done
+  for s in 2 5 8 32; do
+    bench fresh/tuple$s --fresh --sizes 27 --dtypes int32,int64 --tuple-size $s --no-plot
+  done
 }
 
 profile_orders() {

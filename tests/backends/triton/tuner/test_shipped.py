@@ -40,8 +40,9 @@ def test_shipped_tables_load_with_their_architecture_and_provenance():
         p = t.provenance
         for field in ("gpu", "date", "command", "prefixscan", "torch", "triton", "results", "notes"):
             assert p.get(field), (name, field)
-        assert p["date"] == "2026-11-22" and p["command"].startswith("prefixscan tune")
-        assert any("repeated tunes" in note for note in p["notes"])  # stability not shown yet: said so
+        assert p["date"] in ("2026-11-22", "2026-11-25") and "prefixscan tune" in p["command"]
+        # whether a repeated tune chose the same is said either way
+        assert any("repeated tunes" in note or "A second tune" in note for note in p["notes"])
         # the same format as a user's table: readable by the version check when the versions match
         assert table.read_records(t.path, name, raw["version"]) == (raw["entries"], None)
     assert found[H200].provenance["notes"] and not any(e.tile.occupancy for e in found[H200].entries.values())
