@@ -106,7 +106,7 @@ def bench_dask(args, log) -> list[dict]:
                 wait(x)
                 reference = None
                 for name in IMPLEMENTATIONS:
-                    _cumsum(name, _renamed(x, f"warm-{name}")).persist()  # graph code paths warm, untimed
+                    wait(_cumsum(name, _renamed(x, f"warm-{name}")).persist())  # code paths warm, untimed, done
                     times = []
                     for r in range(args.repeats):
                         y = _cumsum(name, _renamed(x, f"{name}-{r}"))
