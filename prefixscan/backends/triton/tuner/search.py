@@ -86,19 +86,21 @@ def measured_noise(rounds, noise_floor: float = NOISE_FLOOR) -> float:
     A finalist's spread, over its k round times: with fewer than
     :data:`QUARTILE_ROUNDS`, the relative range (max - min) / median (three
     rounds: first-use tuning).  With more, the range would take in every outlier
-    and grow with k: on the H100, 9-round tunes of few-microsecond keys measured
-    28-32% where one +40% call per finalist fell in the rounds, and a challenger
+    and grow with k: on the H100, 9-round tunes of keys of 8-22 us measured
+    28-37% where one outlying call per finalist fell in the rounds, and a challenger
     30% faster in the same rounds (15.1 against 21.8 us) kept the default.  So
     from :data:`QUARTILE_ROUNDS` rounds on, the spread is the uncertainty of the
-    median that :func:`replaces` compares, by the box-plot notch rule: a median
-    of k times is known to +-NOTCH * IQR / sqrt(k), the IQR (inclusive quartiles)
-    ignoring up to a quarter of outlying rounds, and two medians whose notches do
-    not overlap differ at about 95% confidence, so the spread is
-    2 * NOTCH * IQR / sqrt(k) / median (about the relative IQR at 9 rounds).
-    Simulated with twelve candidates, +-6% noise and 5% outliers of +40%, over 5
-    seeds of 400 searches each: equally fast candidates replaced the default in
-    12 of 2000 searches with 9 rounds (the range: 0; 3 rounds: 34), a truly 15%
-    faster one was chosen in 1905 of 2000 (the range: 1000; 3 rounds: 1629)."""
+    medians that :func:`replaces` compares, by the box-plot notch rule: a median
+    of k times is known to +-NOTCH * IQR / sqrt(k), the interquartile range
+    (inclusive quartiles) ignoring the fastest and the slowest quarter of the
+    rounds, and two medians whose notches do not overlap differ at about 95%
+    confidence.  So the spread is 2 * NOTCH * IQR / sqrt(k) / median, about the
+    relative IQR at 9 rounds.  Simulated with twelve candidates, +-6% noise and
+    5% outliers of +40% (5 seeds of 400 searches): with 9 rounds, equally fast
+    candidates replaced the default in 12 of 2000 searches and a truly 15% faster
+    one was chosen in 1905; with 3 rounds (the range) 34 and 1629; the range of
+    9 rounds 0 and 1000 (the gain hidden by outliers); one notch instead of two
+    107 and 1888."""
     spreads = [_spread(r) for r in rounds if len(r) > 1]
     return max(noise_floor, statistics.median(spreads)) if spreads else noise_floor
 
