@@ -149,6 +149,10 @@ def run_benchmark(
         "roof": ROOF_NOTE if device == "cpu" else "a copy of the same bytes",
         "primitive_log2": primitive_log2 if primitives else None,
     })
+    if device == "cuda":
+        # Which table each GPU's scans read (shipped, user, closest shipped, none): a
+        # fresh run shows the shipped table's numbers only where this says "shipped".
+        metadata["tuning_tables"] = [line.strip() for line in tuning.info_lines() if ": table: " in line]
 
     records: list[dict] = []
     skipped: list[dict] = []

@@ -237,6 +237,8 @@ def format_markdown(result: dict) -> str:
     if m.get("tuning_cache"):
         where = f" ({m['tuning_cache_dir']})" if m.get("tuning_cache_dir") else ""
         out.append(f"- tuning cache: {m['tuning_cache']}{where}")
+    for line in m.get("tuning_tables", ()):
+        out.append(f"- tuning table of {line}")
     out += [f"- timing: {m['timing']}",
             f"- {m['bytes_model']}",
             "", "Implementations:", ""]

@@ -135,6 +135,17 @@ def test_bench_fresh(tmp_path, capfd):
     assert "2^10" in text.out  # the child's table
 
 
+def test_report_names_the_tuning_table_in_force():
+    """A CUDA run records which table each GPU used; the report prints it."""
+    from prefixscan.benchmark import format_markdown, run_benchmark
+
+    result = run_benchmark(device="cpu", sizes=[8], dtypes="int32", repeats=1, progress=False, quick=True,
+                           primitives=False)
+    assert "tuning_tables" not in result["metadata"]  # the CPU reads no tuning table
+    result["metadata"]["tuning_tables"] = ["cuda:0 NVIDIA H100 80GB HBM3: table: shipped"]
+    assert "- tuning table of cuda:0 NVIDIA H100 80GB HBM3: table: shipped" in format_markdown(result)
+
+
 def test_copy_roof_is_the_fastest_copy():
     """On the CPU the copy record is the faster of numpy.copyto and the compiled loop."""
     from prefixscan.benchmark import run_benchmark

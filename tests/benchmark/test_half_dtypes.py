@@ -161,3 +161,6 @@ def test_16_bit_floats_on_cuda_verify():
         assert r["verified"] and r["status"] == "ok", r
         assert r["n"] == 1 << 16 and r["seconds"] > 0
         assert r["gb_per_s"] == pytest.approx(r["gelem_per_s"] * 2 * 2)
+    # the run says which tuning table the GPU's scans read
+    tables = result["metadata"]["tuning_tables"]
+    assert tables and all(": table: " in line for line in tables)
