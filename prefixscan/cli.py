@@ -262,8 +262,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "version; PREFIXSCAN_CACHE_DIR moves it).  Needs a CUDA GPU.")
     p.add_argument("--device", choices=("cuda",), default="cuda", help="where to tune (default cuda)")
     p.add_argument("--dtypes", default=None, metavar="LIST",
-                   help="comma-separated dtypes (default int32,float32,int64,float64; also the other "
-                        "integers, float16, and bfloat16 on cuda)")
+                   help="comma-separated integer or float dtypes (default int32,float32,int64,float64; "
+                        "16-bit floats accumulate in float32 and use its entries)")
     p.add_argument("--sizes", default=None, metavar="LIST",
                    help="log2 sizes to tune at, one per size bucket (<=16, 17-21, 22-25, >=26; "
                         "default 16,20,24,26)")

@@ -312,7 +312,7 @@ def measure_cuda(impls: list[Implementation], case: SizeCase, rng: np.random.Gen
     ins = [x0] + [x0.clone() for _ in range(k - 1)]
     expected = expected_result(small, case)
     ref_dev = torch.from_numpy(expected.reference).to("cuda")
-    tolerance = expected.tolerance
+    tolerance, relative = expected.tolerance, expected.relative
     del expected, small  # the host reference can be GiBs
 
     recs = []
@@ -339,7 +339,7 @@ def measure_cuda(impls: list[Implementation], case: SizeCase, rng: np.random.Gen
                 ok = bool(torch.equal(result, x0))
                 why = "" if ok else "the copy differs from its source"
             else:
-                ok, why = verify_device(result, ref_dev, case.dtype, tolerance)
+                ok, why = verify_device(result, ref_dev, case.dtype, tolerance, relative)
             del result
             rec.update(strategy_plan(impl, case, "cuda"))
             if not ok:
