@@ -26,12 +26,13 @@
 #   race        repeated scans compared bitwise (tools/race_check.py)
 #   compile     the compiler's reports: PTX, registers and occupancy, SASS of the orders kernel
 #   tune        one full `prefixscan tune --ops builtin` into an empty cache directory (TUNE_BUDGET
-#               seconds, default 520, the most one 10-minute call allows: on an H100 a budget of
-#               420 s left the last keys, 8-byte float 2-D, 3-21 of their ~28 candidates); tune/tune.json has every measurement and tune/table.json the table
-#               to ship.  Stability: run it in two calls (each on a fresh machine, so each compiles)
-#               and compare the two tune.json with tools/tune_stability.py
-#   tune_compare  the table in $PREFIXSCAN_CACHE_DIR (or TUNING_CACHE) against every fixed tile
-#               (benchmarks/sweep.py --compare-tuned)
+#               seconds, default 490, about the most one 10-minute call allows: on an H100 a budget
+#               of 420 s left the last keys, 8-byte float 2-D, 3-21 of their ~28 candidates);
+#               tune/tune.json has every measurement, tune/table.json the table to ship.
+#               Stability: run it in two calls (each on a fresh machine, so each compiles) and
+#               compare the two tune.json with tools/tune_stability.py
+#   tune_compare  a tuned table against every fixed tile (benchmarks/sweep.py --compare-tuned): the
+#               one `tune` wrote in the same call, else TUNING_CACHE's, else the shipped table
 #   compaction  compact/partition: their GPU tests, then benchmarks/primitives.py --case
 #               compact and partition on cuda (2^27, 1/50/99% kept; roof: a copy of the same
 #               bytes; peers x[mask] and torch.cat) and on the CPU (10^7, against NumPy)
@@ -74,7 +75,7 @@
 #                 suite on an H100 in 2026-11; the tests that force the widest orders kernels
 #                 spill ~21 KB per thread and each process reserves local memory for that on
 #                 every SM, so more workers once ran an 80 GB card out of memory)
-#   TUNE_BUDGET   seconds for `prefixscan tune` (default 520)
+#   TUNE_BUDGET   seconds for `prefixscan tune` (default 490)
 #
 # The package must be importable: installed (pip install -e '.[gpu,bench]'), or from
 # this checkout, which the script puts on PYTHONPATH.
@@ -236,14 +237,23 @@ profile_tune() {
   mkdir -p "$OUT/tune"
   local cache
   cache=$(mktemp -d)
-  PREFIXSCAN_CACHE_DIR=$cache step tune/tune $((${TUNE_BUDGET:-520} + 50)) $PY -m prefixscan tune --ops builtin \
-    --budget "${TUNE_BUDGET:-520}" --json "$OUT/tune/tune.json"
-  cp "$cache"/tuning-*.json "$OUT/tune/table.json"
+  # The step's limit leaves the call (600 s) room for what ran before it, so that the
+  # tune ends by itself and writes tune.json.
+  local limit=$((${TUNE_BUDGET:-490} + 60))
+  [ $limit -le $((590 - SECONDS)) ] || limit=$((590 - SECONDS))
+  PREFIXSCAN_CACHE_DIR=$cache step tune/tune $limit $PY -m prefixscan tune --ops builtin \
+    --budget "${TUNE_BUDGET:-490}" --json "$OUT/tune/tune.json"
+  cp "$cache"/tuning-*.json "$OUT/tune/table.json"  # comes back from $OUT (two folders down at most)
+  rm -rf "$OUT/tune/tuning-cache"
+  mv "$cache" "$OUT/tune/tuning-cache"  # the table under its own name, for tune_compare in the same call
   grep -v "^    excluded" "$OUT/tune/tune.log" | tail -20
 }
 
 profile_tune_compare() {
   mkdir -p "$OUT/tune"
+  if [ -z "${TUNING_CACHE:-}" ] && [ -d "$OUT/tune/tuning-cache" ]; then
+    export PREFIXSCAN_CACHE_DIR=$OUT/tune/tuning-cache  # the table `tune` just wrote
+  fi
   step tune/compare 300 env PREFIXSCAN_AUTOTUNE=0 $PY benchmarks/sweep.py --compare-tuned --json "$OUT/tune/compare.json"
   grep -E "^COMPARE|Error" "$OUT/tune/compare.log"
 }
