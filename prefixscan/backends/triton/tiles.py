@@ -75,11 +75,13 @@ def _tiles(*specs) -> dict:
 #   8B int   1d   2048x8    1.011/1.006 4096x4    1.001/1.000 4096x4    1.000/1.000 4096x4    1.000/1.000
 #   8B int   2d   4096x4    1.450/1.000 4096x4    1.000/1.000 8192x4    1.001/1.000 8192x4    1.001/1.000
 #   8B float 1d   8192x8w16 1.081/1.010 2048x4    1.112/1.000 4096x4    1.038/1.000a 4096x4    1.044/1.000a
-#   8B float 2d   8192x4    1.000/1.000 8192x4    1.000/1.000 8192x4    1.000/1.000 8192x4    1.000/1.000
+#   8B float 2d   8192x4    1.000/1.000c 8192x4   1.000/1.000c 8192x4   1.000/1.000c 8192x4   1.000/1.000c
 #
 # (BLOCKxWARPS, window 32 unless wN, raking rows rN.)  (a) the H100's fastest is a
 # register-capped tile (4 per SM), which the H200 tune (before register caps) never
-# measured, so the defaults have no caps.  The other ratios over 1.02 are at n <= 2^21,
+# measured, so the defaults have no caps.  (c) both tunes ran out of budget on these
+# keys (the H100's measured 3-21 of about 28 candidates, the H200's 1-16), so 1.000 says
+# little.  The other ratios over 1.02 are at n <= 2^21,
 # where a tile measured once reads the spread of a few-microsecond call (the H100's
 # 2-D n <= 2^16 winners were chained tiles; these are the look-back tiles).  The
 # per-dtype defaults these replace (16384x4 int32, 8192x4 float32, 4096x8 int64,
