@@ -31,6 +31,11 @@
 #               tune/tune.json has every measurement, tune/table.json the table to ship.
 #               Stability: run it in two calls (each on a fresh machine, so each compiles) and
 #               compare the two tune.json with tools/tune_stability.py
+#   stability   two full tunes of the built-in keys of one layout (TUNE_LAYOUTS, default 1d; run
+#               again with 2d), no budget, in two processes with their own empty cache
+#               directories, then tools/tune_stability.py on the two: one call per layout (on an
+#               H100 the 1-D keys compiled in about 3 minutes, the second run took under one).
+#               stability/table-LAYOUT.json: the first run's table, a part for `shipped add`
 #   tune_compare  a tuned table against every fixed tile (benchmarks/sweep.py --compare-tuned): the
 #               one `tune` wrote in the same call, else TUNING_CACHE's, else the shipped table
 #   compaction  compact/partition: their GPU tests, then benchmarks/primitives.py --case
@@ -93,7 +98,7 @@ for profile in "$@"; do
   case $profile in
     all) profiles+=(tests_backends tests_algorithms tests_api tests_slow fuzz bench orders strategies race) ;;
     tests) profiles+=(tests_backends tests_algorithms tests_api tests_slow) ;;
-    tests_backends|tests_algorithms|tests_api|tests_slow|fuzz|cub|scaling|bench|fresh|tune_compare|orders|strategies|race|compile|tune|compaction|segmented|recurrence|\
+    tests_backends|tests_algorithms|tests_api|tests_slow|fuzz|cub|scaling|bench|fresh|tune_compare|stability|orders|strategies|race|compile|tune|compaction|segmented|recurrence|\
     scaleout|scaleout_dask|\
     scaleout_zarr)
       profiles+=("$profile") ;;
@@ -247,6 +252,20 @@ profile_tune() {
   rm -rf "$OUT/tune/tuning-cache"
   mv "$cache" "$OUT/tune/tuning-cache"  # the table under its own name, for tune_compare in the same call
   grep -v "^    excluded" "$OUT/tune/tune.log" | tail -20
+}
+
+profile_stability() {
+  mkdir -p "$OUT/stability"
+  local layouts=${TUNE_LAYOUTS:-1d} run cache
+  for run in A B; do
+    cache=$(mktemp -d)
+    PREFIXSCAN_CACHE_DIR=$cache step "stability/tune$run-$layouts" $((590 - SECONDS)) $PY -m prefixscan tune \
+      --ops builtin --layouts "$layouts" --json "$OUT/stability/tune$run-$layouts.json"
+    [ $run = B ] || cp "$cache"/tuning-*.json "$OUT/stability/table-$layouts.json"
+  done
+  step "stability/compare-$layouts" 30 $PY tools/tune_stability.py "$OUT/stability/tuneA-$layouts.json" \
+    "$OUT/stability/tuneB-$layouts.json" --json "$OUT/stability/stability-$layouts.json"
+  tail -2 "$OUT/stability/compare-$layouts.log"
 }
 
 profile_tune_compare() {

@@ -157,21 +157,35 @@ def shipped_for(gpu: str, properties: Callable[[], GpuProperties],
 # ---------------------------------------------------------------------------
 # Maintainers: a new shipped table, and the defaults derived from them all.
 
-def make_shipped(source: Path, *, sm_count: int, capability: tuple, provenance: Mapping,
+def make_shipped(*sources: Path, sm_count: int, capability: tuple, provenance: Mapping,
                  directory: Path | None = None) -> Path:
-    """Write the shipped table of the table file (or ``prefixscan tune --json``
-    output) ``source``: its GPU, version and entries, every entry checked, with
-    ``sm_count``, ``capability`` (major, minor) and ``provenance`` (date,
-    command, versions, where the measurement is kept, notes)."""
-    data = json.loads(Path(source).read_text(encoding="utf-8"))
-    gpu, records = data.get("gpu"), data.get("entries")
-    if not isinstance(gpu, str) or not isinstance(records, dict) or not records:
-        raise ValueError(f"{source}: not a tuning table (no gpu name or no entries)")
-    for key, record in records.items():
-        try:
-            Entry.from_record(record)
-        except (TypeError, ValueError, KeyError) as exc:
-            raise ValueError(f"{source}: entry {key}: {exc}") from None
+    """Write the shipped table of one or more table files (or ``prefixscan tune
+    --json`` outputs) ``sources`` of one GPU: their entries, every one checked,
+    with ``sm_count``, ``capability`` (major, minor) and ``provenance`` (date,
+    command, versions, where the measurement is kept, notes).  Several sources
+    are the parts of one tune run in pieces (the 1-D and the 2-D keys, say, each
+    tuned within one time-limited call); no key may come from two of them."""
+    if not sources:
+        raise ValueError("sources: no table given")
+    gpu, records, first = None, {}, None
+    for source in sources:
+        data = json.loads(Path(source).read_text(encoding="utf-8"))
+        name, entries = data.get("gpu"), data.get("entries")
+        if not isinstance(name, str) or not isinstance(entries, dict) or not entries:
+            raise ValueError(f"{source}: not a tuning table (no gpu name or no entries)")
+        if gpu is not None and name != gpu:
+            raise ValueError(f"{source}: a table of {name!r}, the others are of {gpu!r}")
+        twice = sorted(set(entries) & set(records))
+        if twice:
+            raise ValueError(f"{source}: {', '.join(twice)} already come from another source")
+        for key, record in entries.items():
+            try:
+                Entry.from_record(record)
+            except (TypeError, ValueError, KeyError) as exc:
+                raise ValueError(f"{source}: entry {key}: {exc}") from None
+        gpu, first = name, first or data
+        records.update(entries)
+    data = first
     major, minor = (int(v) for v in capability)
     out = {"format": FORMAT, "gpu": gpu, "version": data.get("version"), "versions": data.get("versions", {}),
            "written": data.get("written"), "sm_count": int(sm_count), "compute_capability": [major, minor],
@@ -235,7 +249,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                                      description="Add a shipped tuning table, or derive the default tiles.")
     sub = parser.add_subparsers(dest="command", required=True)
     add = sub.add_parser("add", help="copy a tuned table into the package, with its provenance")
-    add.add_argument("source", help="a table file of the cache dir, or prefixscan tune --json output")
+    add.add_argument("source", nargs="+",
+                     help="table files of the cache dir, or prefixscan tune --json outputs (several: the "
+                          "parts of one tune, each key in one of them)")
     add.add_argument("--sm-count", type=int, required=True)
     add.add_argument("--capability", required=True, help="compute capability, e.g. 9.0")
     add.add_argument("--command", required=True, help="the prefixscan tune command that measured it")
@@ -258,13 +274,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                   f"{tile.block}x{tile.num_warps} w{tile.window}" + (f" rake{tile.raking}" if tile.raking else "")
                   + f"  {shown}")
         return 0
-    source = json.loads(Path(args.source).read_text(encoding="utf-8"))
+    source = json.loads(Path(args.source[0]).read_text(encoding="utf-8"))
     provenance = {"gpu": source.get("gpu"), "sm_count": args.sm_count, "compute_capability": args.capability,
                   "date": args.date, "command": args.command, "prefixscan": source.get("version"),
                   **{k: v for k, v in (source.get("versions") or {}).items()},
                   "cuda": args.cuda, "python": args.python, "commit": args.commit, "results": args.results,
                   "notes": args.note}
-    path = make_shipped(Path(args.source), sm_count=args.sm_count,
+    path = make_shipped(*map(Path, args.source), sm_count=args.sm_count,
                         capability=tuple(args.capability.split(".")), provenance=provenance,
                         directory=Path(args.out) if args.out else None)
     print(f"wrote {path}")

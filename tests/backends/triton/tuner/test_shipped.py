@@ -183,6 +183,33 @@ def test_table_metadata_round_trip(tmp_path):
         shipped.make_shipped(bad, sm_count=1, capability=(1, 0), provenance={}, directory=tmp_path)
 
 
+def test_a_shipped_table_from_the_parts_of_one_tune(tmp_path):
+    """`add` of the 1-D and 2-D keys tuned in two runs: one table of both; a key in two
+    parts, or parts of two GPUs, are refused before anything is written."""
+    r = two_tile_result()[0]
+    key_2d = keys.entry_key(4, False, "builtin", 4, 1 << 20)
+    parts = []
+    for name, key in (("one", KEY_20), ("two", key_2d)):
+        path = tmp_path / name / "table.json"
+        path.parent.mkdir()
+        table.save_table(path, GPU, {key: r.to_record()})
+        parts.append(path)
+    tables = tmp_path / "tables"
+    assert shipped.main(["add", *map(str, parts), "--sm-count", "46", "--capability", "8.9", "--command",
+                         "prefixscan tune --layouts 1d; prefixscan tune --layouts 2d", "--out", str(tables)]) == 0
+    loaded = shipped.load_shipped(shipped.shipped_path(GPU, tables))
+    assert set(loaded.entries) == {KEY_20, key_2d} and loaded.provenance["command"].endswith("--layouts 2d")
+    other = tmp_path / "other.json"
+    table.save_table(other, "Another GPU", {"k3": r.to_record()})
+    for bad, message in (((parts[0], parts[0]), "already come from another source"),
+                         ((parts[0], other), "a table of 'Another GPU'")):
+        with pytest.raises(ValueError, match=message):
+            shipped.make_shipped(*bad, sm_count=1, capability=(1, 0), provenance={}, directory=tmp_path / "no")
+    assert not (tmp_path / "no").exists()
+    with pytest.raises(ValueError, match="no table given"):
+        shipped.make_shipped(sm_count=1, capability=(1, 0), provenance={})
+
+
 def test_defaults_are_the_best_tiles_across_the_shipped_tables():
     """tiles.py's default per key is what derive_defaults finds in the shipped tables
     (the comment there lists the ratios): after a shipped table changes, both change."""
