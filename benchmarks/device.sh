@@ -31,11 +31,13 @@
 #               tune/tune.json has every measurement, tune/table.json the table to ship.
 #               Stability: run it in two calls (each on a fresh machine, so each compiles) and
 #               compare the two tune.json with tools/tune_stability.py
-#   stability   two full tunes of the built-in keys of one layout (TUNE_LAYOUTS, default 1d; run
-#               again with 2d), no budget, in two processes with their own empty cache
-#               directories, then tools/tune_stability.py on the two: one call per layout (on an
-#               H100 the 1-D keys compiled in about 3 minutes, the second run took under one).
-#               stability/table-LAYOUT.json: the first run's table, a part for `shipped add`
+#   stability   two full tunes of the built-in keys of one layout (TUNE_LAYOUTS, default 1d) and
+#               optionally some dtypes (TUNE_DTYPES), no budget, in two processes with their own
+#               empty cache directories, then tools/tune_stability.py on the two.  One call per
+#               part: on an H100 the 1-D keys took about 3 minutes cold and 1 warm, the 2-D keys
+#               3.5 minutes warm, so split those by dtypes (TUNE_DTYPES=int32,int64, then
+#               float32,float64).  stability/table-TAG.json: the first run's table, a part for
+#               `shipped add`.  Eight files come back from $OUT: tar the folder
 #   tune_compare  a tuned table against every fixed tile (benchmarks/sweep.py --compare-tuned): the
 #               one `tune` wrote in the same call, else TUNING_CACHE's, else the shipped table
 #   compaction  compact/partition: their GPU tests, then benchmarks/primitives.py --case
@@ -256,16 +258,17 @@ profile_tune() {
 
 profile_stability() {
   mkdir -p "$OUT/stability"
-  local layouts=${TUNE_LAYOUTS:-1d} run cache
+  local layouts=${TUNE_LAYOUTS:-1d} dtypes=${TUNE_DTYPES:-int32,float32,int64,float64} run cache tag
+  tag=$layouts${TUNE_DTYPES:+-${TUNE_DTYPES//,/-}}
   for run in A B; do
     cache=$(mktemp -d)
-    PREFIXSCAN_CACHE_DIR=$cache step "stability/tune$run-$layouts" $((590 - SECONDS)) $PY -m prefixscan tune \
-      --ops builtin --layouts "$layouts" --json "$OUT/stability/tune$run-$layouts.json"
-    [ $run = B ] || cp "$cache"/tuning-*.json "$OUT/stability/table-$layouts.json"
+    PREFIXSCAN_CACHE_DIR=$cache step "stability/tune$run-$tag" $((590 - SECONDS)) $PY -m prefixscan tune \
+      --ops builtin --layouts "$layouts" --dtypes "$dtypes" --json "$OUT/stability/tune$run-$tag.json"
+    [ $run = B ] || cp "$cache"/tuning-*.json "$OUT/stability/table-$tag.json"
   done
-  step "stability/compare-$layouts" 30 $PY tools/tune_stability.py "$OUT/stability/tuneA-$layouts.json" \
-    "$OUT/stability/tuneB-$layouts.json" --json "$OUT/stability/stability-$layouts.json"
-  tail -2 "$OUT/stability/compare-$layouts.log"
+  step "stability/compare-$tag" 30 $PY tools/tune_stability.py "$OUT/stability/tuneA-$tag.json" \
+    "$OUT/stability/tuneB-$tag.json" --json "$OUT/stability/stability-$tag.json"
+  tail -2 "$OUT/stability/compare-$tag.log"
 }
 
 profile_tune_compare() {
