@@ -94,7 +94,6 @@ def _agreement(x, y, ref) -> dict:
 
 def bench_dask(args, log) -> list[dict]:
     from dask.distributed import Client, LocalCluster, wait
-
     from dask.utils import parse_bytes
 
     example = runpy.run_path(str(ROOT / "examples" / "zarr_dask.py"), run_name="zarr_dask")
