@@ -10,6 +10,12 @@ way round (every candidate a run measured is in its record's ``measured`` list).
 key passes when the choices agree or both ratios are within the tolerance; a choice
 the other run never measured (skipped by its search) is reported as such and fails.
 Exit status 0 when every key common to both runs passes, 1 otherwise.
+
+Each run's rounds are only as precise as its measured noise (at small sizes, more
+than 2%), and a run need not measure the other's choice.  ``--head-to-head R``
+(a CUDA device) settles the keys whose choices differ by measuring: both choices
+on the key's workload, alone, in R interleaved rounds in this process, with the
+tuner's timer; such a key passes when the two medians are within the tolerance.
 """
 
 from __future__ import annotations
@@ -17,7 +23,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import math
+import statistics
 from pathlib import Path
+
+import torch
+
+from prefixscan.backends.triton.tuner import measure
+from prefixscan.backends.triton.tuner.keys import Candidate, tile_from
 
 TILE_FIELDS = ("block", "num_warps", "window", "max_kb", "packed", "raking", "occupancy")
 #: Fields older tables leave out, at the value they meant (TileConfig's defaults).
@@ -58,6 +71,47 @@ def compare(first: dict, second: dict, tolerance: float) -> list[dict]:
     return rows
 
 
+def _candidate(record: dict):
+    """A record's chosen :class:`Candidate`."""
+    return Candidate(record["strategy"], tile_from(record["tile"]))
+
+
+def _accumulator(key: str):
+    """The torch dtype a built-in key ("4B-int-builtin-...") is tuned with."""
+    nbytes, kind, opclass = key.split("-")[:3]
+    if opclass != "builtin":
+        raise ValueError(f"--head-to-head measures built-in keys only, not {key}")
+    return {("4B", "int"): torch.int32, ("8B", "int"): torch.int64,
+            ("4B", "float"): torch.float32, ("8B", "float"): torch.float64}[nbytes, kind]
+
+
+def head_to_head(rows: list[dict], first: dict, second: dict, rounds: int, tolerance: float,
+                 device: str = "cuda", timer=None) -> None:
+    """Measure both choices of every row whose choices differ (see the module)
+    and set its ``head_to_head`` (medians, ratio, notch) and ``passes``.
+    ``timer``: the tuner's by default (:func:`measure.cuda_event_timer`)."""
+    for row in rows:
+        if row["same"]:
+            continue
+        key = row["key"]
+        a, b = first[key], second[key]
+        ca, cb = _candidate(a), _candidate(b)
+        with measure.workload(device, [_accumulator(key)], None, a["K"], a["n"], timer=timer) as w:
+            if not (w.verify(ca) and w.verify(cb)):
+                raise RuntimeError(f"{key}: a choice computes a wrong result")
+            times = {ca: [], cb: []}
+            for r in range(rounds):
+                for c in ((ca, cb) if r % 2 else (cb, ca)):
+                    times[c].append(w.measure(c))
+        ma, mb = statistics.median(times[ca]), statistics.median(times[cb])
+        notch = [1.57 * (q[2] - q[0]) / math.sqrt(rounds) / m
+                 for q, m in ((statistics.quantiles(times[c], n=4, method="inclusive"), m)
+                              for c, m in ((ca, ma), (cb, mb)))]
+        row["head_to_head"] = {"rounds": rounds, "first_seconds": ma, "second_seconds": mb,
+                               "ratio": mb / ma, "notch": notch}
+        row["passes"] = abs(mb / ma - 1) <= tolerance
+
+
 def _label(choice: tuple) -> str:
     strategy, block, warps, window, max_kb, packed, raking, occupancy = choice
     extras = [f"kb{max_kb}" if max_kb != 32 else "", f"packed={packed}" if packed is not None else "",
@@ -66,13 +120,17 @@ def _label(choice: tuple) -> str:
 
 
 def markdown(rows: list[dict], tolerance: float) -> str:
-    lines = [f"| key | run 1 | run 2 | run 1: 2's choice / own | run 2: 1's choice / own | within {tolerance:.0%} |",
-             "|---|---|---|---:|---:|---|"]
+    lines = [f"| key | run 1 | run 2 | run 1: 2's choice / own | run 2: 1's choice / own | "
+             f"head to head: 2's / 1's | within {tolerance:.0%} |",
+             "|---|---|---|---:|---:|---:|---|"]
     for r in rows:
         def ratio(v):
             return "-" if r["same"] else ("not measured" if v is None else f"{v:.3f}")
+        h = r.get("head_to_head")
+        together = "-" if h is None else (f"{h['second_seconds'] * 1e6:.2f} / {h['first_seconds'] * 1e6:.2f} us = "
+                                          f"{h['ratio']:.3f} (+-{max(h['notch']):.1%})")
         lines.append(f"| {r['key']} | {_label(r['first'])} | {'same' if r['same'] else _label(r['second'])} | "
-                     f"{ratio(r.get('first_ratio'))} | {ratio(r.get('second_ratio'))} | "
+                     f"{ratio(r.get('first_ratio'))} | {ratio(r.get('second_ratio'))} | {together} | "
                      f"{'yes' if r['passes'] else 'NO'} |")
     same = sum(r["same"] for r in rows)
     passed = sum(r["passes"] for r in rows)
@@ -87,9 +145,16 @@ def main(argv=None) -> int:
     parser.add_argument("second", type=Path)
     parser.add_argument("--tolerance", type=float, default=0.02)
     parser.add_argument("--json", type=Path, default=None, help="also write the rows here")
+    parser.add_argument("--head-to-head", type=int, default=0, metavar="ROUNDS",
+                        help="measure the differing choices against each other in ROUNDS interleaved rounds "
+                             "(CUDA; at least 5)")
     args = parser.parse_args(argv)
+    if args.head_to_head and args.head_to_head < 5:
+        parser.error(f"--head-to-head: at least 5 rounds (quartiles), got {args.head_to_head}")
     runs = [json.loads(p.read_text()) for p in (args.first, args.second)]
     rows = compare(runs[0]["entries"], runs[1]["entries"], args.tolerance)
+    if args.head_to_head:
+        head_to_head(rows, runs[0]["entries"], runs[1]["entries"], args.head_to_head, args.tolerance)
     print(markdown(rows, args.tolerance))
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))

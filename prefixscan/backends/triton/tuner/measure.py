@@ -20,6 +20,7 @@ import os
 import statistics
 import threading
 import time
+from dataclasses import dataclass
 from typing import Callable
 
 from ...._normalize import build_request, make_config
@@ -31,7 +32,7 @@ from .candidates import available_strategies, candidate_grid
 from .keys import Candidate
 from .search import ROUNDS, SearchResult, TuningError, refine_occupancy, search
 
-__all__ = ["tune_workload", "cuda_event_timer", "repeated_scan", "scan_request", "random_field", "poison",
+__all__ = ["tune_workload", "workload", "Workload", "cuda_event_timer", "repeated_scan", "scan_request", "random_field", "poison",
            "same_result", "TuningGuard", "in_tuning"]
 
 
@@ -173,18 +174,36 @@ def repeated_scan(run_scan, request, x, out) -> Callable[[], object]:
     return call
 
 
-def tune_workload(device, accs, monoid=None, K: int = 1, n: int = 1 << 20, *, strategies=None,
-                  quick: bool = False, budget: float | None = None, repeats: int = 15,
-                  rounds: int = ROUNDS, timer: Callable[[Callable[[], object]], float] | None = None
-                  ) -> SearchResult:
-    """Tune one key on ``device`` with a representative scan: ``accs`` (torch
-    dtypes, one per field) under ``monoid`` (None: add), ``n`` elements per
-    field laid out as (n,) (K == 1) or (n // K, K) scanned along axis 0.
+@dataclass
+class Workload:
+    """One key's representative scan, ready to time candidates on: the
+    ``default`` (the reference every candidate is verified against),
+    ``deterministic_default``, the grid ``candidates`` of the strategies
+    ``names``, ``measure(c) -> seconds`` and ``verify(c) -> bool``."""
+    default: Candidate
+    deterministic_default: Candidate | None
+    names: list
+    nbytes: int
+    floating: bool
+    n: int
+    K: int
+    measure: Callable[[Candidate], float]
+    verify: Callable[[Candidate], bool]
 
-    The full grid (``quick`` false) ends with :func:`.search.refine_occupancy`.
+    def candidates(self, quick: bool = False) -> list:
+        return candidate_grid(self.names, self.nbytes, self.floating, self.n, quick=quick, K=self.K)
+
+
+@contextlib.contextmanager
+def workload(device, accs, monoid=None, K: int = 1, n: int = 1 << 20, *, strategies=None, repeats: int = 15,
+             timer: Callable[[Callable[[], object]], float] | None = None):
+    """The :class:`Workload` of one key on ``device``: ``accs`` (torch dtypes, one
+    per field) under ``monoid`` (None: add), ``n`` elements per field laid out as
+    (n,) (K == 1) or (n // K, K) scanned along axis 0, on fresh random data, the
+    default's result checked against ``torch.cumsum`` for sums.  Inside the
+    ``with`` block this thread counts as tuning (:class:`TuningGuard`).
     ``timer(fn) -> seconds`` defaults to CUDA events (:func:`cuda_event_timer`,
-    median of ``repeats``); a CPU device (the interpreter) needs one.
-    """
+    median of ``repeats``); a CPU device (the interpreter) needs one."""
     import torch
 
     from .. import scan  # loads triton: only when a tuning runs
@@ -192,7 +211,6 @@ def tune_workload(device, accs, monoid=None, K: int = 1, n: int = 1 << 20, *, st
     names = available_strategies(strategies or STRATEGY_NAMES)
     nbytes = sum(a.itemsize for a in accs)
     floating = any(a.is_floating_point for a in accs)
-    candidates = candidate_grid(names, nbytes, floating, n, quick=quick, K=K)
     default = Candidate("decoupled_lookback", default_config(nbytes, floating, K, n))  # the reference, always run
     det_default = Candidate("chained", default.tile) if "chained" in names else None
     op = monoid if monoid is not None else "add"
@@ -245,8 +263,18 @@ def tune_workload(device, accs, monoid=None, K: int = 1, n: int = 1 << 20, *, st
             with planner.override(c.tile):
                 return timer(repeated_scan(scan.run_scan, request(c, outs), x, dst))
 
-        result = search(candidates, measure, verify, default=default, deterministic_default=det_default,
-                        budget=budget, rounds=rounds)
+        yield Workload(default, det_default, names, nbytes, floating, n, K, measure, verify)
+
+
+def tune_workload(device, accs, monoid=None, K: int = 1, n: int = 1 << 20, *, strategies=None,
+                  quick: bool = False, budget: float | None = None, repeats: int = 15,
+                  rounds: int = ROUNDS, timer: Callable[[Callable[[], object]], float] | None = None
+                  ) -> SearchResult:
+    """Tune one key (its :func:`workload`) with the full candidate grid, or the
+    quick one (``quick``); the full grid ends with :func:`.search.refine_occupancy`."""
+    with workload(device, accs, monoid, K, n, strategies=strategies, repeats=repeats, timer=timer) as w:
+        result = search(w.candidates(quick), w.measure, w.verify, default=w.default,
+                        deterministic_default=w.deterministic_default, budget=budget, rounds=rounds)
         if quick:
             return result
-        return refine_occupancy(result, measure, verify, rounds=rounds)
+        return refine_occupancy(result, w.measure, w.verify, rounds=rounds)

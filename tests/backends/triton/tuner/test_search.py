@@ -178,6 +178,35 @@ def test_refine_occupancy_keeps_a_cap_only_when_it_is_faster(warps):
     assert r.best == runner_up and r.tiles["decoupled_lookback"] == runner_up.tile
 
 
+def test_refine_occupancy_tries_the_caps_of_the_third_fastest_tile_too():
+    """A tile ranked third uncapped can win once capped: its caps are measured."""
+    base, second, third = (C("decoupled_lookback", b) for b in (8192, 16384, 4096))
+    times = {base: 0.80, second: 0.85, third: 0.86}
+    capped_third = _occ(third, candidates.OCCUPANCY_CANDIDATES[4][1])
+    r = search.refine_occupancy(searched(dict(times)), {**times, capped_third: 0.6}.get, lambda c: True)
+    assert r.best == capped_third and capped_third in r.samples
+    assert search.CAPPED_RUNNERS_UP == 2
+
+
+def test_a_choice_not_beyond_the_noise_measured_later_keeps_the_default():
+    """The first search's duel lets a challenger 10% faster replace the default
+    under its small noise; the register-cap search then measures a 30% spread:
+    10% is no longer beyond the noise, so the default is kept."""
+    default, chained = C("decoupled_lookback", 8192), C("chained", 32768)
+    first = searched({default: 1.0, chained: 0.9})
+    assert first.best == chained and first.noise == search.NOISE_FLOOR
+    calls = collections.Counter()
+
+    def flaring(c):  # the caps' rounds alternate between two levels 30% apart
+        calls[c] += 1
+        return {default: 1.0, chained: 0.9}.get(c, 1.2) * (1.3 if calls[c] % 2 else 1.0)
+
+    r = search.refine_occupancy(first, flaring, lambda c: True)
+    assert r.noise > 0.2 and r.best == default
+    quiet = search.refine_occupancy(first, {default: 1.0, chained: 0.9}.get, lambda c: True)
+    assert quiet.best == chained  # a steady 10% gain under a steady noise stays
+
+
 def test_refine_occupancy_leaves_another_strategy_unless_the_cap_beats_it():
     look, chained = C("decoupled_lookback", 4096), C("chained", 16384)
     first = searched({look: 1.0, chained: 0.7})
