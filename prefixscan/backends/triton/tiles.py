@@ -62,41 +62,41 @@ def _tiles(*specs) -> dict:
 # The default tile of a key (accumulator bytes, float or not, layout, size bucket):
 # the decoupled look-back tile that is best across the GPUs we have tuned, derived
 # from the shipped tables (tuner/tables/: one full `prefixscan tune` each on an
-# H100 80GB HBM3, 2026-11-25, and an H200, 2026-11-22) by tuner.shipped.derive_defaults:
+# H100 80GB HBM3 and an H200, both 2026-11-25) by tuner.shipped.derive_defaults:
 # among the uncapped look-back tiles measured on both, the one whose worse ratio to
 # that GPU's fastest measured choice is lowest (ties within 1%: the one measured more
 # often).  Ratios H100/H200 (1.000: the fastest measured there):
 #
 #   key           n <= 2^16             2^17-2^21             2^22-2^25             >= 2^26
-#   4B int   1d   2048x4    1.003/1.000 8192x4    1.017/1.021 8192x4    1.007/1.000 8192x4    1.000/1.000
-#   4B int   2d   4096x4    2.075/1.197 8192x8w64 1.016/1.000 4096x4    1.001/1.000 4096x4    1.001/1.000
-#   4B float 1d   8192x8    1.046/1.005 8192x4r64 1.009/1.003 4096x4    1.006/1.000 8192x4    1.007/1.000
-#   4B float 2d   4096x8    1.039/1.000 8192x4    1.010/1.000 4096x4    1.006/1.000 8192x4    1.012/1.000
-#   8B int   1d   2048x8    1.011/1.006 4096x4    1.001/1.000 4096x4    1.000/1.000 4096x4    1.000/1.000
-#   8B int   2d   4096x4    1.450/1.000 4096x4    1.000/1.000 8192x4    1.001/1.000 8192x4    1.001/1.000
-#   8B float 1d   8192x8w16 1.081/1.010 2048x4    1.112/1.000 4096x4    1.038/1.000a 4096x4    1.044/1.000a
+#   4B int   1d   2048x8    1.009/1.000 8192x4    1.017/1.000 8192x4    1.007/1.000 8192x4    1.000/1.016
+#   4B int   2d   16384x4   2.080/1.816 8192x8w64 1.016/1.023 4096x4    1.001/1.002 4096x4    1.001/1.003
+#   4B float 1d   4096x8    1.042/1.018 8192x4r64 1.009/1.030 4096x4r32 1.000/1.040 8192x4    1.007/1.032
+#   4B float 2d   4096x8r16 1.012/1.003 8192x8    1.033/1.000 4096x4    1.006/1.052 8192x4    1.012/1.078
+#   8B int   1d   2048x4    1.000/1.026 4096x4    1.001/1.000 4096x4    1.000/1.000 4096x4    1.000/1.000
+#   8B int   2d   8192x8w64 1.461/1.488 4096x4r32 1.032/1.013 8192x4    1.001/1.003 4096x8    1.002/1.007
+#   8B float 1d   8192x8w16 1.081/1.065 8192x4    1.000/1.000 4096x4    1.038/1.056 4096x4    1.044/1.085
 #   8B float 2d   8192x4    1.000/1.000c 8192x4   1.000/1.000c 8192x4   1.000/1.000c 8192x4   1.000/1.000c
 #
-# (BLOCKxWARPS, window 32 unless wN, raking rows rN.)  (a) the H100's fastest is a
-# register-capped tile (4 per SM), which the H200 tune (before register caps) never
-# measured, so the defaults have no caps.  (c) both tunes ran out of budget on these
-# keys (the H100's measured 3-21 of about 28 candidates, the H200's 1-16), so 1.000 says
-# little.  The other ratios over 1.02 are at n <= 2^21,
-# where a tile measured once reads the spread of a few-microsecond call (the H100's
-# 2-D n <= 2^16 winners were chained tiles; these are the look-back tiles).  The
-# per-dtype defaults these replace (16384x4 int32, 8192x4 float32, 4096x8 int64,
-# 8192x4 float64, measured on the H100 at 2^27-2^28) were up to 1.83x slower than
-# the best (int64 2-D at 2^26 on the H200).  After a shipped table changes,
+# (BLOCKxWARPS, window 32 unless wN, raking rows rN.)  Ratios over 1.02 at n >= 2^22
+# are keys whose fastest is a register-capped tile (3-5 per SM): the defaults have
+# no caps, which spill on some tiles (docs/design/lookback.md), so a capped choice
+# comes from a table.  (c) the H100's tune ran out of budget on these keys (3-21 of
+# about 28 candidates measured), so its 1.000 says little.  At n <= 2^21 a call
+# takes a few microseconds, mostly the host's: the 2-D n <= 2^16 winners are
+# chained tiles (these are the look-back tiles).  The per-dtype defaults these
+# replace (16384x4 int32, 8192x4 float32, 4096x8 int64, 8192x4 float64, measured
+# on the H100 at 2^27-2^28) were up to 1.83x slower than the best (int64 2-D at
+# 2^26 on the H200).  After a shipped table changes,
 # `python -m prefixscan.backends.triton.tuner.shipped derive` prints this again
 # (tests/backends/triton/tuner/test_shipped.py checks that the two agree).
 _DEFAULTS = {
-    (4, False, "1d"): _tiles((2048, 4, 32), (8192, 4, 32), (8192, 4, 32), (8192, 4, 32)),
-    (4, False, "2d"): _tiles((4096, 4, 32), (8192, 8, 64), (4096, 4, 32), (4096, 4, 32)),
-    (4, True, "1d"): _tiles((8192, 8, 32), (8192, 4, 32, 32, None, 64), (4096, 4, 32), (8192, 4, 32)),
-    (4, True, "2d"): _tiles((4096, 8, 32), (8192, 4, 32), (4096, 4, 32), (8192, 4, 32)),
-    (8, False, "1d"): _tiles((2048, 8, 32), (4096, 4, 32), (4096, 4, 32), (4096, 4, 32)),
-    (8, False, "2d"): _tiles((4096, 4, 32), (4096, 4, 32), (8192, 4, 32), (8192, 4, 32)),
-    (8, True, "1d"): _tiles((8192, 8, 16), (2048, 4, 32), (4096, 4, 32), (4096, 4, 32)),
+    (4, False, "1d"): _tiles((2048, 8, 32), (8192, 4, 32), (8192, 4, 32), (8192, 4, 32)),
+    (4, False, "2d"): _tiles((16384, 4, 32), (8192, 8, 64), (4096, 4, 32), (4096, 4, 32)),
+    (4, True, "1d"): _tiles((4096, 8, 32), (8192, 4, 32, 32, None, 64), (4096, 4, 32, 32, None, 32), (8192, 4, 32)),
+    (4, True, "2d"): _tiles((4096, 8, 32, 32, None, 16), (8192, 8, 32), (4096, 4, 32), (8192, 4, 32)),
+    (8, False, "1d"): _tiles((2048, 4, 32), (4096, 4, 32), (4096, 4, 32), (4096, 4, 32)),
+    (8, False, "2d"): _tiles((8192, 8, 64), (4096, 4, 32, 32, None, 32), (8192, 4, 32), (4096, 8, 32)),
+    (8, True, "1d"): _tiles((8192, 8, 16), (8192, 4, 32), (4096, 4, 32), (4096, 4, 32)),
     (8, True, "2d"): _tiles((8192, 4, 32), (8192, 4, 32), (8192, 4, 32), (8192, 4, 32)),
 }
 # Element sizes not measured: 1- and 2-byte integers get the hand-measured 4-byte
