@@ -4,7 +4,8 @@ Pure logic on an injected ``measure(candidate) -> seconds`` and ``verify(candida
 -> bool``, so it is tested without a GPU (:mod:`.measure` supplies the real
 ones).  A candidate that computes a wrong result is excluded before it is
 timed.  One lucky measurement does not win: the first pass, which times the
-candidates one after another (once all are verified, so compiled), only selects
+candidates one after another (once all are verified, so compiled) and again in
+the opposite order, ranking each by the faster of its two times, only selects
 the finalists; the choice is made on the finalists' interleaved rounds, by the
 rule of :func:`replaces` (docs/design/tuning-method.md).  Nothing here imports
 torch or triton.
@@ -25,7 +26,7 @@ from .candidates import OCCUPANCY_CANDIDATES
 from .keys import Candidate, tile_dict
 
 __all__ = ["TuningError", "SearchResult", "search", "refine_occupancy", "replaces", "measured_noise",
-           "NOISE_FLOOR", "FINALISTS", "ROUNDS", "MIN_ROUNDS", "QUARTILE_ROUNDS", "NOTCH", "CAPPED_RUNNERS_UP"]
+           "NOISE_FLOOR", "FINALISTS", "ROUNDS", "MIN_ROUNDS", "QUARTILE_ROUNDS", "NOTCH", "CAPPED_RUNNERS_UP", "FIRST_PASSES"]
 
 NOISE_FLOOR = 0.02  # a candidate must beat the default by more than this (and the measured noise)
 FINALISTS = 3  # fastest candidates per pool re-measured
@@ -39,6 +40,12 @@ QUARTILE_ROUNDS = 5
 #: Half-width of a box plot's notch around a median of k values, in units of
 #: IQR / sqrt(k) (McGill, Tukey & Larsen, "Variations of box plots", 1978).
 NOTCH = 1.57
+#: Passes over all candidates that select the finalists, each candidate ranked
+#: by its fastest pass.  Why two: on the H200, tunes in a cold process timed the
+#: float64 2048x4 tile at n = 2^16 once at 11.2-12.6 us where warm ones took
+#: 8.2-9.3 us (noise of that key 16-22% against 2%), so it missed the finalists
+#: and a tile 7-9% slower (head-to-head) was kept.
+FIRST_PASSES = 2
 #: Uncapped look-back tiles besides the chosen one that :func:`refine_occupancy`
 #: tries under register caps.
 CAPPED_RUNNERS_UP = 2
@@ -180,8 +187,8 @@ class SearchResult:
 def search(candidates: Sequence[Candidate], measure: Callable[[Candidate], float],
            verify: Callable[[Candidate], bool], *, default: Candidate | None = None,
            deterministic_default: Candidate | None = None, noise_floor: float = NOISE_FLOOR,
-           finalists: int = FINALISTS, rounds: int = ROUNDS, budget: float | None = None,
-           clock: Callable[[], float] = time.monotonic) -> SearchResult:
+           finalists: int = FINALISTS, rounds: int = ROUNDS, first_passes: int = FIRST_PASSES,
+           budget: float | None = None, clock: Callable[[], float] = time.monotonic) -> SearchResult:
     """Measure ``candidates`` and pick the fastest verified one.
 
     ``measure(c)`` returns seconds per call of candidate ``c`` (itself a median
@@ -209,6 +216,8 @@ def search(candidates: Sequence[Candidate], measure: Callable[[Candidate], float
     """
     if finalists < 1:
         raise ValueError(f"finalists must be >= 1, got {finalists!r}")
+    if first_passes < 1:
+        raise ValueError(f"first_passes must be >= 1, got {first_passes!r}")
     if rounds < 0:
         raise ValueError(f"rounds must be >= 0, got {rounds!r}")
     if not candidates and default is None:
@@ -256,9 +265,16 @@ def search(candidates: Sequence[Candidate], measure: Callable[[Candidate], float
     # 0.8 s warm) timed the 2048x4 float64 tile at n = 2^16 at 11.2 us on its
     # first pass, against 8.2 us warm, left it out of the finalists and kept a
     # tile 8.7% slower in a later head-to-head.
-    timed(default)
-    for c in verified:
-        timed(c)
+    # Each further first pass runs in the opposite order, and the fastest of a
+    # candidate's first-pass times ranks it: one slow outlier no longer leaves a
+    # fast candidate out of the finalists (:data:`FIRST_PASSES`).
+    first_pass = [default, *verified]
+    for sweep in range(first_passes):
+        for c in (first_pass if sweep % 2 == 0 else first_pass[::-1]):
+            if sweep == 0:
+                timed(c)
+            elif c in samples and timed(c) is not None:
+                samples[c][:2] = [min(samples[c][:2])]
 
     first = {c: s[0] for c, s in samples.items()}
     by_first = sorted(first, key=first.get)

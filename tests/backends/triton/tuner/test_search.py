@@ -57,7 +57,7 @@ def test_search_keeps_default_within_noise():
     # the default's rounds spread by 30%, the other's not at all: the noise is the
     # median spread of the finalists (15%), so a 10% gain is not enough
     runs = iter([1.0, 1.0, 1.3, 1.0])  # first pass, then three rounds
-    r = search.search([base, other], lambda c: next(runs) if c == base else 0.9, lambda c: True)
+    r = search.search([base, other], lambda c: next(runs) if c == base else 0.9, lambda c: True, first_passes=1)
     assert r.noise == pytest.approx(0.15) and r.best == base
     assert r.seconds(base) == 1.0  # the median of the rounds, not the mean
 
@@ -91,7 +91,7 @@ def test_search_replaces_the_default_only_beyond_the_measured_spread(gain, sprea
         wobble = spread / 2 * (1 if count[c] % 2 else -1)
         return (1.0 if c == base else 1.0 - gain) * (1 + wobble)
 
-    r = search.search([base, other], measure, lambda c: True)
+    r = search.search([base, other], measure, lambda c: True, first_passes=1)
     assert (r.best == other) is replaced
     assert r.noise == pytest.approx(max(search.NOISE_FLOOR, spread), rel=0.2)
     # first pass, rounds, and a duel of as many rounds when the rounds favour the challenger
@@ -100,11 +100,11 @@ def test_search_replaces_the_default_only_beyond_the_measured_spread(gain, sprea
 
 
 def test_search_decides_on_the_rounds_not_the_first_pass():
-    """The first pass times candidates one after another, each right after its compile:
-    a challenger fast there but not in the rounds keeps the default, and a default slow
-    there (cold) but not in the rounds is not replaced."""
+    """The first passes time candidates one after another: a challenger fast there but
+    not in the rounds keeps the default, and a default slow there but not in the rounds
+    is not replaced."""
     base, other = C("decoupled_lookback", 16384), C("decoupled_lookback", 8192)
-    runs = {base: iter([1.5, 1.0, 1.0, 1.0]), other: iter([0.5, 0.99, 0.99, 0.99])}
+    runs = {base: iter([1.5, 1.6, 1.0, 1.0, 1.0]), other: iter([0.5, 0.6, 0.99, 0.99, 0.99])}
     r = search.search([base, other], lambda c: next(runs[c]), lambda c: True)
     assert r.best == base and r.seconds(other) == pytest.approx(0.99)
     fewer = search.search([base, other], {base: 1.0, other: 0.5}.__getitem__, lambda c: True, rounds=2)
@@ -121,7 +121,7 @@ def test_a_challenger_lucky_in_the_rounds_loses_the_duel():
         calls[c] += 1
         return 1.0 if c == base or calls[c] > 1 + search.ROUNDS else 0.9  # fast until the duel
 
-    r = search.search([base, other], measure, lambda c: True)
+    r = search.search([base, other], measure, lambda c: True, first_passes=1)
     assert r.best == base and r.duels == {(other, base): False}
     assert calls[other] == calls[base] == 1 + 2 * search.ROUNDS
     assert r.to_record()["duels"] == [dict(challenger=other.label, base=base.label, replaced=False)]
@@ -139,7 +139,7 @@ def test_search_remeasures_the_top_few_and_a_lucky_one_loses():
         calls.append(c)
         return next(runs[c]) if c in runs else (1.0 if c == base else 2.0 + slow.index(c))
 
-    r = search.search([base, lucky] + slow, measure, lambda c: True, finalists=3, rounds=3)
+    r = search.search([base, lucky] + slow, measure, lambda c: True, finalists=3, rounds=3, first_passes=1)
     assert r.best == base
     assert r.samples[lucky] == [0.5, 1.0, 1.01, 0.99] and calls.count(base) == 4
     # finalists: the 3 fastest on their first measurement (the default among them); the rest once
@@ -352,6 +352,37 @@ def test_two_searches_of_the_same_candidates_choose_alike():
             first, second = (_simulated_choice(true, rnd, 9) for _ in range(2))
             alike += abs(true[first] / true[second] - 1) <= 0.02
         assert alike >= least, (gain, alike)
+
+
+def test_two_first_passes_keep_a_fast_candidate_among_the_finalists_despite_outliers():
+    """A noisy process (as a cold tune on the H200 at n = 2^16 measured: 16-22% noise):
+    one call in five 35% slow, the rest within +-3%, one candidate truly 8% faster than
+    the others.  Ranked by one first pass it missed the finalists in 87 of 400 searches
+    with this seed and was chosen in 237; by the faster of two passes it missed them in
+    14 and was chosen in 272 (3 other seeds: 73-108 / 207-237 against 5-17 / 280-285)."""
+    rnd = random.Random(1)
+
+    def trials(passes):
+        missed = chosen = 0
+        for _ in range(400):
+            true = {c: rnd.uniform(1.0, 1.03) for c in SIMULATED}
+            true[SIMULATED_DEFAULT] = 1.0
+            fast = rnd.choice([c for c in SIMULATED if c != SIMULATED_DEFAULT])
+            true[fast] = 0.92
+
+            def measure(c):
+                t = true[c] * rnd.uniform(0.97, 1.03)
+                return t * 1.35 if rnd.random() < 0.2 else t
+
+            r = search.search(SIMULATED, measure, lambda c: True, default=SIMULATED_DEFAULT, rounds=9,
+                              first_passes=passes)
+            missed += fast not in r.finalists
+            chosen += r.best == fast
+        return missed, chosen
+
+    (missed_1, chosen_1), (missed_2, chosen_2) = trials(1), trials(search.FIRST_PASSES)
+    assert search.FIRST_PASSES == 2
+    assert missed_1 >= 50 and missed_2 <= 20 and chosen_2 > chosen_1 + 20, (missed_1, missed_2, chosen_1, chosen_2)
 
 
 def test_search_deterministic_choice_and_chained_for_auto():
