@@ -33,7 +33,8 @@
 #               compare the two tune.json with tools/tune_stability.py
 #   stability   two full tunes of the built-in keys of one layout (TUNE_LAYOUTS, default 1d) and
 #               optionally some dtypes (TUNE_DTYPES), no budget, in two processes with their own
-#               empty cache directories, then tools/tune_stability.py on the two.  One call per
+#               empty cache directories, then tools/tune_stability.py on the two, the choices
+#               that differ timed against each other (--head-to-head 31).  One call per
 #               part: on an H100 the 1-D keys took about 3 minutes cold and 1 warm, the 2-D keys
 #               3.5 minutes warm, so split those by dtypes (TUNE_DTYPES=int32,int64, then
 #               float32,float64).  stability/table-TAG.json: the first run's table, a part for
@@ -258,16 +259,21 @@ profile_tune() {
 
 profile_stability() {
   mkdir -p "$OUT/stability"
-  local layouts=${TUNE_LAYOUTS:-1d} dtypes=${TUNE_DTYPES:-int32,float32,int64,float64} run cache tag
+  local layouts=${TUNE_LAYOUTS:-1d} dtypes=${TUNE_DTYPES:-int32,float32,int64,float64} run cache tag left
   tag=$layouts${TUNE_DTYPES:+-${TUNE_DTYPES//,/-}}
   for run in A B; do
     cache=$(mktemp -d)
-    PREFIXSCAN_CACHE_DIR=$cache step "stability/tune$run-$tag" $((590 - SECONDS)) $PY -m prefixscan tune \
+    left=$((590 - SECONDS))
+    [ $left -gt 5 ] || left=5  # timeout 0 would mean none
+    PREFIXSCAN_CACHE_DIR=$cache step "stability/tune$run-$tag" $left $PY -m prefixscan tune \
       --ops builtin --layouts "$layouts" --dtypes "$dtypes" --json "$OUT/stability/tune$run-$tag.json"
     [ $run = B ] || cp "$cache"/tuning-*.json "$OUT/stability/table-$tag.json"
   done
-  step "stability/compare-$tag" 30 $PY tools/tune_stability.py "$OUT/stability/tuneA-$tag.json" \
-    "$OUT/stability/tuneB-$tag.json" --json "$OUT/stability/stability-$tag.json"
+  # the choices that differ, measured against each other (31 interleaved rounds, a third process)
+  left=$((595 - SECONDS))
+  [ $left -gt 5 ] || left=5
+  step "stability/compare-$tag" $left $PY tools/tune_stability.py "$OUT/stability/tuneA-$tag.json" \
+    "$OUT/stability/tuneB-$tag.json" --head-to-head 31 --json "$OUT/stability/stability-$tag.json"
   tail -2 "$OUT/stability/compare-$tag.log"
 }
 
