@@ -1,6 +1,6 @@
 """Is tuning stable?  Compare the choices of two ``prefixscan tune --json`` runs on one GPU.
 
-    python tools/tune_stability.py RUN1.json RUN2.json [--tolerance 0.02] [--json OUT]
+    python tools/tune_stability.py RUN1.json RUN2.json [--tolerance 0.02] [--json OUT] [--head-to-head ROUNDS]
 
 Per key: the same choice (strategy and tile) in both runs, or two choices within
 ``--tolerance`` of each other.  Two runs in two processes differ by more than their
@@ -27,10 +27,9 @@ import math
 import statistics
 from pathlib import Path
 
-import torch
-
-from prefixscan.backends.triton.tuner import measure
-from prefixscan.backends.triton.tuner.keys import Candidate, tile_from
+from prefixscan.backends.triton.tuner import measure  # neither imports torch or triton until a
+from prefixscan.backends.triton.tuner.keys import Candidate, tile_from  # workload runs
+from prefixscan.backends.triton.tuner.search import NOTCH
 
 TILE_FIELDS = ("block", "num_warps", "window", "max_kb", "packed", "raking", "occupancy")
 #: Fields older tables leave out, at the value they meant (TileConfig's defaults).
@@ -78,14 +77,17 @@ def _candidate(record: dict):
 
 def _accumulator(key: str):
     """The torch dtype a built-in key ("4B-int-builtin-...") is tuned with."""
+    import torch  # only where a head-to-head runs
+
     nbytes, kind, opclass = key.split("-")[:3]
-    if opclass != "builtin":
-        raise ValueError(f"--head-to-head measures built-in keys only, not {key}")
-    return {("4B", "int"): torch.int32, ("8B", "int"): torch.int64,
-            ("4B", "float"): torch.float32, ("8B", "float"): torch.float64}[nbytes, kind]
+    dtypes = {("4B", "int"): torch.int32, ("8B", "int"): torch.int64,
+              ("4B", "float"): torch.float32, ("8B", "float"): torch.float64}
+    if opclass != "builtin" or (nbytes, kind) not in dtypes:
+        raise ValueError(f"--head-to-head measures the built-in keys of 4- and 8-byte accumulators, not {key}")
+    return dtypes[nbytes, kind]
 
 
-def head_to_head(rows: list[dict], first: dict, second: dict, rounds: int, tolerance: float,
+def head_to_head(rows: list[dict], first: dict, second: dict, *, rounds: int, tolerance: float,
                  device: str = "cuda", timer=None) -> None:
     """Measure both choices of every row whose choices differ (see the module)
     and set its ``head_to_head`` (medians, ratio, notch) and ``passes``.
@@ -104,7 +106,7 @@ def head_to_head(rows: list[dict], first: dict, second: dict, rounds: int, toler
                 for c in ((ca, cb) if r % 2 else (cb, ca)):
                     times[c].append(w.measure(c))
         ma, mb = statistics.median(times[ca]), statistics.median(times[cb])
-        notch = [1.57 * (q[2] - q[0]) / math.sqrt(rounds) / m
+        notch = [NOTCH * (q[2] - q[0]) / math.sqrt(rounds) / m
                  for q, m in ((statistics.quantiles(times[c], n=4, method="inclusive"), m)
                               for c, m in ((ca, ma), (cb, mb)))]
         row["head_to_head"] = {"rounds": rounds, "first_seconds": ma, "second_seconds": mb,
@@ -154,7 +156,8 @@ def main(argv=None) -> int:
     runs = [json.loads(p.read_text()) for p in (args.first, args.second)]
     rows = compare(runs[0]["entries"], runs[1]["entries"], args.tolerance)
     if args.head_to_head:
-        head_to_head(rows, runs[0]["entries"], runs[1]["entries"], args.head_to_head, args.tolerance)
+        head_to_head(rows, runs[0]["entries"], runs[1]["entries"], rounds=args.head_to_head,
+                     tolerance=args.tolerance)
     print(markdown(rows, args.tolerance))
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))

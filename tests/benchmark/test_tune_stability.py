@@ -2,34 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
-import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[2]
-torch = pytest.importorskip("torch")
-pytest.importorskip("triton")
-
-from prefixscan._environment import interpreter_mode  # noqa: E402
-from prefixscan.backends.triton import planner  # noqa: E402
-from prefixscan.backends.triton.tiles import default_config  # noqa: E402
-from prefixscan.backends.triton.tuner import keys  # noqa: E402
-
-
-def _load_tool():
-    """tools/tune_stability.py as a module (tools/ is no package)."""
-    spec = importlib.util.spec_from_file_location("tune_stability", ROOT / "tools" / "tune_stability.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-tune_stability = _load_tool()
 
 
 def record(strategy, block, seconds_by_block, warps=4):
@@ -73,33 +51,3 @@ def test_a_far_or_unmeasured_choice_fails(tmp_path):
     code, _, rows = run_tool(tmp_path, first, second, "--tolerance", "0.06")
     assert rows[0]["passes"] and not rows[1]["passes"] and code == 1
 
-
-@pytest.mark.interpreter
-@pytest.mark.skipif(not interpreter_mode(), reason="needs Triton's interpreter")
-def test_head_to_head_measures_both_choices_in_interleaved_rounds():
-    """Differing choices are timed against each other on the key's real workload
-    (verified first), in alternating order; a tie passes, a 10% gap does not."""
-    small = default_config(4, False, 1, 96)
-    other = dataclasses.replace(small, num_warps=small.num_warps * 2)
-    first = {"4B-int-builtin-1d-n<=2^16": dict(record("decoupled_lookback", small.block, {}), n=96, K=1)}
-    second = {"4B-int-builtin-1d-n<=2^16": dict(record("decoupled_lookback", small.block, {},
-                                                       warps=other.num_warps), n=96, K=1)}
-    first["4B-int-builtin-1d-n<=2^16"]["tile"] = keys.tile_dict(small)
-    second["4B-int-builtin-1d-n<=2^16"]["tile"] = keys.tile_dict(other)
-    order = []
-
-    def timer(slower):
-        def time(fn):
-            fn()
-            tile = planner.current_override()
-            order.append(tile)
-            return slower if tile == other else 1.0
-        return time
-
-    for slower, passes in ((1.01, True), (1.10, False)):
-        order.clear()
-        rows = tune_stability.compare(first, second, 0.02)
-        tune_stability.head_to_head(rows, first, second, 5, 0.02, device="cpu", timer=timer(slower))
-        h = rows[0]["head_to_head"]
-        assert rows[0]["passes"] is passes and h["rounds"] == 5 and abs(h["ratio"] - slower) < 1e-9
-        assert order == [other, small, small, other] * 2 + [other, small]

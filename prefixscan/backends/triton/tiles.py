@@ -75,7 +75,7 @@ def _tiles(*specs) -> dict:
 #   8B int   1d   2048x4    1.000/1.026 4096x4    1.001/1.000 4096x4    1.000/1.000 4096x4    1.000/1.000
 #   8B int   2d   8192x8w64 1.461/1.488 4096x4r32 1.032/1.013 8192x4    1.001/1.003 4096x8    1.002/1.007
 #   8B float 1d   8192x8w16 1.081/1.065 8192x4    1.000/1.000 4096x4    1.038/1.056 4096x4    1.044/1.085
-#   8B float 2d   8192x4    1.000/1.000c 8192x4   1.000/1.000c 8192x4   1.000/1.000c 8192x4   1.000/1.000c
+#   8B float 2d   8192x4    1.000c/1.231 8192x4   1.000c/1.000 8192x4   1.000c/1.000 8192x4   1.000c/1.000
 #
 # (BLOCKxWARPS, window 32 unless wN, raking rows rN.)  Ratios over 1.02 at n >= 2^22
 # are keys whose fastest is a register-capped tile (3-5 per SM): the defaults have

@@ -263,7 +263,8 @@ def workload(device, accs, monoid=None, K: int = 1, n: int = 1 << 20, *, strateg
             with planner.override(c.tile):
                 return timer(repeated_scan(scan.run_scan, request(c, outs), x, dst))
 
-        yield Workload(default, det_default, names, nbytes, floating, n, K, measure, verify)
+        yield Workload(default=default, deterministic_default=det_default, names=names, nbytes=nbytes,
+                       floating=floating, n=n, K=K, measure=measure, verify=verify)
 
 
 def tune_workload(device, accs, monoid=None, K: int = 1, n: int = 1 << 20, *, strategies=None,

@@ -44,7 +44,7 @@ NOTCH = 1.57
 #: by its fastest pass.  Why two: on the H200, tunes in a cold process timed the
 #: float64 2048x4 tile at n = 2^16 once at 11.2-12.6 us where warm ones took
 #: 8.2-9.3 us (noise of that key 16-22% against 2%), so it missed the finalists
-#: and a tile 7-9% slower (head-to-head) was kept.
+#: and a tile whose calls took 7.5-9.6% longer (head-to-head) was kept.
 FIRST_PASSES = 2
 #: Uncapped look-back tiles besides the chosen one that :func:`refine_occupancy`
 #: tries under register caps.
@@ -196,7 +196,8 @@ def search(candidates: Sequence[Candidate], measure: Callable[[Candidate], float
     result as ``default`` (the first candidate if None), which is the reference
     and is measured first.  A candidate that fails or raises in ``verify`` or
     ``measure`` is excluded with the reason.  With ``budget`` seconds,
-    candidates not started in time are skipped.
+    candidates not verified in time are skipped (the first passes over the
+    verified ones, the rounds and the duels run whatever the budget).
 
     One measurement can be lucky, so the choice is made among *finalists*,
     re-measured ``rounds`` more times in interleaved order (alternating
@@ -264,7 +265,7 @@ def search(candidates: Sequence[Candidate], measure: Callable[[Candidate], float
     # the H200 a tune in a cold process (this key compiling: 15.6 s, against
     # 0.8 s warm) timed the 2048x4 float64 tile at n = 2^16 at 11.2 us on its
     # first pass, against 8.2 us warm, left it out of the finalists and kept a
-    # tile 8.7% slower in a later head-to-head.
+    # tile whose calls took 9.6% longer in a later head-to-head.
     # Each further first pass runs in the opposite order, and the fastest of a
     # candidate's first-pass times ranks it: one slow outlier no longer leaves a
     # fast candidate out of the finalists (:data:`FIRST_PASSES`).
@@ -344,11 +345,13 @@ def refine_occupancy(result: SearchResult, measure: Callable[[Candidate], float]
     is measured on the tile that won, and on the two fastest other uncapped ones:
     on the H200 two tunes of the 4-byte float keys at n <= 2^16 ranked 4096x4
     second in one and third in the other, and only the first tried it capped,
-    4.5% faster than the other's choice in a later head-to-head.
+    and in a later head-to-head the other's choice took 4.5% longer.
 
-    The margin asked of the result is the noise of both searches: a choice that
-    beat its default by more than the first search's noise but not by more than
-    the noise measured since keeps the default (:func:`_confirmed`)."""
+    The margin asked of the result is the noise of both searches, each choice
+    compared with the default in rounds measured together (:func:`_beats`): a
+    choice that beat the default by more than one search's noise but not by
+    more than the other's keeps the default, in the entry's tile and in its
+    look-back tile alike."""
     tile = result.tiles.get("decoupled_lookback")
     if tile is None or tile.occupancy:
         return result
@@ -363,18 +366,23 @@ def refine_occupancy(result: SearchResult, measure: Callable[[Candidate], float]
               for t in tiles for k in OCCUPANCY_CANDIDATES.get(t.num_warps, ())]
     if not capped:
         return result
-    pool = [base, *(Candidate(base.strategy, t) for t in tiles[1:]), *capped]
+    # The default joins the pool, so that the tiles of this search are confirmed
+    # against it in rounds measured together (:func:`_beats`).
+    pool = list(dict.fromkeys([base, *(Candidate(base.strategy, t) for t in tiles[1:]), *capped, result.default]))
     sub = search(pool, measure, verify, default=base, rounds=rounds, noise_floor=noise_floor, finalists=len(pool))
-    chosen = sub.best
+    noise = max(result.noise, sub.noise)
+    duels = {**result.duels, **sub.duels}
+    # The look-back tile, and the auto choice, must still beat the default under
+    # the larger noise of the two searches, each in the rounds it was measured in
+    # together with the default: the noise can flare during one key (:func:`_beats`).
+    chosen = sub.best if _beats(sub.best, result.default, sub.samples, noise, duels) else result.default
     samples = dict(result.samples)
     for c, s in sub.samples.items():  # a candidate measured before gains the second search's rounds
         samples[c] = samples[c] + _rounds(s) if c in samples else list(s)
-    noise = max(result.noise, sub.noise)
-    duels = {**result.duels, **sub.duels}
     best = result.best
-    if best == base:
+    if best == base or not _beats(best, result.default, result.samples, noise, duels):
         best = chosen
-    elif chosen != base and replaces(_rounds(samples[chosen]), _rounds(samples[best]), noise):
+    elif chosen not in (base, result.default) and replaces(_rounds(samples[chosen]), _rounds(samples[best]), noise):
         # The capped look-back tile against another strategy's choice, measured in
         # other rounds: a duel decides.
 
@@ -388,7 +396,6 @@ def refine_occupancy(result: SearchResult, measure: Callable[[Candidate], float]
 
         won = duels[(chosen, best)] = duel(chosen, best, timed, rounds, noise)[0]
         best = chosen if won else best
-    best = _confirmed(best, result.default, samples, noise)
     return dataclasses.replace(
         result, best=best, tiles=dict(result.tiles, decoupled_lookback=chosen.tile), samples=samples,
         finalists=list(dict.fromkeys(result.finalists + sub.finalists)),
@@ -396,14 +403,18 @@ def refine_occupancy(result: SearchResult, measure: Callable[[Candidate], float]
         duels=duels)
 
 
-def _confirmed(best: Candidate, default: Candidate, samples: dict, noise: float) -> Candidate:
-    """``best`` if it still :func:`replaces` ``default`` on all their rounds under
-    ``noise`` (the larger of two searches' noise), else ``default``.  Why: the
-    noise can flare during one key.  On the H200 a tune chose the chained scan
-    over the look-back default (31.1 against 34.4 us, n = 2^20 int32 2-D) under
-    the first search's noise; the register-cap search that followed measured
-    31%, and a head-to-head later found the default 23% faster (23.8 against
-    30.8 us), as the other tune had kept it."""
-    if best == default or default not in samples or best not in samples:
-        return best
-    return best if replaces(_rounds(samples[best]), _rounds(samples[default]), noise) else default
+def _beats(c: Candidate, default: Candidate, samples: dict, noise: float, duels: dict) -> bool:
+    """Whether ``c`` still :func:`replaces` ``default`` under ``noise`` (the larger
+    of two searches' noise) on the rounds of ``samples`` (one search's, where the
+    two were measured together); a ``c`` that does not is recorded in ``duels``
+    as not replacing it.  Why: the noise can flare during one key.  On the H200
+    a tune chose the chained scan over the look-back default (31.1 against 34.4
+    us, n = 2^20 int32 2-D) under the first search's noise; the register-cap
+    search that followed measured 31%, and a head-to-head later timed the
+    default at 23.8 us against 30.8 us, as the other tune had kept it."""
+    if c == default or c not in samples or default not in samples:
+        return True
+    if replaces(_rounds(samples[c]), _rounds(samples[default]), noise):
+        return True
+    duels[(c, default)] = False
+    return False
