@@ -4,8 +4,6 @@ the key's real workload, in Triton's interpreter."""
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
-from pathlib import Path
 
 import pytest
 
@@ -16,19 +14,9 @@ from prefixscan._environment import interpreter_mode  # noqa: E402
 from prefixscan.backends.triton import planner  # noqa: E402
 from prefixscan.backends.triton.tiles import default_config  # noqa: E402
 from prefixscan.backends.triton.tuner import keys  # noqa: E402
+from tests.repo_scripts import load_script  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _load_tool():
-    """tools/tune_stability.py as a module (tools/ is no package)."""
-    spec = importlib.util.spec_from_file_location("tune_stability", ROOT / "tools" / "tune_stability.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-tune_stability = _load_tool()
+tune_stability = load_script("tools/tune_stability.py", "tune_stability")
 
 
 def record(tile, measured):

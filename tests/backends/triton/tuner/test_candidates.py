@@ -6,9 +6,6 @@ Fakes and fixtures: fakes.py and conftest.py of this folder.
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -17,16 +14,11 @@ pytest.importorskip("triton")
 from prefixscan.backends.triton.registry import STRATEGY_NAMES  # noqa: E402
 from prefixscan.backends.triton.tiles import TileConfig, default_config  # noqa: E402
 from prefixscan.backends.triton.tuner import candidates, keys  # noqa: E402
-
-
-ROOT = Path(__file__).resolve().parents[4]
+from tests.repo_scripts import load_script  # noqa: E402
 
 
 def load_sweep():
-    spec = importlib.util.spec_from_file_location("sweep_for_test", ROOT / "benchmarks" / "sweep.py")
-    sweep = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(sweep)
-    return sweep
+    return load_script("benchmarks/sweep.py", "sweep_for_test")
 
 
 @pytest.mark.parametrize("nbytes, floating", [(4, False), (4, True), (8, False), (8, True)])
