@@ -151,6 +151,9 @@ class SearchResult:
     noise: float  # relative
     elapsed: float
     duels: dict = dataclasses.field(default_factory=dict)  # (challenger, base) -> replaced it
+    #: choices that won their duel but not the default under the larger noise of a
+    #: later search (:func:`refine_occupancy`)
+    unconfirmed: list = dataclasses.field(default_factory=list)
 
     @property
     def times(self) -> dict:
@@ -176,6 +179,7 @@ class SearchResult:
                          for c, t in sorted(times.items(), key=lambda kv: kv[1])],
             "excluded": [dict(strategy=c.strategy, reason=r, **tile_dict(c.tile)) for c, r in self.excluded.items()],
             "duels": [dict(challenger=c.label, base=b.label, replaced=won) for (c, b), won in self.duels.items()],
+            "unconfirmed": [c.label for c in self.unconfirmed],
             "skipped": len(self.skipped), "complete": not self.skipped,
             "seconds_spent": self.elapsed,
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -322,6 +326,12 @@ def search(candidates: Sequence[Candidate], measure: Callable[[Candidate], float
         if best is not None:
             tiles[s] = best.tile
     best = pick([Candidate(s, t) for s, t in tiles.items()], default) or default
+    own = tiles.get(default.strategy)
+    if best == default and own is not None and own != default.tile:
+        # The default strategy's own tile won its duel against the default; the
+        # auto choice falls back to it when another strategy, faster in the
+        # rounds, lost its duel, so the entry's tile and its strategy's agree.
+        best = Candidate(default.strategy, own)
     best_det = pick([Candidate(s, t) for s, t in tiles.items() if s in DETERMINISTIC_STRATEGIES],
                     deterministic_default)
     return SearchResult(default, best, best_det, tiles, samples, final, excluded, skipped, noise,
@@ -366,23 +376,29 @@ def refine_occupancy(result: SearchResult, measure: Callable[[Candidate], float]
               for t in tiles for k in OCCUPANCY_CANDIDATES.get(t.num_warps, ())]
     if not capped:
         return result
-    # The default joins the pool, so that the tiles of this search are confirmed
-    # against it in rounds measured together (:func:`_beats`).
-    pool = list(dict.fromkeys([base, *(Candidate(base.strategy, t) for t in tiles[1:]), *capped, result.default]))
+    # The default joins the pool (when it is a look-back tile, as the tuner's always
+    # is), so that the tiles of this search are confirmed against it in rounds
+    # measured together (:func:`_beats`).
+    anchor = result.default if result.default.strategy == base.strategy else base
+    pool = list(dict.fromkeys([base, *(Candidate(base.strategy, t) for t in tiles[1:]), *capped, anchor]))
     sub = search(pool, measure, verify, default=base, rounds=rounds, noise_floor=noise_floor, finalists=len(pool))
+    if anchor in sub.excluded:
+        raise TuningError(f"the default {anchor.label} failed in the register-cap search: {sub.excluded[anchor]}")
     noise = max(result.noise, sub.noise)
-    duels = {**result.duels, **sub.duels}
+    unconfirmed: list = []
     # The look-back tile, and the auto choice, must still beat the default under
-    # the larger noise of the two searches, each in the rounds it was measured in
-    # together with the default: the noise can flare during one key (:func:`_beats`).
-    chosen = sub.best if _beats(sub.best, result.default, sub.samples, noise, duels) else result.default
-    samples = dict(result.samples)
+    # the larger noise of the two searches, each in the rounds it shared with the
+    # default: the noise can flare during one key (:func:`_beats`).
+    chosen = sub.best if _beats(sub.best, anchor, sub.samples, noise, rounds, unconfirmed) else anchor
+    samples = {c: list(s) for c, s in result.samples.items()}
     for c, s in sub.samples.items():  # a candidate measured before gains the second search's rounds
         samples[c] = samples[c] + _rounds(s) if c in samples else list(s)
+    duels = {**result.duels, **sub.duels}
     best = result.best
-    if best == base or not _beats(best, result.default, result.samples, noise, duels):
+    if best.strategy == base.strategy or not _beats(best, result.default, result.samples, noise, rounds,
+                                                      unconfirmed):
         best = chosen
-    elif chosen not in (base, result.default) and replaces(_rounds(samples[chosen]), _rounds(samples[best]), noise):
+    elif chosen not in (base, anchor) and replaces(_rounds(samples[chosen]), _rounds(samples[best]), noise):
         # The capped look-back tile against another strategy's choice, measured in
         # other rounds: a duel decides.
 
@@ -390,6 +406,8 @@ def refine_occupancy(result: SearchResult, measure: Callable[[Candidate], float]
             try:
                 t = float(measure(c))
             except Exception:  # noqa: BLE001 - the duel's rule: a failed base loses, a failed challenger too
+                return None
+            if not (t > 0 and math.isfinite(t)):
                 return None
             samples[c].append(t)
             return t
@@ -400,21 +418,24 @@ def refine_occupancy(result: SearchResult, measure: Callable[[Candidate], float]
         result, best=best, tiles=dict(result.tiles, decoupled_lookback=chosen.tile), samples=samples,
         finalists=list(dict.fromkeys(result.finalists + sub.finalists)),
         excluded={**result.excluded, **sub.excluded}, noise=noise, elapsed=result.elapsed + sub.elapsed,
-        duels=duels)
+        duels=duels, unconfirmed=result.unconfirmed + unconfirmed)
 
 
-def _beats(c: Candidate, default: Candidate, samples: dict, noise: float, duels: dict) -> bool:
+def _beats(c: Candidate, default: Candidate, samples: dict, noise: float, rounds: int, unconfirmed: list) -> bool:
     """Whether ``c`` still :func:`replaces` ``default`` under ``noise`` (the larger
-    of two searches' noise) on the rounds of ``samples`` (one search's, where the
-    two were measured together); a ``c`` that does not is recorded in ``duels``
-    as not replacing it.  Why: the noise can flare during one key.  On the H200
-    a tune chose the chained scan over the look-back default (31.1 against 34.4
-    us, n = 2^20 int32 2-D) under the first search's noise; the register-cap
-    search that followed measured 31%, and a head-to-head later timed the
-    default at 23.8 us against 30.8 us, as the other tune had kept it."""
-    if c == default or c not in samples or default not in samples:
+    of two searches' noise) on the interleaved rounds of ``samples`` (one
+    search's: the two measured together; its duels left out), ``c`` added to
+    ``unconfirmed`` where not.  Why: the noise can flare during one key.  On the
+    H200 a tune chose the chained scan over the look-back default (31.1 against
+    34.4 us, n = 2^20 int32 2-D) under the first search's noise; the
+    register-cap search that followed measured 31%, and a head-to-head later
+    timed the default at 23.8 us against 30.8 us, as the other tune had kept it."""
+    if c == default:
         return True
-    if replaces(_rounds(samples[c]), _rounds(samples[default]), noise):
+    if c not in samples or default not in samples:
+        unconfirmed.append(c)
+        return False
+    if replaces(samples[c][1:1 + rounds], samples[default][1:1 + rounds], noise):
         return True
-    duels[(c, default)] = False
+    unconfirmed.append(c)
     return False

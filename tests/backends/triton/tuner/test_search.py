@@ -212,7 +212,7 @@ def test_a_cap_not_beyond_the_first_search_noise_leaves_tile_and_look_back_tile_
     """The first search measured a noise of 16% (its rounds are not shown here); the
     cap search is quiet and its capped tile wins there by 6%.  Under the larger noise
     the cap does not count: the entry keeps the default as its tile and as its
-    look-back tile, and its duels say so (a table once held the capped tile for
+    look-back tile, and its record says so (a table once held the capped tile for
     strategy="decoupled_lookback" while the auto choice had been reverted)."""
     default, other = C("decoupled_lookback", 8192, 8), C("decoupled_lookback", 16384, 8)
     uncapped = C("decoupled_lookback", 4096, 8)
@@ -221,7 +221,8 @@ def test_a_cap_not_beyond_the_first_search_noise_leaves_tile_and_look_back_tile_
     first = dataclasses.replace(searched({default: 1.0, other: 1.05, uncapped: 1.04}), noise=0.16)
     assert first.best == default
     r = search.refine_occupancy(first, lambda c: times.get(c, 1.1), lambda c: True)
-    assert (capped, default) in r.duels and r.duels[(capped, default)] is False
+    assert r.duels[(capped, default)] is True and r.unconfirmed == [capped]  # won its duel, not the noise
+    assert r.to_record()["unconfirmed"] == [capped.label]
     assert r.best == default and r.tiles["decoupled_lookback"] == default.tile
     assert r.to_record()["tile"] == r.to_record()["tiles"]["decoupled_lookback"]
     quiet = search.refine_occupancy(dataclasses.replace(first, noise=0.02), lambda c: times.get(c, 1.1),
@@ -243,6 +244,38 @@ def test_a_cap_is_confirmed_in_the_rounds_it_shared_with_the_default():
     slow[0] = 1.12
     r = search.refine_occupancy(first, lambda c: true.get(c, 1.2) * slow[0], lambda c: True, rounds=9)
     assert r.best == t_capped and r.tiles["decoupled_lookback"] == t_capped.tile
+
+
+def test_a_look_back_tile_that_won_its_duel_stays_the_auto_choice_when_another_strategy_loses_its_own():
+    """T beats the default D in its duel; chained, faster still in the rounds, loses
+    its duel to D: the auto choice is T, so the entry's tile and its look-back tile
+    agree (the auto choice was D, with T for strategy="decoupled_lookback" alone)."""
+    d, t, chained = C("decoupled_lookback", 16384), C("decoupled_lookback", 8192), C("chained", 16384)
+    calls = collections.Counter()
+
+    def measure(c):
+        calls[c] += 1
+        if c == chained:  # fast in the first passes and rounds, slow in its duel
+            return 0.7 if calls[c] <= 2 + search.ROUNDS else 1.0
+        return {d: 1.0, t: 0.9}[c]
+
+    r = search.search([d, t, chained], measure, lambda c: True)
+    assert r.duels[(t, d)] is True and r.duels[(chained, d)] is False
+    assert r.best == t and r.tiles["decoupled_lookback"] == t.tile
+    assert r.to_record()["tile"] == r.to_record()["tiles"]["decoupled_lookback"]
+
+
+def test_a_default_that_fails_in_the_cap_search_stops_the_key():
+    """The default is the reference the cap search confirms against: where it fails
+    there, the key fails (as where it fails in the first search), rather than a cap
+    passing unchecked."""
+    d, t = C("decoupled_lookback", 16384), C("decoupled_lookback", 8192)
+    first = dataclasses.replace(searched({d: 1.0, t: 0.9}), noise=0.16)
+    assert first.best == t
+    capped = _occ(t, candidates.OCCUPANCY_CANDIDATES[4][0])
+    times = {d: 1.0, t: 0.9, capped: 0.85}
+    with pytest.raises(search.TuningError, match="register-cap search"):
+        search.refine_occupancy(first, lambda c: times.get(c, 1.2), lambda c: c != d)
 
 
 def test_refine_occupancy_leaves_another_strategy_unless_the_cap_beats_it():
