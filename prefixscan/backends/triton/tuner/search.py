@@ -341,8 +341,8 @@ def search(candidates: Sequence[Candidate], measure: Callable[[Candidate], float
 def refine_occupancy(result: SearchResult, measure: Callable[[Candidate], float],
                      verify: Callable[[Candidate], bool], *, rounds: int = ROUNDS,
                      noise_floor: float = NOISE_FLOOR) -> SearchResult:
-    """``result`` with its decoupled look-back tile and the fastest other one tried
-    under the register caps of :data:`.candidates.OCCUPANCY_CANDIDATES` (a second
+    """``result`` with its decoupled look-back tile and the two fastest other ones
+    tried under the register caps of :data:`.candidates.OCCUPANCY_CANDIDATES` (a second
     :func:`search` whose default is the chosen uncapped tile, so a cap is kept only
     when faster beyond the noise); the auto choice becomes the capped tile when it
     was the uncapped one, or when the capped one beats it beyond the noise.
@@ -355,7 +355,7 @@ def refine_occupancy(result: SearchResult, measure: Callable[[Candidate], float]
     is measured on the tile that won, and on the two fastest other uncapped ones:
     on the H200 two tunes of the 4-byte float keys at n <= 2^16 ranked 4096x4
     second in one and third in the other, and only the first tried it capped,
-    and in a later head-to-head the other's choice took 4.5% longer.
+    where in a later head-to-head the other's choice took 4.5% longer.
 
     The margin asked of the result is the noise of both searches, each choice
     compared with the default in rounds measured together (:func:`_beats`): a
