@@ -22,14 +22,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
-import math
 import statistics
+import sys
 from pathlib import Path
 
 from prefixscan.backends.triton.tuner import measure  # neither imports torch or triton until a
 from prefixscan.backends.triton.tuner.keys import Candidate, tile_from  # workload runs
-from prefixscan.backends.triton.tuner.search import NOTCH
+from prefixscan.backends.triton.tuner.search import QUARTILE_ROUNDS, duel, notch
 
 TILE_FIELDS = ("block", "num_warps", "window", "max_kb", "packed", "raking", "occupancy")
 #: Fields older tables leave out, at the value they meant (TileConfig's defaults).
@@ -101,16 +100,10 @@ def head_to_head(rows: list[dict], first: dict, second: dict, *, rounds: int, to
         with measure.workload(device, [_accumulator(key)], None, a["K"], a["n"], timer=timer) as w:
             if not (w.verify(ca) and w.verify(cb)):
                 raise RuntimeError(f"{key}: a choice computes a wrong result")
-            times = {ca: [], cb: []}
-            for r in range(rounds):
-                for c in ((ca, cb) if r % 2 else (cb, ca)):
-                    times[c].append(w.measure(c))
+            times = duel(ca, cb, w.measure, rounds, tolerance)[1]  # interleaved rounds of the two alone
         ma, mb = statistics.median(times[ca]), statistics.median(times[cb])
-        notch = [NOTCH * (q[2] - q[0]) / math.sqrt(rounds) / m
-                 for q, m in ((statistics.quantiles(times[c], n=4, method="inclusive"), m)
-                              for c, m in ((ca, ma), (cb, mb)))]
         row["head_to_head"] = {"rounds": rounds, "first_seconds": ma, "second_seconds": mb,
-                               "ratio": mb / ma, "notch": notch}
+                               "ratio": mb / ma, "notch": [notch(times[ca]), notch(times[cb])]}
         row["passes"] = abs(mb / ma - 1) <= tolerance
 
 
@@ -149,10 +142,10 @@ def main(argv=None) -> int:
     parser.add_argument("--json", type=Path, default=None, help="also write the rows here")
     parser.add_argument("--head-to-head", type=int, default=0, metavar="ROUNDS",
                         help="measure the differing choices against each other in ROUNDS interleaved rounds "
-                             "(CUDA; at least 5)")
+                             f"(CUDA; at least {QUARTILE_ROUNDS})")
     args = parser.parse_args(argv)
-    if args.head_to_head and args.head_to_head < 5:
-        parser.error(f"--head-to-head: at least 5 rounds (quartiles), got {args.head_to_head}")
+    if args.head_to_head and args.head_to_head < QUARTILE_ROUNDS:
+        parser.error(f"--head-to-head: at least {QUARTILE_ROUNDS} rounds (quartiles), got {args.head_to_head}")
     runs = [json.loads(p.read_text()) for p in (args.first, args.second)]
     rows = compare(runs[0]["entries"], runs[1]["entries"], args.tolerance)
     if args.head_to_head:

@@ -32,8 +32,8 @@ from .candidates import available_strategies, candidate_grid
 from .keys import Candidate
 from .search import ROUNDS, SearchResult, TuningError, refine_occupancy, search
 
-__all__ = ["tune_workload", "workload", "Workload", "cuda_event_timer", "repeated_scan", "scan_request", "random_field", "poison",
-           "same_result", "TuningGuard", "in_tuning"]
+__all__ = ["tune_workload", "workload", "Workload", "cuda_event_timer", "repeated_scan", "scan_request",
+           "random_field", "poison", "same_result", "TuningGuard", "in_tuning"]
 
 
 def random_field(torch, dtype, shape, opname: str, gen, device):

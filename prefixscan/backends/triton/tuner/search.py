@@ -26,7 +26,8 @@ from .candidates import OCCUPANCY_CANDIDATES
 from .keys import Candidate, tile_dict
 
 __all__ = ["TuningError", "SearchResult", "search", "refine_occupancy", "replaces", "measured_noise",
-           "NOISE_FLOOR", "FINALISTS", "ROUNDS", "MIN_ROUNDS", "QUARTILE_ROUNDS", "NOTCH", "CAPPED_RUNNERS_UP", "FIRST_PASSES"]
+           "notch", "NOISE_FLOOR", "FINALISTS", "ROUNDS", "MIN_ROUNDS", "QUARTILE_ROUNDS", "NOTCH",
+           "CAPPED_RUNNERS_UP", "FIRST_PASSES"]
 
 NOISE_FLOOR = 0.02  # a candidate must beat the default by more than this (and the measured noise)
 FINALISTS = 3  # fastest candidates per pool re-measured
@@ -117,11 +118,17 @@ def measured_noise(rounds, noise_floor: float = NOISE_FLOOR) -> float:
 
 def _spread(times) -> float:
     """One finalist's relative spread (:func:`measured_noise`)."""
-    middle = statistics.median(times)
     if len(times) < QUARTILE_ROUNDS:
-        return (max(times) - min(times)) / middle
+        return (max(times) - min(times)) / statistics.median(times)
+    return 2 * notch(times)
+
+
+def notch(times) -> float:
+    """The relative half-width of the box-plot notch around the median of
+    ``times`` (at least :data:`QUARTILE_ROUNDS` of them): NOTCH * IQR / sqrt(k) /
+    median, the inclusive quartiles."""
     low, _, high = statistics.quantiles(times, n=4, method="inclusive")
-    return 2 * NOTCH * (high - low) / math.sqrt(len(times)) / middle
+    return NOTCH * (high - low) / math.sqrt(len(times)) / statistics.median(times)
 
 
 def _rounds(samples: list) -> list:
@@ -435,7 +442,7 @@ def _beats(c: Candidate, default: Candidate, samples: dict, noise: float, rounds
     if c not in samples or default not in samples:
         unconfirmed.append(c)
         return False
-    if replaces(samples[c][1:1 + rounds], samples[default][1:1 + rounds], noise):
+    if replaces(_rounds(samples[c])[:rounds], _rounds(samples[default])[:rounds], noise):
         return True
     unconfirmed.append(c)
     return False

@@ -167,13 +167,14 @@ def make_shipped(*sources: Path, sm_count: int, capability: tuple, provenance: M
     tuned within one time-limited call); no key may come from two of them."""
     if not sources:
         raise ValueError("sources: no table given")
-    gpu, records, first = None, {}, None
-    for source in sources:
-        data = json.loads(Path(source).read_text(encoding="utf-8"))
+    tables = [(source, json.loads(Path(source).read_text(encoding="utf-8"))) for source in sources]
+    first = tables[0][1]
+    gpu, records = first.get("gpu"), {}
+    for source, data in tables:
         name, entries = data.get("gpu"), data.get("entries")
         if not isinstance(name, str) or not isinstance(entries, dict) or not entries:
             raise ValueError(f"{source}: not a tuning table (no gpu name or no entries)")
-        if gpu is not None and name != gpu:
+        if name != gpu:
             raise ValueError(f"{source}: a table of {name!r}, the others are of {gpu!r}")
         twice = sorted(set(entries) & set(records))
         if twice:
@@ -183,12 +184,10 @@ def make_shipped(*sources: Path, sm_count: int, capability: tuple, provenance: M
                 Entry.from_record(record)
             except (TypeError, ValueError, KeyError) as exc:
                 raise ValueError(f"{source}: entry {key}: {exc}") from None
-        gpu, first = name, first or data
         records.update(entries)
-    data = first
     major, minor = (int(v) for v in capability)
-    out = {"format": FORMAT, "gpu": gpu, "version": data.get("version"), "versions": data.get("versions", {}),
-           "written": data.get("written"), "sm_count": int(sm_count), "compute_capability": [major, minor],
+    out = {"format": FORMAT, "gpu": gpu, "version": first.get("version"), "versions": first.get("versions", {}),
+           "written": first.get("written"), "sm_count": int(sm_count), "compute_capability": [major, minor],
            "applies_to": APPLIES_TO, "provenance": dict(provenance), "entries": records}
     path = shipped_path(gpu, directory)
     table.write_json(path, out)
