@@ -15,7 +15,8 @@ Each run's rounds are only as precise as its measured noise (at small sizes, mor
 than 2%), and a run need not measure the other's choice.  ``--head-to-head R``
 (a CUDA device) settles the keys whose choices differ by measuring: both choices
 on the key's workload, alone, in R interleaved rounds in this process, with the
-tuner's timer; such a key passes when the two medians are within the tolerance.
+tuner's timer; such a key passes when the median of the per-round ratios (the
+duel's statistic, :func:`search.paired_ratio`) is within the tolerance.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from pathlib import Path
 
 from prefixscan.backends.triton.tuner import measure  # neither imports torch or triton until a
 from prefixscan.backends.triton.tuner.keys import Candidate, tile_from  # workload runs
-from prefixscan.backends.triton.tuner.search import QUARTILE_ROUNDS, duel, notch
+from prefixscan.backends.triton.tuner.search import QUARTILE_ROUNDS, interleave, paired_ratio
 
 TILE_FIELDS = ("block", "num_warps", "window", "max_kb", "packed", "raking", "occupancy")
 #: Fields older tables leave out, at the value they meant (TileConfig's defaults).
@@ -100,11 +101,14 @@ def head_to_head(rows: list[dict], first: dict, second: dict, *, rounds: int, to
         with measure.workload(device, [_accumulator(key)], None, a["K"], a["n"], timer=timer) as w:
             if not (w.verify(ca) and w.verify(cb)):
                 raise RuntimeError(f"{key}: a choice computes a wrong result")
-            times = duel(ca, cb, w.measure, rounds, tolerance)[1]  # interleaved rounds of the two alone
-        ma, mb = statistics.median(times[ca]), statistics.median(times[cb])
-        row["head_to_head"] = {"rounds": rounds, "first_seconds": ma, "second_seconds": mb,
-                               "ratio": mb / ma, "notch": [notch(times[ca]), notch(times[cb])]}
-        row["passes"] = abs(mb / ma - 1) <= tolerance
+            times = {ca: [], cb: []}
+            if interleave(ca, cb, w.measure, rounds, times) is not None:  # the two alone
+                raise RuntimeError(f"{key}: a choice failed to run")
+        ratio, half_width = paired_ratio(times[cb], times[ca])
+        row["head_to_head"] = {"rounds": rounds, "first_seconds": statistics.median(times[ca]),
+                               "second_seconds": statistics.median(times[cb]), "ratio": ratio,
+                               "half_width": half_width}
+        row["passes"] = abs(ratio - 1) <= tolerance
 
 
 def _label(choice: tuple) -> str:
@@ -122,8 +126,8 @@ def markdown(rows: list[dict], tolerance: float) -> str:
         def ratio(v):
             return "-" if r["same"] else ("not measured" if v is None else f"{v:.3f}")
         h = r.get("head_to_head")
-        together = "-" if h is None else (f"{h['second_seconds'] * 1e6:.2f} / {h['first_seconds'] * 1e6:.2f} us = "
-                                          f"{h['ratio']:.3f} (+-{max(h['notch']):.1%})")
+        together = "-" if h is None else (f"{h['second_seconds'] * 1e6:.2f} / {h['first_seconds'] * 1e6:.2f} us, "
+                                          f"per round {h['ratio']:.3f} (+-{h['half_width']:.1%})")
         lines.append(f"| {r['key']} | {_label(r['first'])} | {'same' if r['same'] else _label(r['second'])} | "
                      f"{ratio(r.get('first_ratio'))} | {ratio(r.get('second_ratio'))} | {together} | "
                      f"{'yes' if r['passes'] else 'NO'} |")

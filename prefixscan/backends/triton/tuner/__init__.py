@@ -18,10 +18,11 @@ the benchmark sweep times), verifies each against the default scan on fresh
 random data before timing it (bitwise for integers), times it with CUDA
 events (a score that blends device time and the time a waiting caller sees,
 :mod:`.measure`), re-measures the few fastest in interleaved rounds, and
-replaces a default only by a challenger faster in those rounds by more than
-their measured spread (:func:`.search.replaces`); the chosen decoupled
-look-back tile is then tried under register caps.  Entries go to a JSON table
-per GPU and library version (:mod:`.table`).
+replaces a default only by a challenger that then wins a duel against it:
+fresh rounds of the two alone, decided on their ratio within each round
+(:func:`.search.duel`); the chosen decoupled look-back tile is then tried
+under register caps.  Entries go to a JSON table per GPU and library version
+(:mod:`.table`).
 
 Tables for the GPUs we have measured ship with the package (:mod:`.shipped`),
 and a GPU of the same architecture uses the closest one; the user's own table

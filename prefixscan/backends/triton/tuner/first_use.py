@@ -12,9 +12,9 @@ elements for the largest bucket, never 2^24: choices made at 2^24 and served
 at 2^27 were sometimes slower than torch.cumsum on the H100), within
 ``PREFIXSCAN_AUTOTUNE_BUDGET`` seconds (default 3: compiling the tile
 variants takes most of it), over
-:data:`.search.MIN_ROUNDS` interleaved rounds, so that a challenger replaces
-the default only when faster by more than the measured spread
-(:func:`.search.replaces`); the entry is stored in the user's table file.  A
+:data:`.search.MIN_ROUNDS` interleaved rounds, a challenger replacing the
+default only by winning a duel against it (:func:`.search.duel`); the entry is
+stored in the user's table file.  A
 key whose tuning would not fit in the GPU's free memory is left to the
 defaults.  Nothing tunes in Triton's interpreter, on non-CUDA tensors, while a
 tile is forced (a study measures that tile), inside a tuning run
@@ -48,7 +48,7 @@ __all__ = ["ensure_for", "resolve", "autotune_enabled", "first_use_budget", "DEF
 log = logging.getLogger("prefixscan.tune")
 
 DEFAULT_BUDGET = 3.0  # seconds
-ROUNDS = MIN_ROUNDS  # interleaved rounds of the finalists: the fewest that may replace a default
+ROUNDS = MIN_ROUNDS  # interleaved rounds of the finalists: the fewest that let a duel run
 #: Copies of the tuned key's data a tuning holds at once, with room to spare: input,
 #: output, reference, verification output, the torch.cumsum check and the float64
 #: temporaries of the float comparison.

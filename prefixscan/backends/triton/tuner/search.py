@@ -6,9 +6,11 @@ ones).  A candidate that computes a wrong result is excluded before it is
 timed.  One lucky measurement does not win: the first pass, which times the
 candidates one after another (once all are verified, so compiled) and again in
 the opposite order, ranking each by the faster of its two times, only selects
-the finalists; the choice is made on the finalists' interleaved rounds, by the
-rule of :func:`replaces` (docs/design/tuning-method.md).  Nothing here imports
-torch or triton.
+the finalists; the finalists' interleaved rounds rank them, and a challenger
+replaces a default only by winning a :func:`duel`: fresh rounds of the two
+alone, decided on the ratio of their times within each round, with as many
+rounds as the decision needs (docs/design/tuning-method.md).  Nothing here
+imports torch or triton.
 """
 
 from __future__ import annotations
@@ -25,11 +27,24 @@ from ..registry import DETERMINISTIC_STRATEGIES
 from .candidates import OCCUPANCY_CANDIDATES
 from .keys import Candidate, tile_dict
 
-__all__ = ["TuningError", "SearchResult", "search", "refine_occupancy", "replaces", "measured_noise",
-           "notch", "NOISE_FLOOR", "FINALISTS", "ROUNDS", "MIN_ROUNDS", "QUARTILE_ROUNDS", "NOTCH",
-           "CAPPED_RUNNERS_UP", "FIRST_PASSES"]
+__all__ = ["TuningError", "SearchResult", "Duel", "search", "refine_occupancy", "duel", "interleave",
+           "paired_ratio", "verdict", "measured_noise", "notch", "NOISE_FLOOR", "WIN_GAIN", "FINALISTS", "ROUNDS",
+           "MIN_ROUNDS", "QUARTILE_ROUNDS", "DUEL_MAX_ROUNDS", "DUEL_Z", "NOTCH", "CAPPED_RUNNERS_UP", "FIRST_PASSES"]
 
-NOISE_FLOOR = 0.02  # a candidate must beat the default by more than this (and the measured noise)
+#: A duel keeps the base once the challenger's gain is known to be below this
+#: (two choices within it count as alike), and the least noise a search reports.
+NOISE_FLOOR = 0.02
+#: A duel replaces the base once the challenger's gain is known to exceed this.
+WIN_GAIN = 0.01
+#: The most rounds a duel runs before it keeps the base undecided.
+DUEL_MAX_ROUNDS = 63
+#: The duel's confidence: its half-width is DUEL_Z standard errors of the median
+#: ratio (2.576: 99% two-sided), wide enough for the repeated looks of a
+#: duel that adds rounds until it decides.
+DUEL_Z = 2.576
+#: Standard error of a median of k values, times sqrt(k), per unit of their
+#: interquartile range: sqrt(pi / 2) * sigma, sigma = IQR / 1.349 (normal).
+MEDIAN_SE_PER_IQR = math.sqrt(math.pi / 2) / 1.349
 FINALISTS = 3  # fastest candidates per pool re-measured
 #: Interleaved rounds that decide: three, so that the median of each finalist's
 #: rounds is not moved by one outlier (of two it would be the mean).
@@ -52,66 +67,115 @@ FIRST_PASSES = 2
 CAPPED_RUNNERS_UP = 2
 
 
-def replaces(challenger, base, noise: float) -> bool:
-    """The rule by which a measured challenger replaces a base choice (a default
-    tile, the default strategy, an uncapped tile): ``challenger`` and ``base`` are
-    their times (seconds) in the same interleaved rounds.  Both must have been
-    measured in at least :data:`MIN_ROUNDS` rounds, and the challenger's median
-    must be lower than the base's by more than ``noise``:
+def paired_ratio(challenger, base) -> tuple[float, float]:
+    """(median, half-width) of the per-round ratios ``challenger[i] / base[i]``:
+    times taken side by side in the same rounds, so that a drift shared by both
+    (a slower host for a few seconds, a clock change) cancels in each ratio.
+    The half-width, absolute, is :data:`DUEL_Z` standard errors of that median
+    estimated from the ratios' quartiles; with fewer than
+    :data:`QUARTILE_ROUNDS` ratios, infinite."""
+    ratios = [c / b for c, b in zip(challenger, base)]
+    if len(ratios) < QUARTILE_ROUNDS:
+        return (statistics.median(ratios) if ratios else math.nan), math.inf
+    low, m, high = statistics.quantiles(ratios, n=4, method="inclusive")
+    return m, DUEL_Z * MEDIAN_SE_PER_IQR * (high - low) / math.sqrt(len(ratios))
 
-        median(challenger) < median(base) * (1 - noise)
 
-    where ``noise`` is :func:`measured_noise` of the search (at least
-    :data:`NOISE_FLOOR`).  So a challenger faster by less than the uncertainty
-    the rounds measured keeps the base, and so does one never re-measured."""
-    if len(challenger) < MIN_ROUNDS or len(base) < MIN_ROUNDS:
+def verdict(challenger, base) -> bool | None:
+    """The duel's rule on the times of two candidates in the same rounds: True
+    (the challenger replaces the base) once its gain, 1 - the median ratio, is
+    known to exceed :data:`WIN_GAIN` (the median plus its half-width,
+    :func:`paired_ratio`, below 1 - WIN_GAIN); False (the base stays) once it
+    is known to be below :data:`NOISE_FLOOR`; None while undecided.
+    So a challenger faster by 2% or more replaces the base, one faster by 1% or
+    less does not, and in between either may happen: two tunes then choose
+    within 2% of each other."""
+    m, h = paired_ratio(challenger, base)
+    if m + h < 1 - WIN_GAIN:
+        return True
+    if m - h > 1 - NOISE_FLOOR:
         return False
-    return statistics.median(challenger) < statistics.median(base) * (1 - noise)
+    return None
+
+
+@dataclass(frozen=True)
+class Duel:
+    """What a :func:`duel` decided, and on what: the median per-round ratio
+    challenger / base, its half-width (:func:`paired_ratio`) and the rounds run."""
+    replaced: bool
+    ratio: float
+    half_width: float
+    rounds: int
+
+    def __bool__(self) -> bool:
+        return self.replaced
+
+    def to_record(self, challenger: Candidate, base: Candidate) -> dict:
+        def number(v):
+            return v if math.isfinite(v) else None
+
+        return dict(challenger=challenger.label, base=base.label, replaced=self.replaced,
+                    ratio=number(self.ratio), half_width=number(self.half_width), rounds=self.rounds)
+
+
+def interleave(first: Candidate, second: Candidate, timed: Callable[[Candidate], float | None],
+               rounds: int, times: dict) -> Candidate | None:
+    """Add ``rounds`` rounds of the two alone to ``times`` (candidate -> list of
+    seconds), each round timing both back to back, the order alternating from
+    one round to the next (``second`` first in even rounds).  Returns the
+    candidate whose measurement failed (``timed`` returned None), else None."""
+    for _ in range(rounds):
+        r = len(times[first])
+        for c in ((first, second) if r % 2 else (second, first)):
+            t = timed(c)
+            if t is None:
+                return c
+            times[c].append(t)
+    return None
 
 
 def duel(challenger: Candidate, base: Candidate, timed: Callable[[Candidate], float | None], rounds: int,
-         noise: float) -> tuple[bool, dict]:
-    """(whether ``challenger`` replaces ``base`` by :func:`replaces`, their fresh
-    times): the two alone, measured in ``rounds`` fresh rounds of alternating
-    order.  Why fresh: the fastest of many candidates is likely the luckiest, so
-    the measurements that selected it overstate its lead.  Simulated with twelve
-    equally fast candidates, +-6% noise and 5% outliers of +40%, deciding on the
-    selecting rounds replaced the default in 44 searches of 400, a duel in 7; a
-    truly 15% faster one was still chosen in 354 of 400.  ``timed(c)`` measures
-    once (None: failed; a failed base loses, a failed challenger does not win)."""
-    fresh: dict = {challenger: [], base: []}
-    for r in range(rounds):
-        for c in ((challenger, base) if r % 2 else (base, challenger)):
-            t = timed(c)
-            if t is None:
-                return c == base, fresh
-            fresh[c].append(t)
-    return replaces(fresh[challenger], fresh[base], noise), fresh
+         max_rounds: int = DUEL_MAX_ROUNDS) -> Duel:
+    """Whether ``challenger`` replaces ``base``: the two alone, measured in fresh
+    rounds (at least ``rounds`` and :data:`QUARTILE_ROUNDS`), then as many more
+    as :func:`verdict` needs, up to ``max_rounds``; still undecided there, the
+    base stays.  ``timed(c)`` measures once (None: failed; a failed base
+    loses, a failed challenger does not win).
+
+    Why fresh rounds: the fastest of many candidates is likely the luckiest, so
+    the measurements that selected it overstate its lead.  Why ratios within a
+    round: on the H200 at n <= 2^20 the time a waiting caller sees (the host's
+    share of the score) drifted by up to 40% over seconds, alike for two tiles
+    timed side by side, so tunes reported a spread of 7-46% for those keys
+    where the ratios of two tiles in the same rounds spread by 2-4%
+    (interquartile range); tunes that compared medians under the first spread
+    kept a tile 4-6% slower in one run of two.  Why a variable number of
+    rounds: a fixed number either decides ties on noise or misses small gains
+    (docs/design/tuning-method.md)."""
+    batch = max(rounds, QUARTILE_ROUNDS)
+    times: dict = {challenger: [], base: []}
+    while True:
+        failed = interleave(challenger, base, timed, min(batch, max_rounds - len(times[base])), times)
+        if failed is not None:
+            return Duel(failed == base, math.nan, math.inf, len(times[base]))
+        decided = verdict(times[challenger], times[base])
+        if decided is not None or len(times[base]) >= max_rounds:
+            m, h = paired_ratio(times[challenger], times[base])
+            return Duel(bool(decided), m, h, len(times[base]))
 
 
 def measured_noise(rounds, noise_floor: float = NOISE_FLOOR) -> float:
-    """The relative noise of a search, the margin :func:`replaces` asks for: the
-    median over the finalists of each one's spread, at least ``noise_floor``.
-    ``rounds``: one list of times per finalist.
-
-    A finalist's spread, over its k round times: with fewer than
-    :data:`QUARTILE_ROUNDS`, the relative range (max - min) / median (three
-    rounds: first-use tuning).  With more, the range would take in every outlier
-    and grow with k: on the H100, 9-round tunes of keys of 8-22 us measured
-    28-37% where one outlying call per finalist fell in the rounds, and a challenger
-    30% faster in the same rounds (15.1 against 21.8 us) kept the default.  So
-    from :data:`QUARTILE_ROUNDS` rounds on, the spread is the uncertainty of the
-    medians that :func:`replaces` compares, by the box-plot notch rule: a median
-    of k times is known to +-NOTCH * IQR / sqrt(k), the interquartile range
-    (inclusive quartiles) ignoring the fastest and the slowest quarter of the
-    rounds, and two medians whose notches do not overlap differ at about 95%
-    confidence.  So the spread is 2 * NOTCH * IQR / sqrt(k) / median, about the
-    relative IQR at 9 rounds.  Simulated with twelve candidates, +-6% noise and
-    5% outliers of +40% (5 seeds of 400 searches): with 9 rounds, equally fast
-    candidates replaced the default in 12 of 2000 searches and a truly 15% faster
-    one was chosen in 1905; with 3 rounds (the range) 34 and 1629; the range of
-    9 rounds 0 and 1000 (the gain hidden by outliers); one notch instead of two
-    107 and 1888."""
+    """The relative spread of a search's rounds, reported with its result (the
+    tune log, the table's records): the median over the finalists of each
+    one's spread, at least ``noise_floor``.  ``rounds``: one list of times per
+    finalist.  A finalist's spread over k rounds: with fewer than
+    :data:`QUARTILE_ROUNDS`, the relative range (max - min) / median; from
+    there on, the uncertainty of its median by the box-plot notch, 2 * NOTCH *
+    IQR / sqrt(k) / median, which one outlying round does not move (9-round
+    tunes on the H100 had measured ranges of 28-37% from one slow call per
+    finalist).  It does not decide: each finalist's times also carry the drift
+    that all candidates share, which the per-round ratios of a :func:`duel`
+    cancel."""
     spreads = [_spread(r) for r in rounds if len(r) > 1]
     return max(noise_floor, statistics.median(spreads)) if spreads else noise_floor
 
@@ -157,9 +221,9 @@ class SearchResult:
     skipped: list  # candidates left out by the time budget
     noise: float  # relative
     elapsed: float
-    duels: dict = dataclasses.field(default_factory=dict)  # (challenger, base) -> replaced it
-    #: choices that won their duel but not the default under the larger noise of a
-    #: later search (:func:`refine_occupancy`)
+    duels: dict = dataclasses.field(default_factory=dict)  # (challenger, base) -> Duel
+    #: choices of the register-cap search that lost the final duel against the
+    #: default (:func:`refine_occupancy`)
     unconfirmed: list = dataclasses.field(default_factory=list)
 
     @property
@@ -185,7 +249,7 @@ class SearchResult:
             "measured": [dict(strategy=c.strategy, seconds=t, samples=len(self.samples[c]), **tile_dict(c.tile))
                          for c, t in sorted(times.items(), key=lambda kv: kv[1])],
             "excluded": [dict(strategy=c.strategy, reason=r, **tile_dict(c.tile)) for c, r in self.excluded.items()],
-            "duels": [dict(challenger=c.label, base=b.label, replaced=won) for (c, b), won in self.duels.items()],
+            "duels": [d.to_record(c, b) for (c, b), d in self.duels.items()],
             "unconfirmed": [c.label for c in self.unconfirmed],
             "skipped": len(self.skipped), "complete": not self.skipped,
             "seconds_spent": self.elapsed,
@@ -216,15 +280,14 @@ def search(candidates: Sequence[Candidate], measure: Callable[[Candidate], float
     ``finalists`` fastest of the auto pool (every strategy) and of the
     deterministic pool, every strategy's fastest tile and its default tile, and
     the two defaults.  A finalist's score is the median of its rounds (the
-    first pass only selects finalists); the noise is :func:`measured_noise` of
-    the rounds.  A strategy keeps its default tile, and the auto
-    (deterministic) choice stays ``default`` (``deterministic_default``),
-    unless the fastest challenger :func:`replaces` it twice: in the rounds, and
-    in a :func:`duel` of ``rounds`` fresh rounds of the two alone -- faster by
-    more than the noise each time, over at least :data:`MIN_ROUNDS` rounds (with
-    fewer, every default stays).  So the result is never slower than a default
-    within the noise, and does not flip between runs on noise alone.  Finalists
-    and duels always run, whatever the budget.
+    first pass only selects finalists); the reported noise is
+    :func:`measured_noise` of the rounds.  A strategy keeps its default tile,
+    and the auto (deterministic) choice stays ``default``
+    (``deterministic_default``), unless the fastest by score wins a
+    :func:`duel` against it (with fewer than :data:`MIN_ROUNDS` rounds, every
+    default stays).  So the result is never slower than a default beyond the
+    duel's uncertainty, and two runs choose within :data:`NOISE_FLOOR` of each
+    other.  Finalists and duels always run, whatever the budget.
     """
     if finalists < 1:
         raise ValueError(f"finalists must be >= 1, got {finalists!r}")
@@ -310,19 +373,33 @@ def search(candidates: Sequence[Candidate], measure: Callable[[Candidate], float
     score = {c: _decisive(s) for c, s in samples.items()}
     noise = measured_noise([_rounds(samples[c]) for c in final], noise_floor)
 
+    def relative(c, base) -> float:
+        """``c``'s score against ``base``: the median of its per-round ratios to the
+        base in the search's rounds, so that a drift shared by a round cancels
+        (as in a duel); its own score where the base was not measured."""
+        if base not in samples:
+            return score[c]
+        if c == base:
+            return 1.0
+        mine, theirs = _rounds(samples[c])[:rounds], _rounds(samples[base])[:rounds]
+        if mine and len(mine) == len(theirs):
+            return statistics.median(a / b for a, b in zip(mine, theirs))
+        return score[c] / score[base]
+
     duels: dict = {}
 
     def pick(pool, base):
-        """The fastest of ``pool``; ``base`` unless the fastest replaces it in the
-        rounds and then in a duel."""
+        """The fastest of ``pool``; ``base`` unless the fastest wins a duel
+        against it."""
         pool = [c for c in pool if c in samples]
         if not pool:
             return base if base in samples else None
-        best = min(pool, key=score.get)
+        best = min(pool, key=lambda c: relative(c, base))
         if base in samples and best != base:
+            if rounds < MIN_ROUNDS:
+                return base
             if (best, base) not in duels:
-                duels[(best, base)] = (replaces(_rounds(samples[best]), _rounds(samples[base]), noise)
-                                       and duel(best, base, timed, rounds, noise)[0])
+                duels[(best, base)] = duel(best, base, timed, rounds)
             if not duels[(best, base)]:
                 return base if base in samples else best  # a base that failed in the duel is out
         return best
@@ -351,8 +428,8 @@ def refine_occupancy(result: SearchResult, measure: Callable[[Candidate], float]
     """``result`` with its decoupled look-back tile and the two fastest other ones
     tried under the register caps of :data:`.candidates.OCCUPANCY_CANDIDATES` (a second
     :func:`search` whose default is the chosen uncapped tile, so a cap is kept only
-    when faster beyond the noise); the auto choice becomes the capped tile when it
-    was the uncapped one, or when the capped one beats it beyond the noise.
+    when it wins a duel); the auto choice becomes the capped tile when it was the
+    uncapped one, or when the capped one wins a duel against it.
 
     Why a second stage: ptxas sizes registers per kernel, and whether one more
     resident tile per SM pays depends on what it spills for it.  On the H100 at
@@ -364,11 +441,11 @@ def refine_occupancy(result: SearchResult, measure: Callable[[Candidate], float]
     second in one and third in the other, and only the first tried it capped,
     where in a later head-to-head the other's choice took 4.5% longer.
 
-    The margin asked of the result is the noise of both searches, each choice
-    compared with the default in rounds measured together (:func:`_beats`): a
-    choice that beat the default by more than one search's noise but not by
-    more than the other's keeps the default, in the entry's tile and in its
-    look-back tile alike."""
+    The look-back tile this search chooses, where it is not the default, must
+    then win a last duel against the default itself (the register-cap search
+    compared it with the uncapped tile only); one that loses is recorded as
+    unconfirmed, and the uncapped tile stays where it beat the default, else
+    the default, in the entry's tile and in its look-back tile alike."""
     tile = result.tiles.get("decoupled_lookback")
     if tile is None or tile.occupancy:
         return result
@@ -384,65 +461,50 @@ def refine_occupancy(result: SearchResult, measure: Callable[[Candidate], float]
     if not capped:
         return result
     # The default joins the pool (when it is a look-back tile, as the tuner's always
-    # is), so that the tiles of this search are confirmed against it in rounds
-    # measured together (:func:`_beats`).
+    # is): it is the reference the choice is confirmed against, and must still run.
     anchor = result.default if result.default.strategy == base.strategy else base
     pool = list(dict.fromkeys([base, *(Candidate(base.strategy, t) for t in tiles[1:]), *capped, anchor]))
     sub = search(pool, measure, verify, default=base, rounds=rounds, noise_floor=noise_floor, finalists=len(pool))
     if anchor in sub.excluded:
         raise TuningError(f"the default {anchor.label} failed in the register-cap search: {sub.excluded[anchor]}")
-    noise = max(result.noise, sub.noise)
-    unconfirmed: list = []
-    # The look-back tile, and the auto choice, must still beat the default under
-    # the larger noise of the two searches, each in the rounds it shared with the
-    # default: the noise can flare during one key (:func:`_beats`).
-    chosen = sub.best if _beats(sub.best, anchor, sub.samples, noise, rounds, unconfirmed) else anchor
     samples = {c: list(s) for c, s in result.samples.items()}
     for c, s in sub.samples.items():  # a candidate measured before gains the second search's rounds
         samples[c] = samples[c] + _rounds(s) if c in samples else list(s)
     duels = {**result.duels, **sub.duels}
+
+    def timed(c):
+        try:
+            t = float(measure(c))
+        except Exception:  # noqa: BLE001 - the duel's rule: a failed base loses, a failed challenger too
+            return None
+        if not (t > 0 and math.isfinite(t)):
+            return None
+        samples[c].append(t)
+        return t
+
+    def won(challenger, base):
+        if (challenger, base) not in duels:
+            duels[(challenger, base)] = duel(challenger, base, timed, rounds)
+        return bool(duels[(challenger, base)])
+
+    # The choice, else the uncapped tile, must beat the default itself (the uncapped
+    # tile did so in the first search, a duel found in ``duels``).
+    unconfirmed: list = []
+    chosen = anchor
+    for c in dict.fromkeys([sub.best, base]):
+        if c == anchor:
+            break
+        if rounds >= MIN_ROUNDS and won(c, anchor):
+            chosen = c
+            break
+        unconfirmed.append(c)
     best = result.best
-    if best.strategy == base.strategy or not _beats(best, result.default, result.samples, noise, rounds,
-                                                      unconfirmed):
+    if best.strategy == base.strategy:
         best = chosen
-    elif chosen not in (base, anchor) and replaces(_rounds(samples[chosen]), _rounds(samples[best]), noise):
-        # The capped look-back tile against another strategy's choice, measured in
-        # other rounds: a duel decides.
-
-        def timed(c):
-            try:
-                t = float(measure(c))
-            except Exception:  # noqa: BLE001 - the duel's rule: a failed base loses, a failed challenger too
-                return None
-            if not (t > 0 and math.isfinite(t)):
-                return None
-            samples[c].append(t)
-            return t
-
-        won = duels[(chosen, best)] = duel(chosen, best, timed, rounds, noise)[0]
-        best = chosen if won else best
+    elif chosen not in (base, anchor) and rounds >= MIN_ROUNDS and won(chosen, best):
+        best = chosen  # the capped look-back tile against another strategy's choice
     return dataclasses.replace(
         result, best=best, tiles=dict(result.tiles, decoupled_lookback=chosen.tile), samples=samples,
         finalists=list(dict.fromkeys(result.finalists + sub.finalists)),
-        excluded={**result.excluded, **sub.excluded}, noise=noise, elapsed=result.elapsed + sub.elapsed,
-        duels=duels, unconfirmed=result.unconfirmed + unconfirmed)
-
-
-def _beats(c: Candidate, default: Candidate, samples: dict, noise: float, rounds: int, unconfirmed: list) -> bool:
-    """Whether ``c`` still :func:`replaces` ``default`` under ``noise`` (the larger
-    of two searches' noise) on the interleaved rounds of ``samples`` (one
-    search's: the two measured together; its duels left out), ``c`` added to
-    ``unconfirmed`` where not.  Why: the noise can flare during one key.  On the
-    H200 a tune chose the chained scan over the look-back default (31.1 against
-    34.4 us, n = 2^20 int32 2-D) under the first search's noise; the
-    register-cap search that followed measured 31%, and a head-to-head later
-    timed the default at 23.8 us against 30.8 us, as the other tune had kept it."""
-    if c == default:
-        return True
-    if c not in samples or default not in samples:
-        unconfirmed.append(c)
-        return False
-    if replaces(_rounds(samples[c])[:rounds], _rounds(samples[default])[:rounds], noise):
-        return True
-    unconfirmed.append(c)
-    return False
+        excluded={**result.excluded, **sub.excluded}, noise=max(result.noise, sub.noise),
+        elapsed=result.elapsed + sub.elapsed, duels=duels, unconfirmed=result.unconfirmed + unconfirmed)

@@ -87,7 +87,10 @@ def test_tune_workload_on_the_2d_layout(accs, monoid):
     r = measure.tune_workload(torch.device("cpu"), accs, monoid, 4, 64, quick=True, timer=timer,
                               strategies=["decoupled_lookback"], rounds=search.MIN_ROUNDS)
     assert not r.excluded and len(r.samples) >= 2 and r.best != r.default
-    # every finalist: a first pass and the rounds; the winner and the default: a duel too
-    assert all(len(r.samples[c]) == 1 + search.MIN_ROUNDS * (2 if c in (r.best, r.default) else 1)
+    # every finalist: a first pass and the rounds; the winner and the default: a duel too,
+    # decided in its first batch of rounds (a steady 2x gain)
+    duel_rounds = r.duels[(r.best, r.default)].rounds
+    assert duel_rounds == search.QUARTILE_ROUNDS
+    assert all(len(r.samples[c]) == 1 + search.MIN_ROUNDS + (duel_rounds if c in (r.best, r.default) else 0)
                for c in r.finalists)
     assert None not in seen and planner.current_override() is None

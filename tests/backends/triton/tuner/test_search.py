@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import itertools
 import random
 import statistics
 
@@ -53,37 +54,71 @@ def test_search_excludes_a_candidate_that_raises_or_times_nonsense():
 
 def test_search_keeps_default_within_noise():
     base, other = C("decoupled_lookback", 16384), C("decoupled_lookback", 8192)
-    assert searched({base: 1.0, other: 0.99}).best == base  # 1% < the 2% floor
+    assert searched({base: 1.0, other: 0.995}).best == base  # 0.5%: not beyond WIN_GAIN
     assert searched({base: 1.0, other: 0.90}).best == other
-    # the default's rounds spread by 30%, the other's not at all: the noise is the
-    # median spread of the finalists (15%), so a 10% gain is not enough
-    runs = iter([1.0, 1.0, 1.3, 1.0])  # first pass, then three rounds
-    r = search.search([base, other], lambda c: next(runs) if c == base else 0.9, lambda c: True, first_passes=1)
-    assert r.noise == pytest.approx(0.15) and r.best == base
-    assert r.seconds(base) == 1.0  # the median of the rounds, not the mean
+    # every other pair of calls 30% slower, both candidates alike (a drift shared by
+    # the two, as the host's time drifted on the H200): each one's rounds spread by
+    # 30%, which the search reports, but within a round the other is 10% faster
+    calls = [0]
+
+    def drifting(c):
+        calls[0] += 1
+        return (1.0 if c == base else 0.9) * (1.3 if (calls[0] - 1) // 2 % 2 else 1.0)
+
+    r = search.search([base, other], drifting, lambda c: True, first_passes=1)
+    assert r.noise > 0.2 and r.best == other
+    assert r.duels[(other, base)].ratio == pytest.approx(0.9)
 
 
-# The rule by which a challenger replaces a default (search.replaces), on its own and
-# inside a search: faster in the interleaved rounds by more than their measured spread.
+# The rule by which a challenger replaces a default (search.verdict, inside a duel):
+# faster within the same rounds, beyond the uncertainty of the median ratio.
 
-def test_replaces_needs_a_gain_beyond_the_spread_over_enough_rounds():
-    base = [1.00, 1.04, 0.97]  # spread 7%
-    assert search.measured_noise([base, [0.95, 0.95, 0.95]]) == pytest.approx(0.035)
-    noise = search.measured_noise([base, base])  # 7%
-    assert not search.replaces([0.95, 0.94, 0.96], base, noise)  # 5% faster: within the spread
-    assert search.replaces([0.90, 0.91, 0.89], base, noise)  # 10% faster: beyond it
-    assert not search.replaces([0.90, 0.91], base[:2], noise)  # two rounds: a median is a mean
-    assert not search.replaces([0.5], [1.0], noise)  # a first pass alone never replaces
-    assert search.measured_noise([[1.0, 1.0, 1.0]]) == search.NOISE_FLOOR  # at least the floor
-    assert not search.replaces([0.985] * 3, [1.0] * 3, search.NOISE_FLOOR)
+def test_verdict_decides_on_the_ratios_within_rounds():
+    base = [1.0, 1.3, 1.0, 1.3, 1.0, 1.3, 1.0, 1.3, 1.0]  # drifting by 30%
+    assert search.verdict([0.9 * b for b in base], base) is True  # 10% faster in every round
+    assert search.verdict([0.985 * b for b in base], base) is True  # 1.5%, steady: known above 1%
+    assert search.verdict([0.995 * b for b in base], base) is False  # 0.5%: known below the 2% floor
+    assert search.verdict([1.1 * b for b in base], base) is False  # slower
+    wobbly = [b * (0.93 if i % 2 else 1.03) for i, b in enumerate(base)]  # ratios 0.93-1.03
+    assert search.verdict(wobbly, base) is None  # undecided: more rounds
+    assert search.verdict([0.5] * 4, [1.0] * 4) is None  # fewer than QUARTILE_ROUNDS: no half-width
+    m, h = search.paired_ratio(wobbly, base)
+    low, _, high = statistics.quantiles([w / b for w, b in zip(wobbly, base)], n=4, method="inclusive")
+    assert m == pytest.approx(1.03) and h == pytest.approx(2.576 * 1.2533 / 1.349 * (high - low) / 3, rel=1e-3)
 
 
-@pytest.mark.parametrize("gain, spread, replaced", [(0.05, 0.10, False), (0.15, 0.10, True),
-                                                    (0.03, 0.0, True), (0.015, 0.0, False)])
-def test_search_replaces_the_default_only_beyond_the_measured_spread(gain, spread, replaced):
+def test_a_duel_adds_rounds_until_it_decides():
+    """Ratios of 0.93-1.0 (a gain of about 3.5%, spread by +-3.5%): undecided after the
+    first five rounds, decided once the half-width has narrowed; a tie keeps the base
+    after a few batches; a gain of 1.5% +- 2% never decided keeps it at the cap."""
+    ch, base = C("decoupled_lookback", 8192), C("decoupled_lookback", 16384)
+
+    def fake(ratios):
+        calls = collections.Counter()
+
+        def timed(c):
+            calls[c] += 1
+            return 1.0 if c == base else ratios[(calls[c] - 1) % len(ratios)]
+        return timed
+
+    d = search.duel(ch, base, fake([0.94, 0.99, 0.95, 0.985, 0.965, 0.93, 1.0]), rounds=5)
+    assert d.replaced and d.rounds > search.QUARTILE_ROUNDS and d.ratio == pytest.approx(0.965, abs=0.006)
+    tie = search.duel(ch, base, fake([0.99, 1.01, 1.0, 1.02, 0.98]), rounds=5)
+    assert not tie.replaced and tie.rounds < search.DUEL_MAX_ROUNDS
+    stuck = search.duel(ch, base, fake([0.965, 1.005, 0.985]), rounds=5)
+    assert not stuck.replaced and stuck.rounds == search.DUEL_MAX_ROUNDS
+    assert search.duel(ch, base, fake([0.5]), rounds=9).rounds == 9  # at least the rounds asked for
+    failing = {ch: 0.5, base: None}
+    assert search.duel(ch, base, failing.get, rounds=5).replaced  # a base that fails loses
+    assert not search.duel(ch, base, {ch: None, base: 1.0}.get, rounds=5).replaced
+
+
+@pytest.mark.parametrize("gain, spread, replaced", [(0.05, 0.10, True), (0.15, 0.30, True), (0.03, 0.0, True),
+                                                    (0.015, 0.0, True), (0.01, 0.0, False), (0.005, 0.2, False)])
+def test_search_replaces_the_default_beyond_one_percent_whatever_the_shared_drift(gain, spread, replaced):
     """Both candidates' times swing by +-spread/2 from one round to the next, alike (as a
-    drift of the GPU clock would): the challenger replaces the default only when its
-    gain exceeds the spread of the rounds (or the 2% floor)."""
+    drift of the GPU clock or of the host would): within each round the ratio is the
+    gain, so the duel finds it whatever the spread; 1% or less never replaces."""
     base, other = C("decoupled_lookback", 16384), C("decoupled_lookback", 8192)
     count = collections.Counter()
 
@@ -95,8 +130,9 @@ def test_search_replaces_the_default_only_beyond_the_measured_spread(gain, sprea
     r = search.search([base, other], measure, lambda c: True, first_passes=1)
     assert (r.best == other) is replaced
     assert r.noise == pytest.approx(max(search.NOISE_FLOOR, spread), rel=0.2)
-    # first pass, rounds, and a duel of as many rounds when the rounds favour the challenger
-    assert count[base] == count[other] == 1 + search.ROUNDS * (2 if replaced else 1)
+    # first pass, rounds, and a duel, decided in its first batch of rounds
+    assert r.duels[(other, base)].rounds == search.QUARTILE_ROUNDS
+    assert count[base] == count[other] == 1 + search.ROUNDS + search.QUARTILE_ROUNDS
     assert search.ROUNDS >= search.MIN_ROUNDS
 
 
@@ -105,9 +141,10 @@ def test_search_decides_on_the_rounds_not_the_first_pass():
     not in the rounds keeps the default, and a default slow there but not in the rounds
     is not replaced."""
     base, other = C("decoupled_lookback", 16384), C("decoupled_lookback", 8192)
-    runs = {base: iter([1.5, 1.6, 1.0, 1.0, 1.0]), other: iter([0.5, 0.6, 0.99, 0.99, 0.99])}
+    runs = {base: itertools.chain([1.5, 1.6], itertools.repeat(1.0)),
+            other: itertools.chain([0.5, 0.6], itertools.repeat(0.995))}
     r = search.search([base, other], lambda c: next(runs[c]), lambda c: True)
-    assert r.best == base and r.seconds(other) == pytest.approx(0.99)
+    assert r.best == base and r.seconds(other) == pytest.approx(0.995)
     fewer = search.search([base, other], {base: 1.0, other: 0.5}.__getitem__, lambda c: True, rounds=2)
     assert fewer.best == base  # fewer rounds than MIN_ROUNDS: the default stays
 
@@ -123,11 +160,12 @@ def test_a_challenger_lucky_in_the_rounds_loses_the_duel():
         return 1.0 if c == base or calls[c] > 1 + search.ROUNDS else 0.9  # fast until the duel
 
     r = search.search([base, other], measure, lambda c: True, first_passes=1)
-    assert r.best == base and r.duels == {(other, base): False}
-    assert calls[other] == calls[base] == 1 + 2 * search.ROUNDS
-    assert r.to_record()["duels"] == [dict(challenger=other.label, base=base.label, replaced=False)]
+    assert r.best == base and list(r.duels) == [(other, base)] and not r.duels[(other, base)]
+    assert calls[other] == calls[base] == 1 + search.ROUNDS + search.QUARTILE_ROUNDS
+    assert r.to_record()["duels"] == [dict(challenger=other.label, base=base.label, replaced=False, ratio=1.0,
+                                           half_width=0.0, rounds=search.QUARTILE_ROUNDS)]
     steady = search.search([base, other], {base: 1.0, other: 0.9}.__getitem__, lambda c: True)
-    assert steady.best == other and steady.duels == {(other, base): True}
+    assert steady.best == other and steady.duels[(other, base)].replaced
 
 
 def test_search_remeasures_the_top_few_and_a_lucky_one_loses():
@@ -159,8 +197,8 @@ def _occ(c, occupancy):
 @pytest.mark.parametrize("warps", [4, 8])
 def test_refine_occupancy_keeps_a_cap_only_when_it_is_faster(warps):
     """The tuned decoupled look-back tile is re-measured under each register cap of
-    OCCUPANCY_CANDIDATES; a cap that wins beyond the noise replaces the tile and the
-    auto choice, one within the noise or wrong does not."""
+    OCCUPANCY_CANDIDATES; a cap that wins its duels replaces the tile and the auto
+    choice, one faster by less than WIN_GAIN or wrong does not."""
     base, other = C("decoupled_lookback", 4096, warps), C("decoupled_lookback", 16384)
     low, high = (_occ(base, k) for k in candidates.OCCUPANCY_CANDIDATES[warps])
     times = {other: 1.0, base: 0.8, low: 0.6, high: 0.5}
@@ -169,7 +207,7 @@ def test_refine_occupancy_keeps_a_cap_only_when_it_is_faster(warps):
     assert high in r.excluded and r.best == low and r.tiles["decoupled_lookback"] == low.tile
     assert r.to_record()["tile"]["occupancy"] == low.tile.occupancy
     assert r.samples[base][0] == 0.8 and len(r.samples[base]) > 1  # the uncapped tile measured again
-    times.update({low: 0.79, high: 0.79})  # within the 2% floor: no cap
+    times.update({low: 0.796, high: 0.796})  # 0.5% faster, not beyond WIN_GAIN: no cap
     r = search.refine_occupancy(first, times.__getitem__, lambda c: True)
     assert r.best == base and r.tiles["decoupled_lookback"] == base.tile
     # the runner-up's caps are tried too (its uncapped time 1.0 lost to 0.8)
@@ -189,45 +227,30 @@ def test_refine_occupancy_tries_the_caps_of_the_third_fastest_tile_too():
     assert search.CAPPED_RUNNERS_UP == 2
 
 
-def test_a_choice_not_beyond_the_noise_measured_later_keeps_the_default():
-    """The first search's duel lets a challenger 10% faster replace the default
-    under its small noise; the register-cap search then measures a 30% spread:
-    10% is no longer beyond the noise, so the default is kept."""
-    default, chained = C("decoupled_lookback", 8192), C("chained", 32768)
-    first = searched({default: 1.0, chained: 0.9})
-    assert first.best == chained and first.noise == search.NOISE_FLOOR
+def test_a_cap_that_loses_the_last_duel_against_the_default_leaves_the_uncapped_tile():
+    """The first search picks T over the default D (0.9 against 1.0); T capped is fast
+    in the cap search's first pass, rounds and duel against T, then as slow as D (its
+    luck spent): it loses the last duel against D, is recorded as unconfirmed, and
+    T stays as the entry's tile and its look-back tile alike."""
+    d, t = C("decoupled_lookback", 16384), C("decoupled_lookback", 8192)
+    t_capped = _occ(t, candidates.OCCUPANCY_CANDIDATES[4][0])
+    first = searched({d: 1.0, t: 0.9})
+    assert first.best == t and first.duels[(t, d)]
     calls = collections.Counter()
 
-    def flaring(c):  # the caps' rounds alternate between two levels 30% apart
+    def measure(c):
         calls[c] += 1
-        return {default: 1.0, chained: 0.9}.get(c, 1.2) * (1.3 if calls[c] % 2 else 1.0)
+        if c == t_capped:
+            return 0.8 if calls[c] <= 2 + search.ROUNDS + search.QUARTILE_ROUNDS else 1.0
+        return {d: 1.0, t: 0.9}.get(c, 1.2)
 
-    r = search.refine_occupancy(first, flaring, lambda c: True)
-    assert r.noise > 0.2 and r.best == default
-    quiet = search.refine_occupancy(first, {default: 1.0, chained: 0.9}.get, lambda c: True)
-    assert quiet.best == chained  # a steady 10% gain under a steady noise stays
-
-
-def test_a_cap_not_beyond_the_first_search_noise_leaves_tile_and_look_back_tile_alike():
-    """The first search measured a noise of 16% (its rounds are not shown here); the
-    cap search is quiet and its capped tile wins there by 6%.  Under the larger noise
-    the cap does not count: the entry keeps the default as its tile and as its
-    look-back tile, and its record says so (a table once held the capped tile for
-    strategy="decoupled_lookback" while the auto choice had been reverted)."""
-    default, other = C("decoupled_lookback", 8192, 8), C("decoupled_lookback", 16384, 8)
-    uncapped = C("decoupled_lookback", 4096, 8)
-    capped = _occ(uncapped, 2)
-    times = {default: 1.0, other: 1.05, uncapped: 1.04, capped: 0.94}
-    first = dataclasses.replace(searched({default: 1.0, other: 1.05, uncapped: 1.04}), noise=0.16)
-    assert first.best == default
-    r = search.refine_occupancy(first, lambda c: times.get(c, 1.1), lambda c: True)
-    assert r.duels[(capped, default)] is True and r.unconfirmed == [capped]  # won its duel, not the noise
-    assert r.to_record()["unconfirmed"] == [capped.label]
-    assert r.best == default and r.tiles["decoupled_lookback"] == default.tile
+    r = search.refine_occupancy(first, measure, lambda c: True)
+    assert r.duels[(t_capped, t)] and not r.duels[(t_capped, d)] and r.unconfirmed == [t_capped]
+    assert r.to_record()["unconfirmed"] == [t_capped.label]
+    assert r.best == t and r.tiles["decoupled_lookback"] == t.tile
     assert r.to_record()["tile"] == r.to_record()["tiles"]["decoupled_lookback"]
-    quiet = search.refine_occupancy(dataclasses.replace(first, noise=0.02), lambda c: times.get(c, 1.1),
-                                    lambda c: True)
-    assert quiet.best == capped and quiet.tiles["decoupled_lookback"] == capped.tile
+    steady = search.refine_occupancy(first, {d: 1.0, t: 0.9, t_capped: 0.8}.get, lambda c: True)
+    assert steady.best == t_capped and steady.duels[(t_capped, d)] and not steady.unconfirmed
 
 
 def test_a_cap_is_confirmed_in_the_rounds_it_shared_with_the_default():
@@ -260,7 +283,7 @@ def test_a_look_back_tile_that_won_its_duel_stays_the_auto_choice_when_another_s
         return {d: 1.0, t: 0.9}[c]
 
     r = search.search([d, t, chained], measure, lambda c: True)
-    assert r.duels[(t, d)] is True and r.duels[(chained, d)] is False
+    assert r.duels[(t, d)].replaced and not r.duels[(chained, d)].replaced
     assert r.best == t and r.tiles["decoupled_lookback"] == t.tile
     assert r.to_record()["tile"] == r.to_record()["tiles"]["decoupled_lookback"]
 
@@ -344,8 +367,9 @@ def test_measured_noise_uses_the_quartiles_from_five_rounds():
     assert search.measured_noise([[1.0, 1.3, 1.0]]) == pytest.approx(0.3)
 
 
-# Simulated searches: twelve candidates, +-6% noise and 5% outliers of +40% (the duel's
-# simulation, search.duel), decided with 9 rounds or with 3 (first-use tuning).
+# Simulated searches: twelve candidates, +-6% noise of each call and 5% outliers of +40%
+# (nothing shared between calls: the duels' hardest case), decided with 9 rounds or
+# with 3 (first-use tuning).
 SIMULATED = [C("decoupled_lookback", b, w) for b in (1024, 2048, 4096, 8192, 16384, 32768) for w in (4, 8)]
 SIMULATED_DEFAULT = C("decoupled_lookback", 16384, 4)
 
@@ -372,13 +396,14 @@ def _replacements_and_finds(rounds, seed, searches=400):
 
 
 def test_nine_rounds_replace_no_more_often_on_noise_and_find_a_clear_gain():
-    """Measured with this seed: 9 rounds replaced the default 3 times in 400 searches
-    of equally fast candidates and found the 15% faster one in 377; 3 rounds 10 and
-    313 (the range of 9 rounds: 0 and 194, the gain hidden by the outliers)."""
+    """Measured with this seed: 9 rounds replaced the default 8 times in 400 searches
+    of equally fast candidates (with an equally fast one) and found the 15% faster
+    one in 400; 3 rounds 22 and 399.  (Deciding on the medians of 9 rounds beyond
+    their notches: 3 and 377; beyond their range: 0 and 194.)"""
     replaced_9, found_9 = _replacements_and_finds(9, seed=1)
     replaced_3, found_3 = _replacements_and_finds(3, seed=1)
     assert replaced_9 <= replaced_3 and replaced_9 <= 8  # at most 2%
-    assert found_9 >= 360 and found_9 > found_3
+    assert found_9 >= 390 and found_9 >= found_3
 
 
 def test_one_outlier_per_finalist_does_not_hide_a_thirty_percent_gain():
@@ -402,17 +427,18 @@ def test_one_outlier_per_finalist_does_not_hide_a_thirty_percent_gain():
     rounds = [r.samples[c][1:10] for c in r.finalists]
     assert all(max(x) > 1.3 * statistics.median(x) for x in rounds)  # one outlier each
     assert statistics.median((max(x) - min(x)) / statistics.median(x) for x in rounds) > 0.3
-    assert r.noise < 0.1 and r.best == fast and r.duels[(fast, default)] is True
+    assert r.noise < 0.1 and r.best == fast and r.duels[(fast, default)].replaced
 
 
 def test_two_searches_of_the_same_candidates_choose_alike():
     """Two independent searches (9 rounds) of candidates whose true times differ by
-    0-3% choose candidates within 2% of each other: measured 198 of 200 with this seed
-    (5 seeds: 197-199).  A rule that never replaces would agree always, so in the
+    0-3% choose candidates within 2% of each other: measured 187 of 200 with this seed
+    (5 seeds: 187-195).  A rule that never replaces would agree always, so in the
     second half one candidate is also truly 15% faster than the default: both found
-    it, or agreed otherwise, in 190 of 200 (5 seeds: 184-193; the range of 9 rounds,
-    which misses the gain in about half the searches: 145-163; 3 rounds: 163-169)."""
-    for gain, least in ((0.0, 190), (0.15, 175)):
+    it, or agreed otherwise, in 195 of 200 (5 seeds: 189-196).  (Deciding on medians
+    beyond their notches: 197-199 and 184-193, a gain of 2-3% kept more often; beyond
+    their range: 145-163 with the gain; 3 rounds: 163-169.)"""
+    for gain, least in ((0.0, 185), (0.15, 185)):
         rnd = random.Random(3)
         alike = 0
         for trial in range(200):
@@ -423,6 +449,39 @@ def test_two_searches_of_the_same_candidates_choose_alike():
             first, second = (_simulated_choice(true, rnd, 9) for _ in range(2))
             alike += abs(true[first] / true[second] - 1) <= 0.02
         assert alike >= least, (gain, alike)
+
+
+def test_two_searches_choose_alike_under_a_drift_shared_by_all_candidates():
+    """As the H200 measured at n <= 2^20: every candidate's time drifts alike (a level
+    of 1.0-1.4 that changes every 20 calls), each call within +-1.5% of it.  Two
+    searches of candidates 0-3% apart choose within 2% of each other in 197 of 200
+    with this seed (3 seeds alike), and one truly 15% faster is found in every search
+    that has one (ranking by each finalist's median instead of its ratios to the
+    default within rounds: 182-189 and 95-98)."""
+    rnd = random.Random(3)
+
+    def choice(true):
+        state = {"calls": 0, "level": 1.0}
+
+        def measure(c):
+            state["calls"] += 1
+            if state["calls"] % 20 == 0:
+                state["level"] = rnd.uniform(1.0, 1.4)
+            return true[c] * state["level"] * rnd.uniform(0.985, 1.015)
+
+        return search.search(SIMULATED, measure, lambda c: True, default=SIMULATED_DEFAULT, rounds=9).best
+
+    alike = found = 0
+    for trial in range(200):
+        true = {c: rnd.uniform(1.0, 1.03) for c in SIMULATED}
+        faster = None
+        if trial % 2:
+            faster = rnd.choice([c for c in SIMULATED if c != SIMULATED_DEFAULT])
+            true[faster] = true[SIMULATED_DEFAULT] * 0.85
+        first, second = choice(true), choice(true)
+        alike += abs(true[first] / true[second] - 1) <= 0.02
+        found += first == faster
+    assert alike >= 194 and found >= 97, (alike, found)
 
 
 def test_two_first_passes_keep_a_fast_candidate_among_the_finalists_despite_outliers():
