@@ -62,20 +62,20 @@ def _tiles(*specs) -> dict:
 # The default tile of a key (accumulator bytes, float or not, layout, size bucket):
 # the decoupled look-back tile that is best across the GPUs we have tuned, derived
 # from the shipped tables (tuner/tables/: one full `prefixscan tune` each on an
-# H100 80GB HBM3 and an H200, both 2026-11-25) by tuner.shipped.derive_defaults:
+# H100 80GB HBM3, 2026-11-25, and an H200, 2026-11-26) by tuner.shipped.derive_defaults:
 # among the uncapped look-back tiles measured on both, the one whose worse ratio to
 # that GPU's fastest measured choice is lowest (ties within 1%: the one measured more
 # often).  Ratios H100/H200 (1.000: the fastest measured there):
 #
 #   key           n <= 2^16             2^17-2^21             2^22-2^25             >= 2^26
-#   4B int   1d   2048x8    1.009/1.000 8192x4    1.017/1.000 8192x4    1.007/1.000 8192x4    1.000/1.016
-#   4B int   2d   16384x4   2.080/1.816 8192x8w64 1.016/1.023 4096x4    1.001/1.002 4096x4    1.001/1.003
-#   4B float 1d   4096x8    1.042/1.018 8192x4r64 1.009/1.030 4096x4r32 1.000/1.040 8192x4    1.007/1.032
-#   4B float 2d   4096x8r16 1.012/1.003 8192x8    1.033/1.000 4096x4    1.006/1.052 8192x4    1.012/1.078
-#   8B int   1d   2048x4    1.000/1.026 4096x4    1.001/1.000 4096x4    1.000/1.000 4096x4    1.000/1.000
-#   8B int   2d   8192x8w64 1.461/1.488 4096x4r32 1.032/1.013 8192x4    1.001/1.003 4096x8    1.002/1.007
-#   8B float 1d   8192x8w16 1.081/1.065 8192x4    1.000/1.000 4096x4    1.038/1.056 4096x4    1.044/1.085
-#   8B float 2d   8192x4    1.000c/1.231 8192x4   1.000c/1.000 8192x4   1.000c/1.000 8192x4   1.000c/1.000
+#   4B int   1d   4096x4    1.045/1.004 8192x4    1.017/1.028 8192x4    1.007/1.004 8192x4    1.000/1.015
+#   4B int   2d   16384x4   2.080/2.005 4096x8w64 1.024/1.007 4096x4    1.001/1.007 4096x4    1.001/1.001
+#   4B float 1d   2048x4    1.019/1.019 8192x4r64 1.009/1.000 4096x4r32 1.000/1.031 8192x4    1.007/1.033
+#   4B float 2d   4096x8r16 1.012/1.015 8192x8w64 1.000/1.000 4096x4    1.006/1.050 8192x4    1.012/1.079
+#   8B int   1d   2048x8    1.011/1.000 4096x4    1.001/1.014 4096x4    1.000/1.000 4096x4    1.000/1.000
+#   8B int   2d   4096x4    1.450/1.308 32768x16  1.009/1.011 8192x4    1.001/1.003 4096x8    1.002/1.004
+#   8B float 1d   4096x8    1.034/1.022 8192x4    1.000/1.000 4096x4    1.038/1.061 4096x4    1.044/1.083
+#   8B float 2d   8192x4    1.000c/1.101 8192x4   1.000c/1.000 8192x4   1.000c/1.000 8192x4   1.000c/1.000
 #
 # (BLOCKxWARPS, window 32 unless wN, raking rows rN.)  Ratios over 1.02 at n >= 2^22
 # are keys whose fastest is a register-capped tile (3-5 per SM): the defaults have
@@ -90,13 +90,13 @@ def _tiles(*specs) -> dict:
 # `python -m prefixscan.backends.triton.tuner.shipped derive` prints this again
 # (tests/backends/triton/tuner/test_shipped.py checks that the two agree).
 _DEFAULTS = {
-    (4, False, "1d"): _tiles((2048, 8, 32), (8192, 4, 32), (8192, 4, 32), (8192, 4, 32)),
-    (4, False, "2d"): _tiles((16384, 4, 32), (8192, 8, 64), (4096, 4, 32), (4096, 4, 32)),
-    (4, True, "1d"): _tiles((4096, 8, 32), (8192, 4, 32, 32, None, 64), (4096, 4, 32, 32, None, 32), (8192, 4, 32)),
-    (4, True, "2d"): _tiles((4096, 8, 32, 32, None, 16), (8192, 8, 32), (4096, 4, 32), (8192, 4, 32)),
-    (8, False, "1d"): _tiles((2048, 4, 32), (4096, 4, 32), (4096, 4, 32), (4096, 4, 32)),
-    (8, False, "2d"): _tiles((8192, 8, 64), (4096, 4, 32, 32, None, 32), (8192, 4, 32), (4096, 8, 32)),
-    (8, True, "1d"): _tiles((8192, 8, 16), (8192, 4, 32), (4096, 4, 32), (4096, 4, 32)),
+    (4, False, "1d"): _tiles((4096, 4, 32), (8192, 4, 32), (8192, 4, 32), (8192, 4, 32)),
+    (4, False, "2d"): _tiles((16384, 4, 32), (4096, 8, 64), (4096, 4, 32), (4096, 4, 32)),
+    (4, True, "1d"): _tiles((2048, 4, 32), (8192, 4, 32, 32, None, 64), (4096, 4, 32, 32, None, 32), (8192, 4, 32)),
+    (4, True, "2d"): _tiles((4096, 8, 32, 32, None, 16), (8192, 8, 64), (4096, 4, 32), (8192, 4, 32)),
+    (8, False, "1d"): _tiles((2048, 8, 32), (4096, 4, 32), (4096, 4, 32), (4096, 4, 32)),
+    (8, False, "2d"): _tiles((4096, 4, 32), (32768, 16, 32), (8192, 4, 32), (4096, 8, 32)),
+    (8, True, "1d"): _tiles((4096, 8, 32), (8192, 4, 32), (4096, 4, 32), (4096, 4, 32)),
     (8, True, "2d"): _tiles((8192, 4, 32), (8192, 4, 32), (8192, 4, 32), (8192, 4, 32)),
 }
 # Element sizes not measured: 1- and 2-byte integers get the hand-measured 4-byte
