@@ -146,7 +146,7 @@ def duel(challenger: Candidate, base: Candidate, timed: Callable[[Candidate], fl
     the measurements that selected it overstate its lead.  Why ratios within a
     round: on the H200 at n <= 2^20 the time a waiting caller sees (the host's
     share of the score) drifted by up to 40% over seconds, alike for two tiles
-    timed side by side, so tunes reported a spread of 7-46% for those keys
+    timed side by side, so tunes reported spreads of up to 46% for those keys
     where the ratios of two tiles in the same rounds spread by 2-4%
     (interquartile range); tunes that compared medians under the first spread
     kept a tile 4-6% slower in one run of two.  Why a variable number of
