@@ -90,7 +90,7 @@ def _accumulator(key: str):
 def head_to_head(rows: list[dict], first: dict, second: dict, *, rounds: int, tolerance: float,
                  device: str = "cuda", timer=None) -> None:
     """Measure both choices of every row whose choices differ (see the module)
-    and set its ``head_to_head`` (medians, ratio, notch) and ``passes``.
+    and set its ``head_to_head`` (medians, per-round ratio, half-width) and ``passes``.
     ``timer``: the tuner's by default (:func:`measure.cuda_event_timer`)."""
     for row in rows:
         if row["same"]:

@@ -86,7 +86,10 @@ def _tiles(*specs) -> dict:
 # chained tiles (these are the look-back tiles).  The per-dtype defaults these
 # replace (16384x4 int32, 8192x4 float32, 4096x8 int64, 8192x4 float64, measured
 # on the H100 at 2^27-2^28) were up to 1.83x slower than the best (int64 2-D at
-# 2^26 on the H200).  After a shipped table changes,
+# 2^26 on the H200).  The 2-D keys are measured at 4 interleaved streams and serve
+# any number: 8B int 2d >= 2^26 tied across its tiles there, and 4096x8 served 32
+# streams (int64 tuple size 32) at half the speed of 8192x4 on the H200, whose
+# table entry was set to 8192x4 by hand.  After a shipped table changes,
 # `python -m prefixscan.backends.triton.tuner.shipped derive` prints this again
 # (tests/backends/triton/tuner/test_shipped.py checks that the two agree).
 _DEFAULTS = {

@@ -42,13 +42,16 @@ from .keys import Candidate, bucket_size, entry_key, size_bucket
 from .search import MIN_ROUNDS
 from .table import TuningCacheWarning, table_device
 
-__all__ = ["ensure_for", "resolve", "autotune_enabled", "first_use_budget", "DEFAULT_BUDGET", "ROUNDS",
+__all__ = ["ensure_for", "resolve", "autotune_enabled", "first_use_budget", "DEFAULT_BUDGET", "ROUNDS", "DUEL_ROUNDS",
            "WORKSPACE_COPIES", "reset"]
 
 log = logging.getLogger("prefixscan.tune")
 
 DEFAULT_BUDGET = 3.0  # seconds
 ROUNDS = MIN_ROUNDS  # interleaved rounds of the finalists: the fewest that let a duel run
+#: The most rounds a first-use duel runs (a full tune: 63): an undecided duel keeps the
+#: default, and first use must stay within a few seconds.
+DUEL_ROUNDS = 15
 #: Copies of the tuned key's data a tuning holds at once, with room to spare: input,
 #: output, reference, verification output, the torch.cumsum check and the float64
 #: temporaries of the float comparison.
@@ -187,7 +190,7 @@ def resolve(device, nbytes: int, floating: bool, opclass: str, K: int, n: int, *
         t0 = time.monotonic()
         try:
             result = measure.tune_workload(device, list(accs), monoid, K, size, quick=True, budget=budget,
-                                           repeats=7, rounds=ROUNDS)
+                                           repeats=7, rounds=ROUNDS, duel_rounds=DUEL_ROUNDS)
         except Exception as exc:  # noqa: BLE001 - a scan must not fail because tuning did
             warnings.warn(f"prefixscan: first-use tuning of {key} on {tbl.gpu} failed "
                           f"({type(exc).__name__}: {exc}); the default choice runs", TuningCacheWarning,

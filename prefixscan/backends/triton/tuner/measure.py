@@ -30,7 +30,7 @@ from ..registry import STRATEGY_NAMES
 from ..tiles import default_config
 from .candidates import available_strategies, candidate_grid
 from .keys import Candidate
-from .search import ROUNDS, SearchResult, TuningError, refine_occupancy, search
+from .search import DUEL_MAX_ROUNDS, ROUNDS, SearchResult, TuningError, refine_occupancy, search
 
 __all__ = ["tune_workload", "workload", "Workload", "cuda_event_timer", "repeated_scan", "scan_request",
            "random_field", "poison", "same_result", "TuningGuard", "in_tuning"]
@@ -269,13 +269,15 @@ def workload(device, accs, monoid=None, K: int = 1, n: int = 1 << 20, *, strateg
 
 def tune_workload(device, accs, monoid=None, K: int = 1, n: int = 1 << 20, *, strategies=None,
                   quick: bool = False, budget: float | None = None, repeats: int = 15,
-                  rounds: int = ROUNDS, timer: Callable[[Callable[[], object]], float] | None = None
-                  ) -> SearchResult:
+                  rounds: int = ROUNDS, duel_rounds: int = DUEL_MAX_ROUNDS,
+                  timer: Callable[[Callable[[], object]], float] | None = None) -> SearchResult:
     """Tune one key (its :func:`workload`) with the full candidate grid, or the
-    quick one (``quick``); the full grid ends with :func:`.search.refine_occupancy`."""
+    quick one (``quick``); the full grid ends with :func:`.search.refine_occupancy`.
+    ``duel_rounds``: the most rounds a duel runs (:func:`.search.duel`)."""
     with workload(device, accs, monoid, K, n, strategies=strategies, repeats=repeats, timer=timer) as w:
         result = search(w.candidates(quick), w.measure, w.verify, default=w.default,
-                        deterministic_default=w.deterministic_default, budget=budget, rounds=rounds)
+                        deterministic_default=w.deterministic_default, budget=budget, rounds=rounds,
+                        duel_rounds=duel_rounds)
         if quick:
             return result
-        return refine_occupancy(result, w.measure, w.verify, rounds=rounds)
+        return refine_occupancy(result, w.measure, w.verify, rounds=rounds, duel_rounds=duel_rounds)

@@ -39,15 +39,15 @@ WIN_GAIN = 0.01
 #: The most rounds a duel runs before it keeps the base undecided.
 DUEL_MAX_ROUNDS = 63
 #: The duel's confidence: its half-width is DUEL_Z standard errors of the median
-#: ratio (2.576: 99% two-sided), wide enough for the repeated looks of a
-#: duel that adds rounds until it decides.
+#: ratio (2.576: 99% two-sided for one look; a duel that adds rounds until it
+#: decides looks up to seven times, so its error rates are a few times larger).
 DUEL_Z = 2.576
 #: Standard error of a median of k values, times sqrt(k), per unit of their
 #: interquartile range: sqrt(pi / 2) * sigma, sigma = IQR / 1.349 (normal).
 MEDIAN_SE_PER_IQR = math.sqrt(math.pi / 2) / 1.349
 FINALISTS = 3  # fastest candidates per pool re-measured
-#: Interleaved rounds that decide: three, so that the median of each finalist's
-#: rounds is not moved by one outlier (of two it would be the mean).
+#: Interleaved rounds that rank the finalists, at least three, so that the median
+#: of each finalist's rounds is not moved by one outlier (of two it would be the mean).
 MIN_ROUNDS = 3
 ROUNDS = 3  # interleaved rounds of every finalist, by default
 #: From this many rounds on, the noise is measured by the quartiles of the
@@ -87,9 +87,13 @@ def verdict(challenger, base) -> bool | None:
     known to exceed :data:`WIN_GAIN` (the median plus its half-width,
     :func:`paired_ratio`, below 1 - WIN_GAIN); False (the base stays) once it
     is known to be below :data:`NOISE_FLOOR`; None while undecided.
-    So a challenger faster by 2% or more replaces the base, one faster by 1% or
-    less does not, and in between either may happen: two tunes then choose
-    within 2% of each other."""
+    So a challenger faster by 1% or less rarely replaces the base (simulated
+    with normal noise, 5-6% of duels at exactly 1% and under 2% at 0%, after
+    the repeated looks of a duel), and one faster by 2% or more does once the
+    half-width falls below its gain minus 1%, which within the 63 rounds of
+    :data:`DUEL_MAX_ROUNDS` takes a small spread of the ratios (a gain of 2%
+    replaced in 77% of simulated duels at an interquartile range of 3%, 54% at
+    4%; the H200 measured 2-4%); in between either may happen."""
     m, h = paired_ratio(challenger, base)
     if m + h < 1 - WIN_GAIN:
         return True
@@ -205,6 +209,19 @@ def _decisive(samples: list) -> float:
     return statistics.median(_rounds(samples) or samples)
 
 
+def _relative(samples: dict, c: Candidate, base: Candidate, rounds: int) -> float:
+    """``c`` against ``base`` in one search: the median of its per-round ratios to
+    the base over the search's ``rounds`` (both finalists), so that a drift
+    shared by a round cancels, as in a duel; else the ratio of their
+    :func:`_decisive` times.  Duel rounds appended later are left out."""
+    if c == base:
+        return 1.0
+    mine, theirs = _rounds(samples[c])[:rounds], _rounds(samples[base])[:rounds]
+    if mine and len(mine) == len(theirs):
+        return statistics.median(a / b for a, b in zip(mine, theirs))
+    return _decisive(samples[c]) / _decisive(samples[base])
+
+
 class TuningError(RuntimeError):
     """A tuning run could not measure its reference (the default choice)."""
 
@@ -263,7 +280,8 @@ def search(candidates: Sequence[Candidate], measure: Callable[[Candidate], float
            verify: Callable[[Candidate], bool], *, default: Candidate | None = None,
            deterministic_default: Candidate | None = None, noise_floor: float = NOISE_FLOOR,
            finalists: int = FINALISTS, rounds: int = ROUNDS, first_passes: int = FIRST_PASSES,
-           budget: float | None = None, clock: Callable[[], float] = time.monotonic) -> SearchResult:
+           duel_rounds: int = DUEL_MAX_ROUNDS, budget: float | None = None,
+           clock: Callable[[], float] = time.monotonic) -> SearchResult:
     """Measure ``candidates`` and pick the fastest verified one.
 
     ``measure(c)`` returns seconds per call of candidate ``c`` (itself a median
@@ -283,8 +301,8 @@ def search(candidates: Sequence[Candidate], measure: Callable[[Candidate], float
     first pass only selects finalists); the reported noise is
     :func:`measured_noise` of the rounds.  A strategy keeps its default tile,
     and the auto (deterministic) choice stays ``default``
-    (``deterministic_default``), unless the fastest by score wins a
-    :func:`duel` against it (with fewer than :data:`MIN_ROUNDS` rounds, every
+    (``deterministic_default``), unless the finalist fastest against it (the
+    median of its per-round ratios to it) wins a :func:`duel` against it (with fewer than :data:`MIN_ROUNDS` rounds, every
     default stays).  So the result is never slower than a default beyond the
     duel's uncertainty, and two runs choose within :data:`NOISE_FLOOR` of each
     other.  Finalists and duels always run, whatever the budget.
@@ -374,23 +392,15 @@ def search(candidates: Sequence[Candidate], measure: Callable[[Candidate], float
     noise = measured_noise([_rounds(samples[c]) for c in final], noise_floor)
 
     def relative(c, base) -> float:
-        """``c``'s score against ``base``: the median of its per-round ratios to the
-        base in the search's rounds, so that a drift shared by a round cancels
-        (as in a duel); its own score where the base was not measured."""
-        if base not in samples:
-            return score[c]
-        if c == base:
-            return 1.0
-        mine, theirs = _rounds(samples[c])[:rounds], _rounds(samples[base])[:rounds]
-        if mine and len(mine) == len(theirs):
-            return statistics.median(a / b for a, b in zip(mine, theirs))
-        return score[c] / score[base]
+        """``c``'s score against ``base`` (:func:`_relative`); its own score where
+        the base was not measured."""
+        return _relative(samples, c, base, rounds) if base in samples else score[c]
 
     duels: dict = {}
 
     def pick(pool, base):
-        """The fastest of ``pool``; ``base`` unless the fastest wins a duel
-        against it."""
+        """The fastest of ``pool`` against ``base``; ``base`` unless that one
+        wins a duel against it."""
         pool = [c for c in pool if c in samples]
         if not pool:
             return base if base in samples else None
@@ -399,7 +409,7 @@ def search(candidates: Sequence[Candidate], measure: Callable[[Candidate], float
             if rounds < MIN_ROUNDS:
                 return base
             if (best, base) not in duels:
-                duels[(best, base)] = duel(best, base, timed, rounds)
+                duels[(best, base)] = duel(best, base, timed, rounds, duel_rounds)
             if not duels[(best, base)]:
                 return base if base in samples else best  # a base that failed in the duel is out
         return best
@@ -424,7 +434,7 @@ def search(candidates: Sequence[Candidate], measure: Callable[[Candidate], float
 
 def refine_occupancy(result: SearchResult, measure: Callable[[Candidate], float],
                      verify: Callable[[Candidate], bool], *, rounds: int = ROUNDS,
-                     noise_floor: float = NOISE_FLOOR) -> SearchResult:
+                     noise_floor: float = NOISE_FLOOR, duel_rounds: int = DUEL_MAX_ROUNDS) -> SearchResult:
     """``result`` with its decoupled look-back tile and the two fastest other ones
     tried under the register caps of :data:`.candidates.OCCUPANCY_CANDIDATES` (a second
     :func:`search` whose default is the chosen uncapped tile, so a cap is kept only
@@ -453,7 +463,7 @@ def refine_occupancy(result: SearchResult, measure: Callable[[Candidate], float]
     # The chosen tile and the fastest other uncapped ones: a smaller tile may win
     # once capped (H100, float64: 4096-element tiles at 4 per SM reached 0.99 of
     # copy where the uncapped winner had 8192 elements, docs/design/tuning-method.md).
-    others = {c: _decisive(s) for c, s in result.samples.items()
+    others = {c: _relative(result.samples, c, base, rounds) for c in result.samples
               if c.strategy == base.strategy and not c.tile.occupancy and c != base}
     tiles = [tile] + [c.tile for c in sorted(others, key=others.get)[:CAPPED_RUNNERS_UP]]
     capped = [Candidate(base.strategy, dataclasses.replace(t, occupancy=k))
@@ -464,27 +474,36 @@ def refine_occupancy(result: SearchResult, measure: Callable[[Candidate], float]
     # is): it is the reference the choice is confirmed against, and must still run.
     anchor = result.default if result.default.strategy == base.strategy else base
     pool = list(dict.fromkeys([base, *(Candidate(base.strategy, t) for t in tiles[1:]), *capped, anchor]))
-    sub = search(pool, measure, verify, default=base, rounds=rounds, noise_floor=noise_floor, finalists=len(pool))
+    sub = search(pool, measure, verify, default=base, rounds=rounds, noise_floor=noise_floor, finalists=len(pool),
+                 duel_rounds=duel_rounds)
     if anchor in sub.excluded:
         raise TuningError(f"the default {anchor.label} failed in the register-cap search: {sub.excluded[anchor]}")
     samples = {c: list(s) for c, s in result.samples.items()}
     for c, s in sub.samples.items():  # a candidate measured before gains the second search's rounds
         samples[c] = samples[c] + _rounds(s) if c in samples else list(s)
     duels = {**result.duels, **sub.duels}
+    excluded = {**result.excluded, **sub.excluded}
 
     def timed(c):
+        """One measurement for the last duels, as in :func:`search`: a failure
+        excludes ``c`` (the duel's rule: a failed base loses, a failed
+        challenger does not win), and the default's stops the key."""
         try:
             t = float(measure(c))
-        except Exception:  # noqa: BLE001 - the duel's rule: a failed base loses, a failed challenger too
-            return None
-        if not (t > 0 and math.isfinite(t)):
+            if not (t > 0 and math.isfinite(t)):
+                raise ValueError(f"measured {t!r} seconds")
+        except Exception as exc:  # noqa: BLE001 - reported, the duel goes on
+            if c == anchor:
+                raise TuningError(f"the default {anchor.label} failed in the last duel: "
+                                  f"{type(exc).__name__}: {exc}") from exc
+            excluded[c] = f"timing raised {type(exc).__name__}: {exc}"[:300]
             return None
         samples[c].append(t)
         return t
 
     def won(challenger, base):
         if (challenger, base) not in duels:
-            duels[(challenger, base)] = duel(challenger, base, timed, rounds)
+            duels[(challenger, base)] = duel(challenger, base, timed, rounds, duel_rounds)
         return bool(duels[(challenger, base)])
 
     # The choice, else the uncapped tile, must beat the default itself (the uncapped
@@ -506,5 +525,5 @@ def refine_occupancy(result: SearchResult, measure: Callable[[Candidate], float]
     return dataclasses.replace(
         result, best=best, tiles=dict(result.tiles, decoupled_lookback=chosen.tile), samples=samples,
         finalists=list(dict.fromkeys(result.finalists + sub.finalists)),
-        excluded={**result.excluded, **sub.excluded}, noise=max(result.noise, sub.noise),
+        excluded=excluded, noise=max(result.noise, sub.noise),
         elapsed=result.elapsed + sub.elapsed, duels=duels, unconfirmed=result.unconfirmed + unconfirmed)

@@ -1,5 +1,5 @@
 """The search (tuner/search.py) on fake timings: the fastest verified candidate,
-replacing the default only beyond the measured noise, duels, register caps.
+replacing a default only by winning a duel on per-round ratios, register caps.
 
 Fakes and fixtures: fakes.py and conftest.py of this folder.
 """
@@ -253,11 +253,11 @@ def test_a_cap_that_loses_the_last_duel_against_the_default_leaves_the_uncapped_
     assert steady.best == t_capped and steady.duels[(t_capped, d)] and not steady.unconfirmed
 
 
-def test_a_cap_is_confirmed_in_the_rounds_it_shared_with_the_default():
+def test_a_cap_gained_during_a_slower_phase_still_counts():
     """The first search picks tile T over the default D (0.93 against 1.0); during
-    the cap search everything runs 12% slower, and T capped wins there (0.88).  Its
-    gain over D counts in the rounds where both ran, not against D's earlier,
-    faster rounds."""
+    the cap search and the last duel everything runs 12% slower, and T capped wins
+    (0.88).  Its gain over D is measured in rounds where both ran, in that phase,
+    so it counts (against D's earlier, faster rounds it would be 0.986: not enough)."""
     d, t = C("decoupled_lookback", 16384), C("decoupled_lookback", 8192)
     t_capped = _occ(t, candidates.OCCUPANCY_CANDIDATES[4][0])
     true = {d: 1.0, t: 0.93, t_capped: 0.88}
@@ -293,12 +293,42 @@ def test_a_default_that_fails_in_the_cap_search_stops_the_key():
     there, the key fails (as where it fails in the first search), rather than a cap
     passing unchecked."""
     d, t = C("decoupled_lookback", 16384), C("decoupled_lookback", 8192)
-    first = dataclasses.replace(searched({d: 1.0, t: 0.9}), noise=0.16)
+    first = searched({d: 1.0, t: 0.9})
     assert first.best == t
     capped = _occ(t, candidates.OCCUPANCY_CANDIDATES[4][0])
     times = {d: 1.0, t: 0.9, capped: 0.85}
     with pytest.raises(search.TuningError, match="register-cap search"):
         search.refine_occupancy(first, lambda c: times.get(c, 1.2), lambda c: c != d)
+
+
+def test_a_failure_in_the_last_duel_stops_the_key_for_the_default_and_excludes_a_challenger():
+    """The last duel (the cap search's choice against the default) measures as the
+    searches do: the default failing there stops the key rather than letting the
+    cap pass unchecked; the capped tile failing there is excluded, does not win,
+    and the uncapped tile that beat the default stays."""
+    d, t = C("decoupled_lookback", 16384), C("decoupled_lookback", 8192)
+    first = searched({d: 1.0, t: 0.9})
+    capped = _occ(t, candidates.OCCUPANCY_CANDIDATES[4][0])
+    times = {d: 1.0, t: 0.9, capped: 0.85}
+    calls = collections.Counter()
+
+    def failing_after(victim, n):
+        def measure(c):
+            calls[c] += 1
+            if c == victim and calls[c] > n:
+                raise RuntimeError("device lost")
+            return times.get(c, 1.2)
+        return measure
+
+    # the default: first passes and rounds of the cap search, then the last duel
+    with pytest.raises(search.TuningError, match="last duel"):
+        search.refine_occupancy(first, failing_after(d, 2 + search.ROUNDS), lambda c: True)
+    calls.clear()
+    # the capped tile: also its duel against the uncapped tile, then the last duel
+    r = search.refine_occupancy(first, failing_after(capped, 2 + search.ROUNDS + search.QUARTILE_ROUNDS),
+                                lambda c: True)
+    assert r.duels[(capped, t)] and not r.duels[(capped, d)] and "device lost" in r.excluded[capped]
+    assert r.best == t and r.tiles["decoupled_lookback"] == t.tile and r.unconfirmed == [capped]
 
 
 def test_refine_occupancy_leaves_another_strategy_unless_the_cap_beats_it():
