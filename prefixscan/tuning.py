@@ -36,5 +36,5 @@ from .backends.triton.tuner.table import clear_cache as clear
 
 __all__ = ["tune", "clear", "cache_dir", "cache_path", "info_lines", "check_tune_args", "DEFAULT_DTYPES",
            "DEFAULT_SIZES", "OP_CLASSES", "LAYOUTS", "TUNE_ROUNDS", "unavailable_reason", "strategy_available",
-           "format_table", "compare_tuned", "format_comparison", "resolved_choice", "fixed_choices", "override", "set_override",
-           "TileConfig", "TuningError", "TuningCacheWarning"]
+           "format_table", "compare_tuned", "format_comparison", "resolved_choice", "fixed_choices", "override",
+           "set_override", "TileConfig", "TuningError", "TuningCacheWarning"]

@@ -226,6 +226,30 @@ class TuningError(RuntimeError):
     """A tuning run could not measure its reference (the default choice)."""
 
 
+def _timed_into(measure: Callable[[Candidate], float], default: Candidate, samples: dict, excluded: dict,
+                where: str = "") -> Callable[[Candidate], float | None]:
+    """``timed(c)``: measure ``c`` once and append the time to ``samples[c]``.  A
+    measurement that raises or is not a positive finite time excludes ``c``
+    (recorded in ``excluded``, its samples dropped) and returns None, except for
+    ``default``, the reference, whose failure raises :class:`TuningError`."""
+    def timed(c) -> float | None:
+        try:
+            t = float(measure(c))
+            if not (t > 0 and math.isfinite(t)):
+                raise ValueError(f"measured {t!r} seconds")
+        except Exception as exc:  # noqa: BLE001 - reported, the search goes on
+            if c == default:
+                raise TuningError(f"the default {default.label} failed{where}: "
+                                  f"{type(exc).__name__}: {exc}") from exc
+            excluded[c] = f"timing raised {type(exc).__name__}: {exc}"[:300]
+            samples.pop(c, None)
+            return None
+        samples.setdefault(c, []).append(t)
+        return t
+
+    return timed
+
+
 @dataclass
 class SearchResult:
     default: Candidate
@@ -321,20 +345,7 @@ def search(candidates: Sequence[Candidate], measure: Callable[[Candidate], float
     excluded: dict = {}
     skipped: list = []
 
-    def timed(c) -> float | None:
-        """Measure ``c`` once and keep the time (None: it failed and is excluded)."""
-        try:
-            t = float(measure(c))
-            if not (t > 0 and math.isfinite(t)):
-                raise ValueError(f"measured {t!r} seconds")
-        except Exception as exc:  # noqa: BLE001 - reported, the search goes on
-            if c == default:
-                raise TuningError(f"the default {default.label} failed: {type(exc).__name__}: {exc}") from exc
-            excluded[c] = f"timing raised {type(exc).__name__}: {exc}"[:300]
-            samples.pop(c, None)
-            return None
-        samples.setdefault(c, []).append(t)
-        return t
+    timed = _timed_into(measure, default, samples, excluded)
 
     verified = []
     for c in dict.fromkeys(candidates):
@@ -483,23 +494,9 @@ def refine_occupancy(result: SearchResult, measure: Callable[[Candidate], float]
         samples[c] = samples[c] + _rounds(s) if c in samples else list(s)
     duels = {**result.duels, **sub.duels}
     excluded = {**result.excluded, **sub.excluded}
-
-    def timed(c):
-        """One measurement for the last duels, as in :func:`search`: a failure
-        excludes ``c`` (the duel's rule: a failed base loses, a failed
-        challenger does not win), and the default's stops the key."""
-        try:
-            t = float(measure(c))
-            if not (t > 0 and math.isfinite(t)):
-                raise ValueError(f"measured {t!r} seconds")
-        except Exception as exc:  # noqa: BLE001 - reported, the duel goes on
-            if c == anchor:
-                raise TuningError(f"the default {anchor.label} failed in the last duel: "
-                                  f"{type(exc).__name__}: {exc}") from exc
-            excluded[c] = f"timing raised {type(exc).__name__}: {exc}"[:300]
-            return None
-        samples[c].append(t)
-        return t
+    # The last duels measure as the searches do (the duel's rule: a failed base
+    # loses, a failed challenger does not win; the default failing stops the key).
+    timed = _timed_into(measure, anchor, samples, excluded, " in the last duel")
 
     def won(challenger, base):
         if (challenger, base) not in duels:
