@@ -33,6 +33,7 @@ import numpy as np
 __all__ = [
     "Monoid",
     "BUILTIN_OPS",
+    "BUILTIN_UFUNCS",
     "resolve_op",
     "where",
     "minimum",
@@ -351,8 +352,17 @@ BUILTIN_OPS: dict[str, Monoid] = {
 }
 
 
+#: The NumPy ufuncs that name built-in operators (``op=numpy.add`` is ``op="add"``).
+BUILTIN_UFUNCS: dict = {m.ufunc: m for m in BUILTIN_OPS.values()}
+
+
+def _ufunc_names() -> str:
+    return ", ".join(f"numpy.{u.__name__}" for u in BUILTIN_UFUNCS)
+
+
 def resolve_op(op: Any) -> Monoid:
-    """``op`` as a Monoid: a built-in name or a Monoid instance."""
+    """``op`` as a Monoid: a built-in name, the NumPy ufunc of a built-in
+    (``numpy.add``, ``numpy.maximum``, ...) or a Monoid instance."""
     if isinstance(op, Monoid):
         return op
     if isinstance(op, str):
@@ -363,4 +373,13 @@ def resolve_op(op: Any) -> Monoid:
                 f"op: unknown operator {op!r}; built-ins are {', '.join(BUILTIN_OPS)}, "
                 "or pass a prefixscan.Monoid"
             ) from None
-    raise TypeError(f"op must be a built-in name or a prefixscan.Monoid, got {type(op).__name__}")
+    if isinstance(op, np.ufunc):
+        found = BUILTIN_UFUNCS.get(op)
+        if found is None:
+            raise ValueError(
+                f"op: numpy.{op.__name__} is not one of the ufuncs prefixscan scans with; it takes "
+                f"{_ufunc_names()} (the built-in operators {', '.join(repr(n) for n in BUILTIN_OPS)}), "
+                "or a prefixscan.Monoid with an associative combine and its identity")
+        return found
+    raise TypeError(f"op must be a built-in name, the NumPy ufunc of one, or a prefixscan.Monoid, "
+                    f"got {type(op).__name__}")
