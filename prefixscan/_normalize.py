@@ -23,13 +23,14 @@ from typing import Any
 import numpy as np
 
 from ._arrays import ArrayRef, as_torch, inspect_array, refuse_unsupported
+from ._monoid_probe import probe
 from ._request import ScanConfig, ScanRequest, np_dtype
 from .backends.triton.registry import DETERMINISTIC_STRATEGIES, STRATEGY_NAMES
-from .monoid import accumulator_dtype_name, resolve_op
+from .monoid import Monoid, accumulator_dtype_name, resolve_op
 
 __all__ = ["ALGORITHMS", "STRATEGIES", "make_config", "build_request", "check_init", "check_init_shape", "check_axis",
            "check_recurrence_args", "check_delta_args", "check_segmented_request", "check_segments",
-           "check_compact_args", "CompactArgs", "check_init_value", "check_flag"]
+           "check_compact_args", "CompactArgs", "check_init_value", "check_flag", "check_monoid"]
 
 ALGORITHMS = ("auto", "serial", "kogge_stone", "sklansky", "brent_kung", "reduce_then_scan")
 # GPU meta-strategies (backends/triton/registry.py); "auto" asks the tuner (decoupled
@@ -99,9 +100,14 @@ def _dtype_str(dtype: Any) -> str:
     if type(dtype).__module__.startswith("torch"):
         dtype = name  # torch.int32 -> "int32"
     try:
-        return np.dtype(dtype).name
+        found = np.dtype(dtype)
     except TypeError:
         raise TypeError(f"dtype: not a dtype: {dtype!r}") from None
+    if found.kind not in "biufc":
+        shown = repr(dtype) if isinstance(dtype, str) else str(found)
+        raise TypeError(f"dtype: {shown} is not a numeric dtype; a scan accumulates in a bool, "
+                        "integer, float or complex dtype (or bfloat16)")
+    return found.name
 
 
 def _split_fields(x: Any) -> tuple[list, bool]:
@@ -147,9 +153,7 @@ def build_request(config: ScanConfig, x: Any, init: Any, out: Any) -> ScanReques
     if lane_len % s:
         raise ValueError(f"tuple_size={s} does not divide the lane length {lane_len}")
 
-    identity = tuple(np.asarray(v, dtype=np_dtype(d)) for v, d in
-                     zip(monoid.identity_values([np_dtype(d) for d in acc]), acc))
-    monoid.check_combine(acc)
+    identity = check_monoid(monoid, acc)
     request = ScanRequest(config, fields, struct, device, shape, norm_axis, lane_len, acc, out_dtypes,
                           out_shape, None, (), identity=identity)
     request.init_shape = request.lanes_shape + ((s,) if s > 1 else ())
@@ -163,14 +167,74 @@ def build_request(config: ScanConfig, x: Any, init: Any, out: Any) -> ScanReques
 def check_init(init: Any, acc: tuple, struct: bool, target: tuple) -> tuple:
     """``init`` checked against the accumulator dtypes ``acc`` and the lane shape
     ``target``: one checked value per field (:func:`check_init_value`)."""
+    if struct and not isinstance(init, tuple):
+        raise TypeError(f"init: expected a tuple of {len(acc)} seeds for a struct monoid (one per field of x), "
+                        f"got {type(init).__name__} {_shown(init)}")
+    if struct and len(init) != len(acc):
+        raise ValueError(f"init: expected a tuple of {len(acc)} seeds for a struct monoid (one per field of x), "
+                         f"got a tuple of {len(init)}")
     values = list(init) if struct else [init]
-    if struct and (not isinstance(init, tuple) or len(values) != len(acc)):
-        raise ValueError(f"init: expected a tuple of {len(acc)} values for a struct monoid")
     names = ["init" if not struct else f"init[{i}]" for i in range(len(values))]
     for v, name in zip(values, names):
         refuse_unsupported(v, name)
         check_init_shape(v, target)
     return tuple(check_init_value(v, a, name) for v, a, name in zip(values, acc, names))
+
+
+def _shown(value: Any) -> str:
+    """A short description of a value for messages: a number itself, an array by its shape."""
+    shape = getattr(value, "shape", None)
+    if shape is not None and shape != ():
+        return f"of shape {tuple(shape)}"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+# ---------------------------------------------------------------------------
+# A monoid's identity and combine, once per accumulator dtypes.
+
+def check_monoid(monoid: Monoid, acc: tuple) -> tuple:
+    """The identity of ``monoid`` for the accumulator dtypes ``acc`` (one name per
+    field), as one 0-d host array per field, after checking it: its values as
+    ``init``'s (:func:`check_init_value`: kind and exact representability), then
+    ``combine`` on NumPy arrays of those dtypes (:func:`prefixscan._monoid_probe.probe`:
+    arrays used as truth values or given to :mod:`math`, the number of fields
+    returned, the identity law).  Done once per monoid and ``acc``, on the host;
+    later calls return the checked identity."""
+    acc = tuple(acc)
+    found = monoid.__dict__.setdefault("_checked", {}).get(acc)
+    if found is not None and found[0] is monoid.combine and found[1] is monoid.identity:
+        return found[2]
+    combine, given = monoid.combine, monoid.identity
+    identity = tuple(_identity_value(monoid, v, a, i, len(acc))
+                     for i, (v, a) in enumerate(zip(_identity_values(monoid, acc), acc)))
+    probe(monoid, identity)
+    monoid._checked[acc] = (combine, given, identity)
+    return identity
+
+
+def _identity_values(monoid: Monoid, acc: tuple) -> tuple:
+    try:
+        return monoid.identity_values([np_dtype(d) for d in acc])
+    except Exception as exc:  # noqa: BLE001 - a callable identity(dtype) that fails
+        if isinstance(exc, ValueError) and str(exc).startswith("op:"):  # identity_values' own: the arity
+            raise
+        raise ValueError(f"op: the identity of monoid {monoid.name!r}, a callable, raised {type(exc).__name__} "
+                         f"for {', '.join(acc)}: {exc}") from exc
+
+
+def _identity_value(monoid: Monoid, value: Any, acc: str, field: int, nfields: int) -> np.ndarray:
+    """One field's identity checked as :func:`check_init_value` checks ``init``."""
+    where = f"op: the identity of monoid {monoid.name!r}" + (f" (field {field})" if nfields > 1 else "")
+    if not (isinstance(value, (bool, int, float, complex, np.generic))
+            or isinstance(value, np.ndarray) and value.ndim == 0):
+        raise TypeError(f"{where} must be a number (a tuple of numbers, one per field, for a struct monoid, or "
+                        f"a callable identity(dtype) returning them), got {type(value).__name__} {_shown(value)}")
+    try:
+        return check_init_value(value, acc, where)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"{exc}; an identity is a value of the accumulator dtype: give the monoid one that "
+                        f"{acc} holds, or a callable identity(dtype) returning one per dtype") from None
 
 
 # ---------------------------------------------------------------------------
@@ -210,7 +274,7 @@ def _refuse_kind(value_kind: str, acc: str, kind: str, argument: str, shown: Any
     if value_kind not in "biufc":
         raise TypeError(f"{argument}: expected a number or numeric array, got {shown}")
     if kind == "b" and value_kind != "b":
-        raise TypeError(f"{argument}: the accumulator dtype is bool; init must be True or False "
+        raise TypeError(f"{argument}: the accumulator dtype is bool; it takes True or False "
                         f"(or a bool array), got {shown}")
     if value_kind == "c" and kind != "c":
         raise TypeError(f"{argument}: a complex value does not fit the {_KIND_NAMES[kind]} accumulator "

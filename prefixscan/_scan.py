@@ -246,14 +246,20 @@ def scan(x, op="add", *, axis=None, inclusive=True, reverse=False, init=None, or
         of arrays (a :class:`~prefixscan.Monoid` whose identity is a tuple, e.g.
         :data:`prefixscan.AFFINE`), a tuple of same-shape arrays on one device,
         one per field.  Numeric or bool dtypes, bfloat16 included.
-    op : str or Monoid, default "add"
+    op : str, NumPy ufunc or Monoid, default "add"
         A built-in operator: ``"add"``, ``"mul"``, ``"max"``, ``"min"``,
         ``"and"``, ``"or"``, ``"xor"`` (integers and bool), ``"logaddexp"``
-        (floats); ``"max"``/``"min"`` propagate NaN as NumPy does.  Or a
-        :class:`~prefixscan.Monoid`: an associative ``combine(a, b)`` written
-        with arithmetic, comparisons and the helpers of :mod:`prefixscan.monoid`
-        (so the same function runs on NumPy arrays and compiles into the GPU
-        kernels), and its identity.
+        (floats); ``"max"``/``"min"`` propagate NaN as NumPy does.  Their NumPy
+        ufuncs name them too: ``numpy.add``, ``numpy.multiply``,
+        ``numpy.maximum``, ``numpy.minimum``, ``numpy.bitwise_and``,
+        ``numpy.bitwise_or``, ``numpy.bitwise_xor``, ``numpy.logaddexp``
+        (another ufunc raises ValueError).  Or a :class:`~prefixscan.Monoid`:
+        an associative ``combine(a, b)`` written with arithmetic, comparisons
+        and the helpers of :mod:`prefixscan.monoid` (so the same function runs
+        on NumPy arrays and compiles into the GPU kernels), and its identity.
+        Before a Monoid's first scan in an accumulator dtype, its identity is
+        checked as ``init`` is, and ``combine(e, v) == v == combine(v, e)`` on
+        a few values of the dtype, once, on the host.
     axis : int or None, default None
         None scans the flattened array (C order) and returns a 1-D result, as
         ``numpy.cumsum`` does.  An integer (negative counts from the end) scans
@@ -347,15 +353,20 @@ def scan(x, op="add", *, axis=None, inclusive=True, reverse=False, init=None, or
     TypeError
         An argument of the wrong type (a string or masked array ``x``, a JAX
         tracer from inside ``jax.jit``), a dtype the operator does not take,
-        ``out`` of the wrong dtype, an ``init`` of the wrong kind, or a
-        Monoid whose ``combine`` uses Python's ``max``/``if`` on arrays.  The
-        message names the argument.
+        ``out`` of the wrong dtype, an ``init`` of the wrong kind (or not a
+        tuple for a struct operator), a ``dtype`` that is not numeric, or a
+        Monoid whose ``combine`` uses Python's ``max``/``if`` or a function of
+        :mod:`math` (``math.exp``: use ``prefixscan.exp``) on arrays, or whose
+        identity is not a number.  The message names the argument.
     ValueError
         An out-of-range ``axis``, ``order`` or ``tuple_size`` below 1, a
         ``tuple_size`` that does not divide the lane length, an ``init`` or
         ``out`` of the wrong shape, an ``init`` value the accumulator cannot
         hold, a tuple ``x`` whose length the Monoid's identity does not
-        match, an unknown name, or ``algorithm`` / ``strategy`` given to the
+        match, a Monoid whose identity the accumulator dtype cannot hold or
+        is not an identity (``combine(e, v) != v`` for some value ``v``), or
+        whose ``combine`` returns another number of fields than x has, an
+        unknown name or ufunc, or ``algorithm`` / ``strategy`` given to the
         backend that does not take it.  Every argument is checked before any
         work starts: nothing is written to ``out`` when one of these is
         raised.

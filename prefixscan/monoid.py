@@ -33,6 +33,7 @@ import numpy as np
 __all__ = [
     "Monoid",
     "BUILTIN_OPS",
+    "BUILTIN_UFUNCS",
     "resolve_op",
     "where",
     "minimum",
@@ -109,8 +110,16 @@ class Monoid:
         helpers of :mod:`prefixscan.monoid` only, so that the function also
         compiles as a Triton function.
     identity:
-        The identity: a scalar, a tuple of scalars (one per field), or a
-        callable ``identity(dtype)`` (single field) returning one.
+        The identity: a number, a tuple of numbers (one per field), or a
+        callable ``identity(dtype)`` (single field) returning one.  Before
+        its first scan in an accumulator dtype it is checked as ``init`` is
+        (a number that dtype holds exactly: ``0.5`` or ``300`` for uint8 are
+        refused), and ``combine(identity, v) == v == combine(v, identity)``
+        is checked on a few values ``v`` of that dtype (small integers and
+        fractions of both signs and, for integers, the extremes; values for
+        which ``combine`` returns NaN or raises are left out).  ``combine``
+        must return as many fields as the identity has.  Each check runs
+        once per monoid and accumulator dtype, on the host.
     name:
         Shown in messages and benchmark tables.
     commutative:
@@ -138,10 +147,16 @@ class Monoid:
         # np.errstate settings for running combine on NumPy arrays: logaddexp passes
         # through -inf - -inf (then discarded) where NumPy's own ufunc warns of nothing.
         self.numpy_errstate: dict = {}
+        # Accumulator dtypes -> (combine, identity, checked identity): the checks of
+        # prefixscan._normalize.check_monoid, run once per dtype (again when combine
+        # or identity is replaced).
+        self._checked: dict = {}
 
     @property
     def fields(self) -> int | None:
         """Number of fields when the identity tells it, else None (inferred from the input)."""
+        if self.builtin:
+            return 1
         if isinstance(self.identity, tuple):
             return len(self.identity)
         if callable(self.identity):
@@ -178,28 +193,6 @@ class Monoid:
                 "one value per field)")
         raise ValueError(f"x: op {self.name!r} takes a single array, got a tuple of {nfields}{hint}")
 
-    def check_combine(self, dtypes: Sequence[Any]) -> None:
-        """Run ``combine`` once on two-element NumPy arrays of the identity (one per
-        field, of ``dtypes``), before any scan runs, to catch a combine written with
-        Python's ``max``/``min``/``if``/``and``/``or``, which cannot take arrays.
-        Other errors of the probe are left to the scan itself to report."""
-        if self.builtin:
-            return
-        try:
-            values = self.identity_values([_host_dtype(d) for d in dtypes])
-            a = tuple(np.full(2, v, dtype=_host_dtype(d)) for v, d in zip(values, dtypes))
-            b = tuple(np.full(2, v, dtype=_host_dtype(d)) for v, d in zip(values, dtypes))
-        except Exception:  # noqa: BLE001 - the checks and the scan report bad identities
-            return
-        with np.errstate(all="ignore"):
-            try:
-                self.combine(a, b) if len(a) > 1 else self.combine(a[0], b[0])
-            except ValueError as exc:
-                if is_truth_value_error(exc):
-                    raise self.truth_value_error() from None
-            except Exception:  # noqa: BLE001 - reported by the scan, in its context
-                pass
-
     def truth_value_error(self) -> TypeError:
         """The error for a combine that used an array as a Python truth value."""
         return TypeError(
@@ -216,12 +209,21 @@ class Monoid:
             allowed = {"b": "bool", "i": "signed integer", "u": "unsigned integer",
                        "f": "floating", "c": "complex"}
             names = ", ".join(allowed[k] for k in self.dtype_kinds)
+            subject = f"dtype={_dtype_name(dtype)}" if argument == "dtype" else \
+                f"{argument} of dtype {_dtype_name(dtype)}"
             raise TypeError(
-                f"op={self.name!r} does not apply to {argument} of dtype {_dtype_name(dtype)}; "
+                f"op={self.name!r} does not apply to {subject}; "
                 f"it takes {names} dtypes"
                 + (" (pass dtype= to accumulate bool in an integer type)"
                    if kind == "b" and self.name in ("add", "mul") else "")
             )
+
+    def __getstate__(self) -> dict:
+        # What the checks and the segmented scans keep on the monoid stays behind
+        # (it holds lambdas): a copy checks itself again on its first scan.
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_checked", "_segmented")}
+        state["_checked"] = {}
+        return state
 
     def __repr__(self) -> str:
         return f"Monoid({self.name!r})"
@@ -235,11 +237,6 @@ def _dtype_name(dtype: Any) -> str:
 def is_truth_value_error(exc: BaseException) -> bool:
     """NumPy's (and torch's) error for ``bool(array)`` of more than one element."""
     return isinstance(exc, (ValueError, RuntimeError)) and "truth value of" in str(exc) and "ambiguous" in str(exc)
-
-
-def _host_dtype(dtype: Any) -> np.dtype:
-    name = _dtype_name(dtype)
-    return np.dtype("float32" if name == "bfloat16" else name)
 
 
 def _dtype_kind(dtype: Any) -> str:
@@ -329,6 +326,10 @@ def _all_ones(dtype):
     return -1
 
 
+def _zero(dtype):
+    return False if _dtype_kind(dtype) == "b" else 0
+
+
 def _builtin(combine, identity, name, ufunc, kinds, commutative=True, numpy_errstate=None) -> Monoid:
     m = Monoid(combine, identity, name=name, commutative=commutative)
     m.ufunc = ufunc
@@ -344,15 +345,24 @@ BUILTIN_OPS: dict[str, Monoid] = {
     "max": _builtin(_max, _lowest, "max", np.maximum, "biuf"),
     "min": _builtin(_min, _highest, "min", np.minimum, "biuf"),
     "and": _builtin(_and, _all_ones, "and", np.bitwise_and, "biu"),
-    "or": _builtin(_or, 0, "or", np.bitwise_or, "biu"),
-    "xor": _builtin(_xor, 0, "xor", np.bitwise_xor, "biu"),
+    "or": _builtin(_or, _zero, "or", np.bitwise_or, "biu"),
+    "xor": _builtin(_xor, _zero, "xor", np.bitwise_xor, "biu"),
     "logaddexp": _builtin(_logaddexp, -math.inf, "logaddexp", np.logaddexp, "f",
                           numpy_errstate={"invalid": "ignore"}),
 }
 
 
+#: The NumPy ufuncs that name built-in operators (``op=numpy.add`` is ``op="add"``).
+BUILTIN_UFUNCS: dict = {m.ufunc: m for m in BUILTIN_OPS.values()}
+
+
+def _ufunc_names() -> str:
+    return ", ".join(f"numpy.{u.__name__}" for u in BUILTIN_UFUNCS)
+
+
 def resolve_op(op: Any) -> Monoid:
-    """``op`` as a Monoid: a built-in name or a Monoid instance."""
+    """``op`` as a Monoid: a built-in name, the NumPy ufunc of a built-in
+    (``numpy.add``, ``numpy.maximum``, ...) or a Monoid instance."""
     if isinstance(op, Monoid):
         return op
     if isinstance(op, str):
@@ -363,4 +373,13 @@ def resolve_op(op: Any) -> Monoid:
                 f"op: unknown operator {op!r}; built-ins are {', '.join(BUILTIN_OPS)}, "
                 "or pass a prefixscan.Monoid"
             ) from None
-    raise TypeError(f"op must be a built-in name or a prefixscan.Monoid, got {type(op).__name__}")
+    if isinstance(op, np.ufunc):
+        found = BUILTIN_UFUNCS.get(op)
+        if found is None:
+            raise ValueError(
+                f"op: numpy.{op.__name__} is not one of the ufuncs prefixscan scans with; it takes "
+                f"{_ufunc_names()} (the built-in operators {', '.join(repr(n) for n in BUILTIN_OPS)}), "
+                "or a prefixscan.Monoid with an associative combine and its identity")
+        return found
+    raise TypeError(f"op must be a built-in name, the NumPy ufunc of one, or a prefixscan.Monoid, "
+                    f"got {type(op).__name__}")

@@ -53,6 +53,24 @@ def _lift_segmented(inner: Monoid, nfields: int) -> Monoid:
     return lifted
 
 
+def _lifted_monoids(monoid: Monoid, nfields: int, reverse: bool) -> tuple[Monoid, Monoid]:
+    """``(inner, lifted)``: ``monoid`` with its operands swapped for a reverse scan
+    (else itself), and that lifted to (head flag, field, ...) tuples.  Made once
+    per monoid (kept on it), so that the checks of a monoid's first scan, which the
+    lifted one goes through too, run once and not on every call."""
+    cache = monoid.__dict__.setdefault("_segmented", {})
+    found = cache.get((nfields, reverse))
+    if found is not None and found[0] is monoid.combine and found[1] is monoid.identity:
+        return found[2], found[3]
+    inner = monoid
+    if reverse:
+        inner = Monoid(lambda p, q, c=monoid.combine: c(q, p), monoid.identity, name=monoid.name)
+        inner.numpy_errstate = monoid.numpy_errstate
+    lifted = _lift_segmented(inner, nfields)
+    cache[(nfields, reverse)] = (monoid.combine, monoid.identity, inner, lifted)
+    return inner, lifted
+
+
 def segmented_scan(x, op="add", *, flags=None, offsets=None, keys=None, inclusive=True, reverse=False, init=None,
                    dtype=None, out=None, backend=None):
     """Scan that restarts at every segment of the 1-D array ``x`` (or tuple of them).
@@ -150,10 +168,7 @@ def _lifted_scan(request, segments: tuple) -> list:
         seg = np.cumsum(heads)[::-1]
         heads = np.ones(n, dtype=bool)
         heads[1:] = seg[1:] != seg[:-1]
-        inner = Monoid(lambda p, q, c=monoid.combine: c(q, p), monoid.identity, name=monoid.name)
-        inner.numpy_errstate = monoid.numpy_errstate
-    else:
-        inner = monoid
+    inner, lifted = _lifted_monoids(monoid, len(arrays), config.reverse)
     seeds = inner.identity_values([a.dtype for a in arrays])
     if request.init is not None and n:
         # Every segment starts from the seed: fold it into each head's value.
@@ -167,7 +182,6 @@ def _lifted_scan(request, segments: tuple) -> list:
         arrays = [a.copy() for a in arrays]
         for a, v in zip(arrays, seeded):
             a[heads] = v
-    lifted = _lift_segmented(inner, len(arrays))
     result = scan((heads,) + tuple(arrays), lifted, backend="cpu")[1:] if n else tuple(arrays)
     if not config.inclusive:
         shifted = []

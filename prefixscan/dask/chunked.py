@@ -63,12 +63,27 @@ def check_known_chunks(arrays: Sequence[Any], argument: str) -> None:
                              f"call {argument}.compute_chunk_sizes() first")
 
 
+# Why each argument must be concrete: what prefixscan does with it before the graph exists.
+_CONCRETE = {
+    "init": ("a NumPy array or a scalar", "the seeds (one per lane) enter the graph as values"),
+    "offsets": ("a NumPy array or a list", "the segment starts are placed into the graph, chunk by chunk"),
+    "flags": ("a NumPy array", "the segment starts are found from the flags (one per element of x) and placed "
+              "into the graph, chunk by chunk, so they are needed in full before anything is scanned"),
+    "keys": ("a NumPy array", "the segment starts are found from the keys (one per element of x) and placed "
+             "into the graph, chunk by chunk, so they are needed in full before anything is scanned"),
+}
+
+
 def refuse_lazy(value: Any, argument: str) -> None:
-    """TypeError for a dask array where prefixscan takes concrete values (small
-    seeds, segment offsets): computing it would happen behind the caller's back."""
+    """TypeError for a dask array where prefixscan takes concrete values to build
+    the graph (seeds, segment descriptions): computing it would happen behind the
+    caller's back."""
     if value is not None and is_dask_collection(value):
-        raise TypeError(f"{argument}: pass a NumPy array or a scalar, not a dask array (it is small: "
-                        f"call .compute() on it first)")
+        kind, why = _CONCRETE.get(argument, ("a NumPy array", "it is read while the graph is built"))
+        hint = " (or describe the segments by their start offsets, offsets=)" if argument in ("flags", "keys") \
+            else ""
+        raise TypeError(f"{argument}: pass {kind}, not a dask array: {why}; call {argument}.compute() "
+                        f"first{hint}")
 
 
 def same_chunks(arrays: Sequence[da.Array]) -> list[da.Array]:

@@ -187,7 +187,8 @@ INT46 = ((4, 6), "int32")
 
 SCAN_CASES = [
     case("op-unknown", "op", Data(_x()), "sum", out=INT24),
-    case("op-type", "op", Data(_x()), np.add, out=INT24),
+    case("op-type", "op", Data(_x()), 42, out=INT24),
+    case("op-ufunc", "op", Data(_x()), np.subtract, out=INT24),
     case("op-dtype", ("op", "dtype"), Data(_x("float32")), "xor", out=((24,), "float32")),
     case("op-bool-add", ("op", "dtype"), Data(_x("bool")), "add", out=((24,), "bool")),
     case("axis-range", "axis", Data(_x()), axis=2, out=INT46),
