@@ -108,10 +108,11 @@ def test_an_in_memory_x_or_mask_beside_a_dask_one(rng):
         a, b = ps.compact(x, lm), ps.compact(lx, mask)  # each takes the dask argument's chunks
         c = ps.compact(lx, lm)  # chunks aligned on x's
         values, count = ps.partition(x, lm)
+        mixed = ps.compact((x, lx), mask)  # fields of both kinds
     unknown_chunks(a, 2)
     unknown_chunks(b, 8)
     unknown_chunks(c, 8)
-    for y in (a, b, c):
+    for y in (a, b, c) + mixed:
         np.testing.assert_array_equal(y.compute(), x[mask])
     np.testing.assert_array_equal(values.compute(), np.concatenate([x[mask], x[~mask]]))
     assert int(count.compute()) == np.count_nonzero(mask)
