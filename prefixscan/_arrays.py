@@ -44,10 +44,21 @@ def is_jax_tracer(obj: Any) -> bool:
     return any(c.__name__.endswith("Tracer") for c in type(obj).__mro__)
 
 
+def refuse_dask(obj: Any, argument: str) -> None:
+    """Raise TypeError naming ``argument`` for a dask array (or a tuple of them)
+    where prefixscan takes concrete values: reading it would compute it behind
+    the caller's back."""
+    if is_dask_collection(obj):
+        raise TypeError(f"{argument}: a dask array is not taken here (it would be computed behind your back); "
+                        "call .compute() on it first")
+
+
 def refuse_unsupported(obj: Any, argument: str) -> None:
     """Raise TypeError naming ``argument`` for arrays whose data a scan cannot take
-    as they are: JAX tracers (no concrete values) and NumPy masked arrays (the
-    mask would be dropped silently)."""
+    as they are: JAX tracers (no concrete values), NumPy masked arrays (the
+    mask would be dropped silently) and dask arrays (the value would be computed:
+    inspect_array describes a dask ``x`` before it gets here)."""
+    refuse_dask(obj, argument)
     if is_jax_tracer(obj):
         raise TypeError(f"{argument}: prefixscan runs on concrete JAX arrays, outside jax.jit / vmap / grad; "
                         f"got a {type(obj).__name__}.  Call it outside the traced function (or through "

@@ -131,6 +131,9 @@ def build_request(config: ScanConfig, x: Any, init: Any, out: Any) -> ScanReques
     devices = {f.device for f in fields}
     if len(devices) > 1:
         raise ValueError("x: all fields must be on one device")
+    if len({f.library == "dask" for f in fields}) > 1:
+        raise TypeError("x: some fields are dask arrays and some are not; make them all dask arrays "
+                        "(dask.array.asarray) or all in-memory arrays")
     device = devices.pop()
 
     for f in fields:
@@ -375,6 +378,9 @@ def _check_out(out: Any, request: ScanRequest) -> list[ArrayRef]:
         ref = inspect_array(v, "out")
         if ref.library == "jax":
             raise TypeError("out: JAX arrays are immutable; leave out=None and use the returned array")
+        if ref.library == "dask":
+            raise TypeError("out: a dask array cannot be written into; leave out=None and store the result "
+                            "(dask.array.store, to_zarr)")
         if ref.library == "other" and not isinstance(v, np.ndarray):
             raise TypeError(f"out must be a NumPy array or tensor, got {type(v).__name__}")
         if ref.shape != request.out_shape:
@@ -544,6 +550,12 @@ class CompactArgs:
     fills: tuple
 
 
+def _same_shape(a: tuple, b: tuple) -> bool:
+    """Equal shapes, an unknown length (NaN: a dask array's after boolean indexing)
+    matching any: the dask path compares the chunks instead."""
+    return len(a) == len(b) and all(p == q or p != p or q != q for p, q in zip(a, b))
+
+
 def check_compact_args(x: Any, mask: Any, size: Any = None, fill_value: Any = 0) -> CompactArgs:
     """``compact``'s and ``partition``'s arguments: ``x`` an array or a non-empty
     tuple of arrays of one shape, a bool ``mask`` of that shape on their device,
@@ -556,11 +568,11 @@ def check_compact_args(x: Any, mask: Any, size: Any = None, fill_value: Any = 0)
     refs = tuple(inspect_array(f, name) for f, name in zip(x if struct else (x,), names))
     rm = inspect_array(mask, "mask")
     for ref, name in zip(refs, names):
-        if ref.shape != refs[0].shape:
+        if not _same_shape(ref.shape, refs[0].shape):
             raise ValueError(f"{name} has shape {ref.shape}; every field must have x[0]'s shape {refs[0].shape}")
         if ref.device != refs[0].device:
             raise ValueError(f"{name} is on {ref.device}; every field must be on x[0]'s device {refs[0].device}")
-    if rm.shape != refs[0].shape:
+    if not _same_shape(rm.shape, refs[0].shape):
         raise ValueError(f"mask has shape {rm.shape}; expected x's shape {refs[0].shape}")
     if rm.dtype != "bool":
         raise TypeError(f"mask must be a bool array, got dtype {rm.dtype}")

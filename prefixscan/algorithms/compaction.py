@@ -51,6 +51,9 @@ def compact(x, mask, *, size=None, fill_value=0, backend=None):
         number of True elements of ``mask`` (it may exceed ``size``).  Without
         ``size``, the result's length is read from the device once; on the GPU a
         result of at least an eighth of x is a view of an x-sized buffer.
+        A dask ``x`` or ``mask`` gives lazy dask arrays, nothing computed:
+        without ``size``, one block per chunk of unknown size (as dask's
+        ``x[mask]``); with ``size``, values of shape ``(size,)`` and a lazy count.
 
     Raises
     ------
@@ -76,6 +79,10 @@ def compact(x, mask, *, size=None, fill_value=0, backend=None):
         return compaction_ops.compact(x, mask, size=size, fill_value=fill_value, backend=backend)
     args = check_compact_args(x, mask, size, fill_value)
     chosen = select_backend(backend, args.mask.device)  # before any work: it may be unavailable here
+    if any(ref.library == "dask" for ref in args.fields + (args.mask,)):  # lazy, chunk by chunk
+        from ..dask import compaction as chunked  # imports dask: x or mask is a dask array
+
+        return chunked.compact(args, fill_value=fill_value, chunk_compact=compact, backend=backend)
     values, count = chosen.compact(args.fields, args.mask, args.size, args.fills)
     values = tuple(from_native(v, ref, chosen.NATIVE_LIBRARY, ref.dtype) for v, ref in zip(values, args.fields))
     result = values if args.struct else values[0]

@@ -43,6 +43,9 @@ def partition(x, mask, *, backend=None):
         ``values[count:]`` to ``x[~mask]``; ``count``: a 0-d int64 array on x's
         device.  Nothing waits for the device (the call can be captured in a CUDA
         graph).
+        A dask ``x`` or ``mask`` gives lazy dask arrays, nothing computed:
+        ``values`` of unknown chunk sizes (every chunk's kept elements, then
+        every chunk's rejected ones) and a lazy ``count``.
 
     Raises
     ------
@@ -65,6 +68,10 @@ def partition(x, mask, *, backend=None):
         return compaction_ops.partition(x, mask, backend=backend)
     args = check_compact_args(x, mask)
     chosen = select_backend(backend, args.mask.device)  # before any work: it may be unavailable here
+    if any(ref.library == "dask" for ref in args.fields + (args.mask,)):  # lazy, chunk by chunk
+        from ..dask import compaction as chunked  # imports dask: x or mask is a dask array
+
+        return chunked.partition(args, chunk_partition=partition, backend=backend)
     values, count = chosen.partition(args.fields, args.mask)
     values = tuple(from_native(v, ref, chosen.NATIVE_LIBRARY, ref.dtype) for v, ref in zip(values, args.fields))
     return (values if args.struct else values[0]), from_native(count, args.fields[0], chosen.NATIVE_LIBRARY)

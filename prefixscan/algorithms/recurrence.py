@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 
-from .._arrays import is_dask_collection
+from .._arrays import is_dask_collection, refuse_dask
 from ..differentiable import recurrence as in_memory
 from ..differentiable.affine import AFFINE, AFFINE_BACKWARD
 from ..differentiable.routing import is_torch_tensor
@@ -33,5 +33,6 @@ def linear_recurrence(a, b, *, init=None, axis=-1, reverse=False, offsets=None, 
 
         return chunked.linear_recurrence(a, b, init=init, axis=axis, reverse=reverse, offsets=offsets,
                                          return_final=return_final, backend=backend)
+    refuse_dask(offsets, "offsets")  # host a and b: the offsets are read now, not computed behind their back
     return in_memory.linear_recurrence(a, b, init=init, axis=axis, reverse=reverse, offsets=offsets,
                                        return_final=return_final, backend=backend)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._arrays import as_numpy, from_native, write_host
+from .._arrays import as_numpy, from_native, refuse_dask, write_host
 from .._normalize import check_segmented_request, check_segments
 from .._request import np_dtype
 from .._scan import scan
@@ -139,6 +139,8 @@ def segmented_scan(x, op="add", *, flags=None, offsets=None, keys=None, inclusiv
         from ..dask import segmented  # imports dask: x is a dask array
 
         return segmented.segmented_scan(request, flags=flags, offsets=offsets, keys=keys, chunk_scan=segmented_scan)
+    for value, name in ((flags, "flags"), (offsets, "offsets"), (keys, "keys")):
+        refuse_dask(value, name)  # an in-memory x: its segments are read now, not computed behind its back
     chosen = select_backend(request.config.backend, request.device)
     check_capabilities(chosen, request)
     on_device = chosen.NATIVE_LIBRARY == "torch"

@@ -14,6 +14,8 @@ here, so prefixscan never imports dask unless it is given one).  Install with
   ``make_scan`` go through it);
 * :mod:`.derived`: ``linear_recurrence`` and ``delta_encode``;
 * :mod:`.segmented`: ``segmented_scan`` (segments given on the host).
+* :mod:`.compaction`: ``compact`` and ``partition``, each chunk on its own
+  (unknown chunk sizes, as dask's ``x[mask]``).
 
 See docs/scaleout.md for the graph, the memory bound and measurements.
 """

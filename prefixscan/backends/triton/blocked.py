@@ -422,7 +422,11 @@ def launch_blocked(x, y, acc, length: int, order: int, tuple_size: int, stream: 
                       WPV=itemsize // 4, CH=chunks, STRIDED=strided, PREFIXES=current_policy().blocked_prefixes,
                       VECTORS=vectors)
     launch = Launch(orders_kernel, tiles, warps, stream, interpreter, args, constexprs, (length, tiles), maxnreg)
-    runtime.launch_kernel(launch)
+    try:
+        runtime.launch_kernel(launch)
+    except BaseException:
+        state.launch_failed()
+        raise
     if tiles > 1:  # a single tile takes no ticket from the counter
         state.tiles_issued += tiles
     return launch

@@ -554,7 +554,12 @@ def launch_lookback(job: ScanJob, *, chained: bool = False, order: int = 1, dela
         specialized = (M, K)
     launch = Launch(kernel, grid_size, tune.num_warps, job.stream, job.interpreter, args, constexprs, specialized,
                     maxnreg)
-    compiled = runtime.launch_kernel(launch)
+    try:
+        compiled = runtime.launch_kernel(launch)
+    except BaseException:
+        if state is not None:
+            state.launch_failed()
+        raise
     renewal = None
     if state is not None:
         state.tiles_issued += grid_size

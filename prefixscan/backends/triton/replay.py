@@ -116,8 +116,12 @@ class FastScan:
             return None
         status, flags, aggs, incls = state.begin(renewal.entries, renewal.accs, renewal.words)
         a, at = self.args, renewal.at
-        c.run(self.grid, 1, 1, stream, c.function, c.packed_metadata, None, None, None,
-              (x,), (y,), a[2], seeds, status, flags, aggs, incls, *a[8:at], state.tiles_issued, state.epoch,
-              *a[at + 2:], *self.tail)
+        try:
+            c.run(self.grid, 1, 1, stream, c.function, c.packed_metadata, None, None, None,
+                  (x,), (y,), a[2], seeds, status, flags, aggs, incls, *a[8:at], state.tiles_issued, state.epoch,
+                  *a[at + 2:], *self.tail)
+        except BaseException:
+            state.launch_failed()  # the counter is the one the planned arguments hold: zeroed in place
+            raise
         state.tiles_issued += self.grid
         return y

@@ -474,7 +474,12 @@ def _launch(request, kind: str, given, xs: list, ys: list, accs: list, monoid, d
                       WORDS=words, SINGLE_TILE=single, BLOCK=block, WINDOW=window, KIND=SEGMENT_KINDS[kind],
                       ITEMSIZE=itemsize, PROBES=OFFSET_PROBES, SEARCH=search,
                       FLAG_RUN=min(variant.flag_runs, block))
-    runtime.launch_kernel(Launch(segmented_kernel, tiles, num_warps, stream, interpreter, args, constexprs, (n,),
-                                 None if interpreter else variant.maxnreg))
+    try:
+        runtime.launch_kernel(Launch(segmented_kernel, tiles, num_warps, stream, interpreter, args, constexprs,
+                                     (n,), None if interpreter else variant.maxnreg))
+    except BaseException:
+        if state is not None:
+            state.launch_failed()
+        raise
     if state is not None:
         state.tiles_issued += tiles

@@ -8,6 +8,10 @@ needed between calls; a word left by an earlier call reads as not ready
 (docs/design/status-words.md).  Launches on one stream run in order, so they
 may share one set of buffers.
 
+Only a launch that returned counts its tiles as issued; one that raised resets
+the counter (:meth:`DeviceState.launch_failed`), so that a failed call leaves
+the next one working.
+
 Under CUDA graph capture the launch arguments (epoch, tile base) are frozen into
 the graph, so a shared, advancing state would be wrong from the first replay on.
 A captured launch gets a one-shot state instead: its counter and status buffers are
@@ -73,6 +77,20 @@ class DeviceState:
             aggs.append(vals[0])
             incls.append(vals[1])
         return self.flags, self.flags, tuple(aggs), tuple(incls)
+
+    def launch_failed(self) -> None:
+        """A launch reserved by :meth:`begin` raised instead of returning.  Its tiles
+        may have taken tile ids from the counter (the interpreter raises part-way
+        through the grid; a GPU launch enqueued before a Python exception takes them
+        all later), and it did not count them in ``tiles_issued``: the counter no
+        longer matches the tile base, and the next launch's first tile would wait
+        for a predecessor that never comes.  The counter is zeroed, in stream order
+        after that launch, and the count starts again from 0.  The epoch is not
+        taken back: the failed launch may have published words of its epoch, which
+        the next launch (one epoch on) reads as not ready."""
+        if self.counter is not None:
+            self.counter.zero_()
+        self.tiles_issued = 0
 
 
 def _grow(n: int) -> int:
