@@ -22,7 +22,8 @@ from typing import Any
 
 import torch
 
-from .._normalize import check_offsets
+from .._arrays import ArrayRef
+from .._normalize import check_axis, check_offsets
 from ..monoid import accumulator_dtype_name
 from .ops import call_recurrence, recurrence_values
 from .params import RecurrenceParams
@@ -126,10 +127,7 @@ def linear_recurrence_tensors(a: torch.Tensor, b: torch.Tensor, *, init: Any = N
         if return_final:
             return tuple(r.view(unsigned) for r in result)
         return result.view(unsigned)
-    ndim = len(shape)
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"axis {axis} is out of range for an array of {ndim} dimension(s)")
-    axis %= ndim
+    axis = check_axis(ArrayRef(a, "torch", str(a.device), shape, _name(a.dtype)), axis, "a")  # an int, in range
     n = shape[axis]
     params = RecurrenceParams(axis, reverse, backend)
     recur = call_recurrence if wants_torch_ops(a, init, b) else recurrence_values
