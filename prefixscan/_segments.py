@@ -26,7 +26,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ._arrays import as_torch, inspect_array
+from ._arrays import as_torch, inspect_array, refuse_unsupported
 
 __all__ = ["check_segments", "check_offsets", "check_keys", "KEY_DTYPES"]
 
@@ -249,7 +249,8 @@ def _on_device(value: Any, name: str, device: str) -> Any:
 
 def _host(value: Any, name: str) -> np.ndarray:
     """``value`` as a NumPy array (torch tensors copied to the host; bfloat16, which
-    NumPy lacks, as float32: the same values)."""
+    NumPy lacks, as float32: the same values); masked arrays and JAX tracers refused."""
+    refuse_unsupported(value, name)
     if _root(value) == "torch" and hasattr(value, "is_cuda"):
         if _torch_name(value.dtype) == "bfloat16":
             value = value.float()

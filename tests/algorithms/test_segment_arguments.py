@@ -306,3 +306,15 @@ def test_dask_offsets_checked_as_values():
             ps.segmented_scan(x, offsets=bad)
     with pytest.raises(TypeError, match=re.escape("keys")):
         ps.segmented_scan(x, keys=np.arange(40).astype("datetime64[s]"))
+
+
+def test_masked_segment_descriptions_are_refused():
+    """A mask would be dropped silently: refused, naming the argument."""
+    x = np.arange(10.0)
+    offsets = np.ma.masked_array([0, 4, 20], mask=[False, False, True])
+    for name, given in (("offsets", offsets), ("keys", np.ma.masked_array(np.zeros(10), mask=np.eye(10)[0])),
+                        ("flags", np.ma.masked_array(np.zeros(10, bool), mask=np.eye(10, dtype=bool)[0]))):
+        with pytest.raises(TypeError, match=rf"\b{name}\b.*masked"):
+            ps.segmented_scan(x, **{name: given})
+    with pytest.raises(TypeError, match=r"\boffsets\b.*masked"):
+        ps.linear_recurrence(np.ones((2, 10)), np.ones((2, 10)), offsets=offsets)
