@@ -10,7 +10,9 @@ functions below before any work starts.  So a bad argument raises an error that
 names it, before any backend runs and before anything is written to ``out``.
 
 The request types live in :mod:`prefixscan._request` so that backends can use
-them without importing the checks.
+them without importing the checks; the checks of segment descriptions
+(``flags``, ``offsets``, ``keys``) live in :mod:`prefixscan._segments` and are
+re-exported here.
 """
 
 from __future__ import annotations
@@ -25,11 +27,13 @@ import numpy as np
 from ._arrays import ArrayRef, as_torch, inspect_array, refuse_unsupported
 from ._monoid_probe import probe
 from ._request import ScanConfig, ScanRequest, np_dtype
+from ._segments import check_keys, check_offsets, check_segments
 from .backends.triton.registry import DETERMINISTIC_STRATEGIES, STRATEGY_NAMES
 from .monoid import Monoid, accumulator_dtype_name, resolve_op
 
 __all__ = ["ALGORITHMS", "STRATEGIES", "make_config", "build_request", "check_init", "check_init_shape", "check_axis",
            "check_recurrence_args", "check_delta_args", "check_segmented_request", "check_segments",
+           "check_offsets", "check_keys",
            "check_compact_args", "CompactArgs", "check_init_value", "check_flag", "check_monoid"]
 
 ALGORITHMS = ("auto", "serial", "kogge_stone", "sklansky", "brent_kung", "reduce_then_scan")
@@ -461,80 +465,6 @@ def check_segmented_request(x: Any, op: Any, *, inclusive: Any, reverse: Any, in
         if len(shape) != 1:
             raise ValueError(f"x must be 1-D for a segmented scan, got shape {shape}")
     return build_request(config, x, init, out)
-
-
-def _host(value: Any) -> np.ndarray:
-    return np.asarray(value.cpu() if hasattr(value, "cpu") else value)
-
-
-def check_segments(n: int, flags: Any, offsets: Any, keys: Any, device: str | None = None) -> tuple[str, Any]:
-    """The one segment description given to ``segmented_scan`` for ``n`` elements, as
-    ``(kind, array)`` with kind "flags", "offsets" or "keys": a host array, or with
-    ``device`` (x's device, for the Triton backend) a torch tensor on it (Python
-    lists of offsets are copied there; arrays on another device are refused)."""
-    given = [name for name, v in (("flags", flags), ("offsets", offsets), ("keys", keys)) if v is not None]
-    if len(given) != 1:
-        raise ValueError("flags, offsets, keys: give exactly one of them"
-                         + (f" (got {', '.join(given)})" if given else ""))
-    if device is not None:
-        return _device_segments(n, given[0], flags if flags is not None else offsets if offsets is not None else keys,
-                                device)
-    if flags is not None:
-        f = _host(flags)
-        if f.shape != (n,):
-            raise ValueError(f"flags has shape {f.shape}; expected ({n},), one per element of x")
-        if f.dtype != bool:
-            raise TypeError(f"flags must be a bool array, got dtype {f.dtype}")
-        return "flags", f
-    if offsets is not None:
-        o = _host(offsets)
-        if o.ndim != 1 or o.dtype.kind not in "iu":
-            raise TypeError("offsets must be a 1-D integer array of segment start offsets")
-        if o.size == 0 or o[0] != 0:
-            raise ValueError("offsets must start at 0")
-        if np.any(np.diff(o) < 0):
-            raise ValueError("offsets must be non-decreasing")
-        if o[-1] > n:
-            raise ValueError(f"offsets go past the end of x: last offset {o[-1]} > length {n}")
-        return "offsets", o
-    k = _host(keys)
-    if k.shape != (n,):
-        raise ValueError(f"keys has shape {k.shape}; expected ({n},), one per element of x")
-    return "keys", k
-
-
-def _device_segments(n: int, kind: str, value: Any, device: str) -> tuple[str, Any]:
-    """:func:`check_segments` for x on ``device`` (Triton backend): the same checks
-    with torch operations where the array lives, one synchronisation for offsets."""
-    import torch
-
-    listed = kind == "offsets" and isinstance(value, (list, tuple))  # cu_seqlens as a list: copied over
-    ref = inspect_array(np.asarray(value) if listed else value, kind)
-    if ref.device != device and not listed:
-        raise ValueError(f"{kind} is on {ref.device} but x is on {device}")
-    t = as_torch(ref).to(device) if listed else as_torch(ref)
-    kind_of = "b" if t.dtype == torch.bool else ("f" if t.is_floating_point() or t.is_complex() else "i")
-    if kind != "offsets":
-        if tuple(t.shape) != (n,):
-            raise ValueError(f"{kind} has shape {tuple(t.shape)}; expected ({n},), one per element of x")
-        if kind == "flags" and t.dtype != torch.bool:
-            raise TypeError(f"flags must be a bool array, got dtype {ref.dtype}")
-        if kind == "keys" and t.is_complex():
-            raise TypeError(f"keys must be integers, bools or floats, got dtype {ref.dtype}")
-        return kind, t
-    if t.dim() != 1 or kind_of != "i":
-        raise TypeError("offsets must be a 1-D integer array of segment start offsets")
-    if t.numel() == 0:
-        raise ValueError("offsets must start at 0")
-    wide = t.to(torch.int64)
-    first, last, decreasing = torch.stack([wide[0], wide[-1], (wide[1:] < wide[:-1]).any().to(torch.int64)]).tolist()
-    if first != 0:
-        raise ValueError("offsets must start at 0")
-    if decreasing:
-        raise ValueError("offsets must be non-decreasing")
-    if last > n:
-        raise ValueError(f"offsets go past the end of x: last offset {last} > length {n}")
-    return kind, t
 
 
 @dataclass(frozen=True)

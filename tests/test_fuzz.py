@@ -356,6 +356,39 @@ def test_delta_coding(backend):
 # ---------------------------------------------------------------------------
 # Segmented scans (host arrays), compaction and linear recurrences.
 
+#: How index arguments (offsets) come: NumPy dtypes (unsigned and big-endian ones
+#: included) or a list of ints.
+INDEX_FORMS = ("int64", "int32", "uint16", "uint32", "uint64", ">i8", ">i4", ">u4", ">u8", "list")
+
+
+def draw_index_argument(data, backend, values: np.ndarray, label: str = "offsets form"):
+    """The non-negative integers ``values`` as an index argument in a drawn form: a
+    list, or an array of a drawn dtype and byte order.  Host arrays stay NumPy where
+    x is on the CPU (big-endian ones included: torch has none), native ones go to
+    the device as tensors of that dtype (unsigned tensors on the Triton backend)."""
+    form = data.draw(st.sampled_from(INDEX_FORMS), label=label)
+    return values.tolist() if form == "list" else place_host_argument(backend, values.astype(form))
+
+
+def place_host_argument(backend, arr: np.ndarray):
+    """A NumPy argument as the backend's call passes it: NumPy for the CPU backend,
+    and for x on the CPU where it is big-endian (torch has no such tensors); else a
+    tensor of its dtype on the backend's device (native byte order on a GPU)."""
+    if backend.device is None or backend.device == "cpu" and not arr.dtype.isnative:
+        return arr
+    return backend.asarray(arr if arr.dtype.isnative else arr.astype(arr.dtype.newbyteorder("=")))
+
+
+def _draw_length(data, backend) -> int:
+    """A 1-D length; on the CPU sometimes past the compiled path's threshold (the
+    Numba kernels run from SMALL_SCAN elements on, NumPy below)."""
+    if backend.name == "cpu" and data.draw(st.booleans(), label="compiled size"):
+        from prefixscan.backends.cpu_compiled import SMALL_SCAN
+
+        return data.draw(st.integers(SMALL_SCAN, SMALL_SCAN + 300), label="n")
+    return data.draw(st.integers(0, SIZES[backend.name].length), label="n")
+
+
 def _segmented(backend, data):
     rng = _rng(data)
     n = data.draw(st.integers(0, SIZES[backend.name].length), label="n")
@@ -375,7 +408,12 @@ def _segmented(backend, data):
             offsets[0] = 0
         segments = {"offsets": offsets}
     else:
-        segments = {"keys": np.cumsum(starts).astype(np.int32) % 3}
+        keys = (np.cumsum(starts) % 3).astype(data.draw(st.sampled_from(["int32", "uint64", ">i4", "float32"]),
+                                                        label="keys dtype"))
+        if keys.dtype.kind == "f" and n:  # -0.0 continues a run of 0.0; every NaN starts one
+            keys[keys == 0] = np.where(rng.random(int((keys == 0).sum())) < 0.5, -0.0, 0.0)
+            keys[rng.random(n) < 0.02] = np.nan
+        segments = {"keys": keys}
     if kind == "builtin":
         op, dtype = data.draw(st.sampled_from([(o, d) for o, d in valid_op_dtypes()
                                                if np.dtype(d).kind != "c" or backend.device is None]),
@@ -388,8 +426,11 @@ def _segmented(backend, data):
         x_np = affine_data(rng, n, dtype, small=False)
     expected = reference_segmented_scan(x_np, op, inclusive=inclusive, reverse=reverse, **segments)
     x = place_all(backend, x_np, "C")
-    got = ps.segmented_scan(x, op, inclusive=inclusive, reverse=reverse,
-                            **{k: backend.asarray(v) for k, v in segments.items()})
+    if how == "offsets":
+        given = draw_index_argument(data, backend, segments["offsets"])
+    else:
+        given = place_host_argument(backend, segments[how])
+    got = ps.segmented_scan(x, op, inclusive=inclusive, reverse=reverse, **{how: given})
     tolerance = tolerance_for(x_np, op) if isinstance(op, str) else {}
     if isinstance(op, str) and np.dtype(dtype).kind == "f" and op not in ("max", "min", "add"):
         tolerance = {"n": n}
@@ -400,6 +441,87 @@ def _segmented(backend, data):
 
 def test_segmented_scan(backend):
     fuzz(backend, _segmented, share=0.6)
+
+
+def _segmented_index_forms(backend, data):
+    """Segments in every index form (offsets of any integer dtype and byte order, as
+    lists; keys of several dtypes, big-endian ones, floats with -0.0 and NaN) on
+    both CPU paths: the compiled one from SMALL_SCAN elements on.  Sums of small
+    integers (exact in float64), so that the cases compile few kernels."""
+    rng = _rng(data)
+    n = _draw_length(data, backend)
+    dtype = data.draw(st.sampled_from(["int64", "float64"]), label="dtype")
+    how = data.draw(st.sampled_from(["offsets", "keys"]), label="segments")
+    inclusive = data.draw(st.booleans(), label="inclusive")
+    reverse = data.draw(st.booleans(), label="reverse")
+    starts = rng.random(n) < data.draw(st.sampled_from([0.0, 0.01, 0.3]), label="segment start probability")
+    if how == "offsets":
+        offsets = np.concatenate([[0], np.flatnonzero(starts[1:]) + 1]).astype(np.int64)
+        if data.draw(st.booleans(), label="empty segments and the final n"):
+            offsets = np.sort(np.concatenate([offsets, rng.integers(0, n + 1, size=3), [n]]))
+        expected_by, given = {"offsets": offsets}, draw_index_argument(data, backend, offsets)
+    else:
+        keys = (np.cumsum(starts) % 3).astype(data.draw(st.sampled_from(["int32", "uint64", ">i4", ">f8", "float32"]),
+                                                        label="keys dtype"))
+        if keys.dtype.kind == "f" and n:  # -0.0 continues a run of 0.0; every NaN starts one
+            keys[keys == 0] = np.where(rng.random(int((keys == 0).sum())) < 0.5, -0.0, 0.0)
+            keys[rng.random(n) < 0.01] = np.nan
+        expected_by, given = {"keys": keys}, place_host_argument(backend, keys)
+    x_np = rng.integers(-50, 50, size=n).astype(dtype)
+    init = data.draw(st.sampled_from([None, 7]), label="init")
+    expected = reference_segmented_scan(x_np, inclusive=inclusive, reverse=reverse, init=init, **expected_by)
+    got = ps.segmented_scan(backend.asarray(x_np), inclusive=inclusive, reverse=reverse, init=init,
+                            backend=backend.backend, **{how: given})
+    np.testing.assert_array_equal(backend.to_numpy(got), expected, err_msg=f"n={n} {dtype} {expected_by}")
+
+
+def test_segmented_scan_index_forms(backend):
+    fuzz(backend, _segmented_index_forms, share=0.4)
+
+
+def _flawed_offsets(data, rng, n: int) -> tuple[list, str]:
+    """Offsets for n elements with one flaw, as Python ints, and the index form to give
+    them in (one that holds the flawed value)."""
+    flaw = data.draw(st.sampled_from(["2**63 or more", "past n", "decreasing", "not at 0", "negative"]),
+                     label="flaw")
+    values = [0] + sorted(rng.integers(0, n + 1, size=data.draw(st.integers(0, 4), label="count")).tolist())
+    forms = list(INDEX_FORMS)
+    if flaw == "2**63 or more":  # the value an unsigned-to-int64 cast would make negative
+        values.insert(data.draw(st.integers(1, len(values)), label="at"), 2**63 + int(rng.integers(0, 2**63)))
+        forms = ["uint64", ">u8", "list"]
+    elif flaw == "past n":
+        values.append(n + 1 + int(rng.integers(0, 1000)))
+    elif flaw == "decreasing":
+        high = int(rng.integers(1, n + 2))
+        values += [high, int(rng.integers(0, high))]
+    elif flaw == "not at 0":
+        values[0] = int(rng.integers(1, n + 2))
+    else:
+        values.append(-int(rng.integers(1, 2**31)))
+        forms = ["int64", "int32", ">i8", ">i4", "list"]
+    return values, data.draw(st.sampled_from(forms), label="offsets form")
+
+
+def _offsets_refused(backend, data):
+    """Flawed offsets in any index form, unsigned and big-endian ones included, are
+    refused with a ValueError naming offsets before any work, by segmented_scan and
+    linear_recurrence alike: never cast, wrapped and used."""
+    rng = _rng(data)
+    n = _draw_length(data, backend)
+    values, form = _flawed_offsets(data, rng, n)
+    given = values if form == "list" else place_host_argument(backend, np.array(values).astype(form))
+    x_np = random_array(rng, "float64", n, "add")
+    out = backend.asarray(poisoned((n,), "float64"))
+    before = backend.to_numpy(out).copy()
+    with pytest.raises(ValueError, match="offsets"):
+        ps.segmented_scan(backend.asarray(x_np), offsets=given, out=out, backend=backend.backend)
+    np.testing.assert_array_equal(backend.to_numpy(out), before, err_msg="out was written")
+    with pytest.raises(ValueError, match="offsets"):
+        ps.linear_recurrence(backend.asarray(x_np), backend.asarray(x_np), offsets=given, backend=backend.backend)
+
+
+def test_offsets_refused(backend):
+    fuzz(backend, _offsets_refused, share=0.5)
 
 
 def _compact(backend, data):
@@ -442,11 +564,54 @@ def _linear_recurrence(backend, data):
         init_np = np.asarray(rng.integers(-3, 4, size=lane_shape)).astype(dtype)
         init = backend.asarray(init_np)
     reverse = data.draw(st.booleans(), label="reverse")
-    expected = reference_linear_recurrence(a_np, b_np, init=init_np, axis=axis, reverse=reverse)
     layout = data.draw(st.sampled_from(LAYOUTS), label="layout")
     a, b = place(backend, a_np, layout), place(backend, b_np, layout)
+    if data.draw(st.booleans(), label="packed sequences"):
+        _packed_recurrence(backend, data, rng, a_np, b_np, a, b, axis, reverse, dtype, how)
+        return
+    expected = reference_linear_recurrence(a_np, b_np, init=init_np, axis=axis, reverse=reverse)
     got = ps.linear_recurrence(a, b, init=init, axis=axis, reverse=reverse)
     assert_scan_equal(backend.to_numpy(got), expected, rtol=0.0, err_msg=f"{dtype} {shape} axis={axis} {how}")
+
+
+def _packed_recurrence(backend, data, rng, a_np, b_np, a, b, axis: int, reverse: bool, dtype: str, how: str):
+    """``linear_recurrence`` with ``offsets`` (any index form; empty sequences, the
+    final n given or not) and the final states, against the reference run on each
+    sequence alone; an empty sequence's final state is its seed."""
+    axis %= a_np.ndim
+    n = a_np.shape[axis]
+    cuts = np.sort(rng.integers(0, n + 1, size=data.draw(st.integers(0, 4), label="cuts")))
+    offsets = np.concatenate([[0], cuts]).astype(np.int64)
+    bounds = offsets if offsets[-1] == n else np.append(offsets, n)
+    count = len(bounds) - 1
+    seed_shape = a_np.shape[:axis] + (count,) + a_np.shape[axis + 1:]
+    init_np = init = None
+    if how == "scalar":
+        init_np = init = np.asarray(rng.integers(-3, 4)).astype(dtype)[()]
+    elif how == "lanes":
+        init_np = np.asarray(rng.integers(-3, 4, size=seed_shape)).astype(dtype)
+        init = backend.asarray(init_np)
+    hs, finals = [], []
+    for k, (start, end) in enumerate(zip(bounds[:-1], bounds[1:])):
+        seed = None if init_np is None else np.broadcast_to(init_np, seed_shape).take(k, axis=axis)
+        piece = np.arange(start, end)
+        h = reference_linear_recurrence(a_np.take(piece, axis=axis), b_np.take(piece, axis=axis), init=seed,
+                                        axis=axis, reverse=reverse)
+        hs.append(h)
+        lanes = a_np.shape[:axis] + a_np.shape[axis + 1:]
+        if end > start:
+            finals.append(h.take(0 if reverse else end - start - 1, axis=axis))
+        else:
+            finals.append(np.zeros(lanes, dtype) if seed is None else np.broadcast_to(seed, lanes))
+    if not count:  # no sequence at all (an empty axis, offsets [0])
+        hs, finals = [np.zeros(a_np.shape, dtype)], [np.zeros(seed_shape, dtype)]
+    else:
+        finals = [np.expand_dims(f, axis) for f in finals]
+    given = draw_index_argument(data, backend, offsets)
+    got, final = ps.linear_recurrence(a, b, init=init, axis=axis, reverse=reverse, offsets=given, return_final=True)
+    what = f"{dtype} {a_np.shape} axis={axis} {how} offsets={offsets.tolist()}"
+    assert_scan_equal(backend.to_numpy(got), np.concatenate(hs, axis=axis), rtol=0.0, err_msg=what)
+    assert_scan_equal(backend.to_numpy(final), np.concatenate(finals, axis=axis), rtol=0.0, err_msg=f"final {what}")
 
 
 def test_linear_recurrence(backend):

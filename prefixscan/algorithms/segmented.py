@@ -84,12 +84,18 @@ def segmented_scan(x, op="add", *, flags=None, offsets=None, keys=None, inclusiv
         As in :func:`prefixscan.scan`.
     flags : bool array, optional
         One per element of x; True starts a segment (element 0 always does).
-    offsets : integer array, optional
-        Segment start offsets, CSR style (like ``cu_seqlens``): non-decreasing,
-        beginning at 0 and at most ``len(x)``; empty segments and a trailing
-        ``len(x)`` are allowed.
+    offsets : integer array or list of ints, optional
+        The segments' bounds, CSR style (like ``cu_seqlens``): beginning at 0,
+        non-decreasing, each in ``[0, len(x)]``, of any integer dtype and byte
+        order; empty segments (a repeated value) and a final ``len(x)`` are
+        allowed.  The same rule as ``linear_recurrence``'s ``offsets``.
     keys : array, optional
-        One per element of x; each run of equal consecutive keys is a segment.
+        One per element of x, bool, integer or real floating-point; each run of
+        consecutive keys equal under ``==`` is a segment (-0.0 equals 0.0, a NaN
+        key starts a segment of its own).
+
+    Segments are described once for every backend in docs/semantics.md
+    ("Segments").
     inclusive : bool, default True
         False gives exclusive scans: each segment starts with the identity (or
         ``init``).
@@ -117,12 +123,14 @@ def segmented_scan(x, op="add", *, flags=None, offsets=None, keys=None, inclusiv
     ------
     ValueError
         Not exactly one segment description, x not 1-D, flags / keys /
-        offsets that do not fit x or are on another device, a tuple x whose
+        offsets that do not fit x or are on another device (offsets not
+        starting at 0, decreasing, or outside ``[0, len(x)]``), a tuple x whose
         length the operator's identity does not match, an ``out`` that does
         not fit.
     TypeError
-        Flags that are not bool, offsets that are not integers, a dtype the
-        operator does not take, or ``inclusive`` / ``reverse`` not True/False.
+        Flags that are not bool, offsets that are not integers, keys that are
+        not bool, integer or real floating-point, a dtype the operator does not
+        take, or ``inclusive`` / ``reverse`` not True/False.
 
     Every argument is checked before any work starts; nothing is written to
     ``out`` on bad input.

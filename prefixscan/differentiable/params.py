@@ -11,16 +11,15 @@ of :mod:`prefixscan._normalize`.
 from __future__ import annotations
 
 import functools
-import operator
 from dataclasses import astuple, dataclass
-from typing import Any, Optional
+from typing import Optional
 
 from .._normalize import make_config
 from .._request import ScanConfig
 from ..caches import register_cache
 from .affine import affine_monoid
 
-__all__ = ["ScanParams", "RecurrenceParams", "DIFFERENTIABLE_OPS", "check_offsets"]
+__all__ = ["ScanParams", "RecurrenceParams", "DIFFERENTIABLE_OPS"]
 
 #: The built-in operators with a gradient (the affine monoid has one through
 #: ``linear_recurrence``).
@@ -95,22 +94,3 @@ def _clear() -> None:
 
 
 register_cache("prefixscan.differentiable.configs", _clear)
-
-
-def check_offsets(offsets: Any, n: int) -> list:
-    """``offsets`` as a list of ints: the ``cu_seqlens`` of packed sequences along
-    an axis of length ``n``, ``[0, l0, l0 + l1, ..., n]``, strictly increasing."""
-    shape = getattr(offsets, "shape", None)
-    if shape is not None and len(shape) != 1:
-        raise TypeError(f"offsets must be a 1-D integer array (cu_seqlens), got shape {tuple(shape)}")
-    values = offsets.tolist() if hasattr(offsets, "tolist") else list(offsets)
-    try:
-        values = [operator.index(v) for v in values]
-    except TypeError:
-        raise TypeError("offsets must be a 1-D integer array (cu_seqlens: [0, l0, l0 + l1, ..., n])") from None
-    if len(values) < 2 or values[0] != 0 or values[-1] != n:
-        raise ValueError(f"offsets must start at 0 and end at the sequence length {n} "
-                         f"(cu_seqlens: [0, l0, l0 + l1, ..., n]); got {values}")
-    if any(q <= p for p, q in zip(values, values[1:])):
-        raise ValueError("offsets must be strictly increasing: every packed sequence holds one step or more")
-    return values

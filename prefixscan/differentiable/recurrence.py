@@ -15,10 +15,9 @@ from typing import Any
 import numpy as np
 
 from .._arrays import ArrayRef, as_numpy, as_torch, from_numpy, from_torch, inspect_array
-from .._normalize import check_axis, check_flag, check_init_shape, check_init_value, make_config
+from .._normalize import check_axis, check_flag, check_init_shape, check_init_value, check_offsets, make_config
 from ..monoid import accumulator_dtype_name
 from .affine import affine_monoid
-from .params import check_offsets
 from .routing import is_torch_tensor
 from .runner import run_host_recurrence, run_recurrence_total, run_scan
 
@@ -55,10 +54,13 @@ def linear_recurrence(a, b, *, init=None, axis=-1, reverse=False, offsets=None, 
         The time axis.
     reverse : bool, default False
         Run from the end: ``h[t] = a[t] * h[t+1] + b[t]`` with ``h[n] = init``.
-    offsets : 1-D integer array, optional
+    offsets : 1-D integer array or list of ints, optional
         Packed variable-length sequences along ``axis``, as ``cu_seqlens``:
-        ``[0, l0, l0 + l1, ..., n]``, strictly increasing.  The state restarts
-        at every sequence start (from its ``init``, or 0).
+        ``[0, l0, l0 + l1, ..., n]``; the final n may be left out and a
+        repeated value is an empty sequence (whose final state is its seed).
+        The same rule as ``segmented_scan``'s ``offsets`` (docs/semantics.md,
+        "Segments").  The state restarts at every sequence start (from its
+        ``init``, or 0).
     return_final : bool, default False
         Also return the final state: ``h`` at the last step (the first with
         ``reverse``), of the lane shape; with ``offsets``, one per sequence,
@@ -77,7 +79,7 @@ def linear_recurrence(a, b, *, init=None, axis=-1, reverse=False, offsets=None, 
     ValueError
         Shapes of ``a`` and ``b`` that do not broadcast (or broadcast to 0-d),
         an out-of-range ``axis``, an ``init`` that does not broadcast to its
-        shape, ``offsets`` that are not ``[0, ..., n]`` strictly increasing.
+        shape, ``offsets`` that do not start at 0, decrease, or leave ``[0, n]``.
     TypeError
         ``a`` and ``b`` of different dtypes, a flag that is not a bool.
 
@@ -164,10 +166,10 @@ def _host(ra: ArrayRef, rb: ArrayRef, init, axis, reverse, offsets, return_final
     (broadcast coefficients read in place), else NumPy around the affine scan."""
     shape, axis = _shape_and_axis(ra, rb, axis)
     lanes = shape[:axis] + shape[axis + 1:]
-    cuts = None
+    bounds = None
     if offsets is not None:
-        cuts = np.asarray(check_offsets(offsets, shape[axis]), dtype=np.int64)
-        seed_shape = shape[:axis] + (len(cuts) - 1,) + shape[axis + 1:]
+        bounds = check_offsets(offsets, shape[axis], full=True, length="the length of the time axis")
+        seed_shape = shape[:axis] + (len(bounds) - 1,) + shape[axis + 1:]
     else:
         seed_shape = lanes
     if init is not None:  # checked before any work: init is h[-1], held in a's dtype
@@ -177,7 +179,7 @@ def _host(ra: ArrayRef, rb: ArrayRef, init, axis, reverse, offsets, return_final
                          dtype=None, backend=backend, algorithm=None)
     a, b = np.broadcast_to(as_numpy(ra), shape), np.broadcast_to(as_numpy(rb), shape)
     n = shape[axis]
-    if cuts is None:
+    if bounds is None:
         h = run_host_recurrence(backend, a, b, None if init is None else np.asarray(init, dtype=a.dtype), axis,
                                 reverse) if n else None
         if h is None:
@@ -189,20 +191,37 @@ def _host(ra: ArrayRef, rb: ArrayRef, init, axis, reverse, offsets, return_final
         if return_final:
             final = np.take(h, 0 if reverse else n - 1, axis=axis) if n else _zero_state(init, lanes, h.dtype)
     else:
-        starts, ends = cuts[:-1], cuts[1:] - 1
-        restart = (slice(None),) * axis + (ends if reverse else starts,)
-        a_eff, b_eff = np.array(a), np.array(b)
-        if init is not None:
-            b_eff[restart] = b_eff[restart] + a[restart] * np.broadcast_to(np.asarray(init), seed_shape)
-        a_eff[restart] = 0
-        h = run_host_recurrence(backend, a_eff, b_eff, None, axis, reverse)
-        if h is None:
-            _, h = run_scan(config, (a_eff, b_eff))
-        final = np.take(h, starts if reverse else ends, axis=axis) if return_final else None
+        h, final = _packed(config, backend, a, b, init, axis, reverse, bounds, seed_shape, return_final)
     h = from_numpy(h, ra) if ra.library != "numpy" else h
     if not return_final:
         return h
     return h, (from_numpy(final, ra) if ra.library != "numpy" else final)
+
+
+def _packed(config, backend, a, b, init, axis: int, reverse: bool, bounds: np.ndarray, seed_shape: tuple,
+            return_final: bool):
+    """The recurrence of packed sequences ``[bounds[i], bounds[i + 1])`` along ``axis``
+    (empty ones included: their final state is their seed) as one recurrence: a zero
+    coefficient where a sequence's first step is taken, its seed folded into that
+    step's ``b``.  Returns ``(h, final)`` (final None unless ``return_final``)."""
+    n = a.shape[axis]
+    starts, ends = bounds[:-1], bounds[1:]
+    filled = ends > starts  # sequences of one step or more
+    firsts, lasts = starts[filled], ends[filled] - 1
+    restart = (slice(None),) * axis + (lasts if reverse else firsts,)
+    seeds = None if init is None else np.broadcast_to(np.asarray(init), seed_shape)
+    a_eff, b_eff = np.array(a), np.array(b)
+    if seeds is not None:
+        b_eff[restart] = b_eff[restart] + a[restart] * np.compress(filled, seeds, axis=axis)
+    a_eff[restart] = 0
+    h = run_host_recurrence(backend, a_eff, b_eff, None, axis, reverse) if n else None
+    if h is None:
+        _, h = run_scan(config, (a_eff, b_eff))
+    if not return_final:
+        return h, None
+    final = _zero_state(seeds, seed_shape, h.dtype)
+    final[(slice(None),) * axis + (filled,)] = np.take(h, firsts if reverse else lasts, axis=axis)
+    return h, final
 
 
 def _shape_and_axis(ra: ArrayRef, rb: ArrayRef, axis) -> tuple[tuple, int]:

@@ -22,9 +22,11 @@ from typing import Any
 
 import torch
 
+from .._arrays import ArrayRef
+from .._normalize import check_axis, check_offsets
 from ..monoid import accumulator_dtype_name
 from .ops import call_recurrence, recurrence_values
-from .params import RecurrenceParams, check_offsets
+from .params import RecurrenceParams
 from .routing import wants_torch_ops
 from .scans import host_seed
 
@@ -62,12 +64,23 @@ def _seed(init: Any, target: tuple, dtype: torch.dtype, device) -> torch.Tensor:
     return init.to(dtype).expand(target)
 
 
-def _offsets_tensor(offsets: Any, n: int, device) -> torch.Tensor:
-    if not torch.compiler.is_compiling():  # data-dependent checks: eager calls only
-        check_offsets(offsets, n)
+def _bounds_tensor(offsets: Any, n: int, device) -> torch.Tensor:
+    """The bounds ``[0, ..., n]`` of the packed sequences as an int64 tensor on
+    ``device``: ``offsets`` checked (:func:`prefixscan._normalize.check_offsets`), n
+    appended where they leave it out.  Traced by ``torch.compile``, the values are
+    not read (data-dependent checks run in eager calls only): a list is taken as
+    it is, a tensor must then hold every bound, n included."""
+    if not torch.compiler.is_compiling():
+        length = "the length of the time axis"
+        if isinstance(offsets, torch.Tensor):  # checked where it lives, then moved to a's device
+            bounds = check_offsets(offsets, n, device="cuda" if offsets.is_cuda else "cpu", full=True, length=length)
+        else:
+            bounds = torch.from_numpy(check_offsets(offsets, n, full=True, length=length))
+        return bounds.to(device=device, dtype=torch.int64)
     if isinstance(offsets, torch.Tensor):
         return offsets.to(device=device, dtype=torch.int64)
-    return torch.as_tensor(offsets, dtype=torch.int64, device=device)
+    values = [int(v) for v in offsets]
+    return torch.as_tensor(values + ([n] if values[-1] != n else []), dtype=torch.int64, device=device)
 
 
 # Torch has no add (nor index_add, index_fill, index_select) for these: the
@@ -76,16 +89,24 @@ def _offsets_tensor(offsets: Any, n: int, device) -> torch.Tensor:
 _SIGNED_TWIN = {torch.uint16: torch.int16, torch.uint32: torch.int32, torch.uint64: torch.int64}
 
 
-def _zero_at(t: torch.Tensor, axis: int, positions: torch.Tensor) -> torch.Tensor:
-    """``t`` with the slices at ``positions`` along ``axis`` set to 0, as a new tensor.
-    Not ``index_fill``: on an expanded ``t`` (a decay broadcast over steps) inductor's
-    CUDA decomposition of it writes into a fresh buffer with ``copy_``, which AOTAutograd
-    refuses in a traced graph; a mask and ``where`` trace functionally everywhere."""
+def _zero_at(t: torch.Tensor, axis: int, positions: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+    """``t`` with the slices at ``positions`` along ``axis`` set to 0 where ``keep`` is
+    True, as a new tensor.  Not ``index_fill``: on an expanded ``t`` (a decay
+    broadcast over steps) inductor's CUDA decomposition of it writes into a fresh
+    buffer with ``copy_``, which AOTAutograd refuses in a traced graph; a mask and
+    ``where`` trace functionally everywhere."""
     n = t.shape[axis]
-    hit = torch.zeros(n, dtype=torch.bool, device=t.device).index_put((positions,), t.new_ones((), dtype=torch.bool))
+    hits = torch.zeros(n, dtype=torch.int32, device=t.device).index_add(0, positions, keep.to(torch.int32))
     shape = [1] * t.dim()
     shape[axis] = n
-    return torch.where(hit.view(shape), t.new_zeros(()), t)
+    return torch.where((hits > 0).view(shape), t.new_zeros(()), t)
+
+
+def _along(mask: torch.Tensor, axis: int, ndim: int) -> torch.Tensor:
+    """``mask`` (1-D) shaped to broadcast along ``axis`` of an ``ndim``-D tensor."""
+    shape = [1] * ndim
+    shape[axis] = mask.shape[0]
+    return mask.view(shape)
 
 
 def linear_recurrence_tensors(a: torch.Tensor, b: torch.Tensor, *, init: Any = None, axis: int = -1,
@@ -106,10 +127,7 @@ def linear_recurrence_tensors(a: torch.Tensor, b: torch.Tensor, *, init: Any = N
         if return_final:
             return tuple(r.view(unsigned) for r in result)
         return result.view(unsigned)
-    ndim = len(shape)
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"axis {axis} is out of range for an array of {ndim} dimension(s)")
-    axis %= ndim
+    axis = check_axis(ArrayRef(a, "torch", str(a.device), shape, _name(a.dtype)), axis, "a")  # an int, in range
     n = shape[axis]
     params = RecurrenceParams(axis, reverse, backend)
     recur = call_recurrence if wants_torch_ops(a, init, b) else recurrence_values
@@ -123,15 +141,25 @@ def linear_recurrence_tensors(a: torch.Tensor, b: torch.Tensor, *, init: Any = N
         if n == 0:
             return h, (seed if seed is not None else a_full.new_zeros(lanes)).clone()
         return h, h.select(axis, 0 if reverse else n - 1)
-    cuts = _offsets_tensor(offsets, n, a.device)
-    starts, ends = cuts[:-1], cuts[1:] - 1
-    restart = ends if reverse else starts  # where each sequence's first step is taken
+    cuts = _bounds_tensor(offsets, n, a.device)
+    per_sequence = shape[:axis] + (cuts.shape[0] - 1,) + shape[axis + 1:]
+    seed = None if init is None else _seed(init, per_sequence, a.dtype, a.device)
+    if n == 0:  # every sequence is empty: h is, and each final state is its seed
+        h = recur(params, a_full, b_full, None)
+        return (h, seed.clone() if seed is not None else a_full.new_zeros(per_sequence)) if return_final else h
+    starts, ends = cuts[:-1], cuts[1:]
+    # Empty sequences (a repeated bound) take no step: their positions are clamped
+    # into range and masked out, so that the graph has no data-dependent shape.
+    filled = ends > starts
+    firsts, lasts = starts.clamp(max=n - 1), (ends - 1).clamp(min=0)
+    restart = lasts if reverse else firsts  # where each sequence's first step is taken
+    keep = _along(filled, axis, len(shape))
     b_eff = b_full
-    if init is not None:
-        per_sequence = shape[:axis] + (cuts.shape[0] - 1,) + shape[axis + 1:]
-        seed = _seed(init, per_sequence, a.dtype, a.device)
-        b_eff = b_full.index_add(axis, restart, a_full.index_select(axis, restart) * seed)
-    h = recur(params, _zero_at(a_full, axis, restart), b_eff, None)
+    if seed is not None:
+        added = torch.where(keep, a_full.index_select(axis, restart) * seed, seed.new_zeros(()))
+        b_eff = b_full.index_add(axis, restart, added)
+    h = recur(params, _zero_at(a_full, axis, restart, filled), b_eff, None)
     if not return_final:
         return h
-    return h, h.index_select(axis, starts if reverse else ends)
+    picked = h.index_select(axis, firsts if reverse else lasts)
+    return h, torch.where(keep, picked, seed if seed is not None else picked.new_zeros(()))

@@ -132,3 +132,16 @@ def test_linear_recurrence_total_every_backend(backend, rng, case, reverse, dtyp
     # a near 1: the state is a random walk of thousands of float32 steps, summed in another order
     mag = float(np.max(np.abs(expected_state))) if expected_state.size else 1.0
     assert_scan_equal(state, expected_state.astype(dtype), mag=mag, rtol=1e-4 if dtype == "float32" else 1e-12)
+
+
+@pytest.mark.parametrize("axis,error", [(1.0, TypeError), (True, TypeError), ("1", TypeError),
+                                        (np.uint64(2**63), ValueError), (2, ValueError), (-3, ValueError)])
+def test_axis_is_an_index_on_every_array_type(backend, axis, error):
+    """``axis`` is checked as an integer index in range, for host arrays and tensors
+    alike, before any work: a float or a bool is not an axis."""
+    a = backend.asarray(np.full((3, 4), 0.5))
+    with pytest.raises(error, match=r"\baxis\b"):
+        ps.linear_recurrence(a, a, axis=axis, backend=backend.backend)
+    got = ps.linear_recurrence(a, a, axis=np.int64(-1), backend=backend.backend)
+    np.testing.assert_allclose(backend.to_numpy(got), reference_linear_recurrence(np.full((3, 4), 0.5),
+                                                                                  np.full((3, 4), 0.5)))

@@ -326,8 +326,8 @@ def test_linear_recurrence_final_state_gradient():
     assert gradcheck(lambda a, b, i: linear_recurrence(a, b, init=i, return_final=True)[1], (a, b, init))
 
 
-@pytest.mark.parametrize("offsets, error", [([1, 9], ValueError), ([0, 4, 8], ValueError),
-                                            ([0, 4, 4, 9], ValueError), ([0.0, 9.0], TypeError)])
+@pytest.mark.parametrize("offsets, error", [([1, 9], ValueError), ([0, 4, 10], ValueError),
+                                            ([0, 5, 4, 9], ValueError), ([0.0, 9.0], TypeError)])
 def test_linear_recurrence_bad_offsets(offsets, error):
     a, b = rand(2, 9, seed=36), rand(2, 9, seed=37)
     with pytest.raises(error, match="offsets"):

@@ -269,6 +269,20 @@ def _load_segment(ptr, offsets, mask):
 
 
 @triton.jit
+def _keys_differ(key, before):
+    """``key != before`` as NumPy's ``!=`` compares (the head of a run of keys):
+    floats by value, so -0.0 equals 0.0 and NaN differs from every key, itself
+    included (an unordered compare).  Floats of 16 bits compare as float32 (exact):
+    the interpreter compares bfloat16 by bit pattern.  The flag goes through a
+    select, which the compiler folds away: the interpreter gives a float compare's
+    flags the float's type, which the bool operations after it refuse."""
+    if key.dtype.is_floating() and key.dtype.primitive_bitwidth < 32:
+        key = key.to(tl.float32)
+        before = before.to(tl.float32)
+    return tl.where(key != before, 1, 0) != 0
+
+
+@triton.jit
 def _tile(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, seg_ptr, scratch_ptr, status_ptr, flag_ptr, agg_ptrs, incl_ptrs,
           n, segs, vid, epoch,
           PAIR: tl.constexpr, FLAT: tl.constexpr, SEGFLAT: tl.constexpr, COMMUTATIVE: tl.constexpr,
@@ -304,7 +318,7 @@ def _tile(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, seg_ptr, scratch_ptr, status_pt
     elif KIND == 2:  # keys: a head where the key differs from the one before in scan order
         key = _load_segment(seg_ptr + start, local, inside)
         before = _load_segment(seg_ptr + start, neighbour, _within(inside, ~lane_first))
-        heads = key != before
+        heads = _keys_differ(key, before)
     elif SEARCH:  # offsets, searched per element
         heads = _offset_heads_searched(seg_ptr, segs, lo, cnt, rank, REVERSE, BLOCK, PROBES)
     else:  # offsets, marked in the output
