@@ -209,3 +209,26 @@ def test_primitive_mismatch_is_reported():
     close = Primitive("close", "float32", 100, "-", lambda: x.astype(np.float32) * (1 + 1e-7), "identity",
                       lambda: x.astype(np.float32), 2 * x.nbytes, rtol=1e-5)
     assert _time_case(close, repeats=2, budget=0.01)["verified"]
+
+
+def test_one_named_statistic_per_device(capsys):
+    """``seconds`` is the fastest round on the CPU (scans and primitives alike) and the
+    median on CUDA; the metadata, the tables and ``bench --help`` say which."""
+    from prefixscan.benchmark import format_markdown, format_table, run_benchmark
+    from prefixscan.benchmark.report import STATISTIC
+    from prefixscan.cli import main
+
+    result = run_benchmark(device="cpu", sizes=[10], dtypes=["int32"], repeats=5, progress=False, quick=True,
+                           primitives=True, primitive_log2=10)
+    assert result["metadata"]["statistic"] == STATISTIC["cpu"] == "min"
+    for r in result["records"] + [p for p in result["primitives"] if p["status"] == "ok"]:
+        assert r["samples"] >= 3
+        assert r["seconds"] <= r["seconds_median"], r
+    for r in result["records"]:
+        assert r["seconds"] == r["seconds_min"]
+    assert "fastest of interleaved rounds" in format_table(result).splitlines()[1]
+    assert "fastest of interleaved rounds" in format_markdown(result)
+    assert STATISTIC["cuda"] == "median"
+    assert main(["bench", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "the fastest round reported; CUDA: the median reported" in text
