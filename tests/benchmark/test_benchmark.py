@@ -185,9 +185,13 @@ def test_primitives_rows(tmp_path, capsys):
     rows = data["primitives"]
     assert {r["primitive"] for r in rows} >= {"segmented_scan", "compact", "logaddexp float64", "order 8 int32",
                                               "tuple size 8 int32", "affine"}
+    import importlib.util
+
+    has_scipy = importlib.util.find_spec("scipy") is not None  # the bench and test extras install it
     for r in rows:
         if r["status"] == "skipped":  # SciPy missing: lfilter is the idiom
-            assert r["primitive"] == "linear_recurrence", r
+            assert r["primitive"] == "linear_recurrence" and not has_scipy, r
+            assert r["error"] == "SciPy is not installed"
             continue
         assert r["status"] == "ok" and r["verified"], r
         assert r["seconds"] > 0 and r["peer_seconds"] > 0 and r["copy_seconds"] > 0
@@ -232,3 +236,20 @@ def test_one_named_statistic_per_device(capsys):
     assert main(["bench", "--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())
     assert "the fastest round reported; CUDA: the median reported" in text
+
+
+def test_lfilter_row_is_skipped_without_scipy(monkeypatch):
+    """Without SciPy the linear_recurrence row says so and costs nothing in the plan."""
+    import sys
+
+    import numpy as np
+
+    from prefixscan.benchmark.primitives import expected_seconds, measure_primitives
+
+    monkeypatch.setitem(sys.modules, "scipy", None)
+    monkeypatch.setitem(sys.modules, "scipy.signal", None)
+    rows = {r["primitive"]: r for r in measure_primitives(8, np.random.default_rng(1), repeats=1, budget=0.01)}
+    assert rows["linear_recurrence"]["status"] == "skipped"
+    assert rows["linear_recurrence"]["error"] == "SciPy is not installed"
+    assert rows["compact"]["status"] == "ok"
+    assert expected_seconds("linear_recurrence", 23) < 0.01 * expected_seconds("compact", 23)
