@@ -160,9 +160,10 @@ def check_run(device: str, dtypes: Sequence[str], exps: Sequence[int], order: in
         raise ValueError("--primitives: the primitives are benchmarked on --device cpu only")
     if memory_bytes:
         n, widest = 1 << max(exps), max(itemsize_of(d) for d in dtypes)
-        # The int8 seed data, the float64 reference (twice for higher orders), and on
-        # the CPU an output per implementation (six with the copies) and the input.
-        need = n * (1 + 16 + (7 * widest if device == "cpu" else 0))
+        # The int8 seed data, the 8-byte reference (and NumPy's own for higher
+        # orders), and on the CPU an output per implementation (six with the
+        # copies) and the input.
+        need = n * (1 + 8 * (2 if order > 1 else 1) + (7 * widest if device == "cpu" else 0))
         if need > 0.8 * memory_bytes:
             raise ValueError(f"--sizes: 2^{max(exps)} elements of {widest}-byte dtypes need about "
                              f"{need / 2**30:.0f} GiB of host memory; this machine has "

@@ -177,3 +177,21 @@ def test_valid_arguments_pass(no_work, capsys, tmp_path, monkeypatch):
         assert main(argv) == 0, capsys.readouterr()
         assert seen["out"] == str(tmp_path / "o")
     assert list(tmp_path.iterdir()) == []  # checking the outputs wrote nothing
+
+
+def test_sizes_must_fit_the_host_memory():
+    """The largest case's host arrays are estimated before the run: 2^30 elements
+    need about 9 GiB on the host for a CUDA run (int8 data and the 8-byte reference)
+    and several times more on the CPU (an output per implementation)."""
+    from prefixscan.benchmark.cases import check_run
+
+    gib = 2**30
+    check_run("cuda", ["int32"], [10, 30], 1, 1, memory_bytes=16 * gib)
+    with pytest.raises(ValueError, match=r"^--sizes: 2\^31 .* this machine has 16 GiB"):
+        check_run("cuda", ["int32"], [31], 1, 1, memory_bytes=16 * gib)
+    with pytest.raises(ValueError, match=r"^--sizes: 2\^30"):
+        check_run("cpu", ["float64"], [30], 1, 1, memory_bytes=64 * gib)
+    check_run("cpu", ["float64"], [24], 1, 1, memory_bytes=4 * gib, primitives=True, primitive_log2=23)
+    with pytest.raises(ValueError, match=r"^--primitive-size: 2\^27"):
+        check_run("cpu", ["float64"], [24], 1, 1, memory_bytes=4 * gib, primitives=True, primitive_log2=27)
+    check_run("cpu", ["float64"], [40], 1, 1, memory_bytes=None)  # memory unknown: not checked
