@@ -87,7 +87,8 @@ def progress_plan(device: str, cases: Sequence[SizeCase], implementations: int,
     case, weighted by its expected cost and grouped by size, then one per primitive
     row (``primitive_log2`` None: no primitives), so that the bar and the time left
     follow the time the steps take rather than their count."""
-    plan = [(expected_seconds(device, case, implementations), f"2^{case.log2n}") for case in cases]
+    plan = [(expected_seconds(device, case, implementations) if case.n else 1e-6, f"2^{case.log2n}")
+            for case in cases]  # n = 0: the size is below the tuple size, skipped at once
     if primitive_log2 is not None:
         plan += [(primitive_seconds(label, primitive_log2), "primitives") for label, _ in primitive_cases()]
     return plan
