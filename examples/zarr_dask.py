@@ -17,6 +17,10 @@ cumsum, and reports each worker's peak memory over its baseline in chunks.
 
     python examples/zarr_dask.py                                 # 2^26 int64 (512 MiB), 4 workers
     python examples/zarr_dask.py --elements 2**30 --chunk 2**23 --memory-limit 1GiB   # 8 GiB on disk
+
+Needs the ``dask`` extra (dask.array, dask.distributed) and the ``codecs`` extra
+(zarr 3, which needs Python 3.11 or later): ``pip install -e '.[dask,codecs]'``
+in a checkout of prefixscan.
 """
 
 from __future__ import annotations

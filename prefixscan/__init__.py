@@ -1,10 +1,15 @@
 """prefixscan: parallel prefix scans (cumulative sums and any associative operator).
 
-NumPy arrays scan on the CPU backend (vectorized NumPy); CUDA arrays (torch,
-CuPy, JAX, any DLPack array) scan on the GPU backend (Triton kernels, a
-single-pass decoupled look-back scan, Merrill & Garland 2016) when the
-``gpu`` extra (torch and Triton) is installed: ``pip install -e '.[gpu]'`` in a
-checkout; without it, the error names the command for this install.
+NumPy arrays scan on the CPU backend: compiled single-pass kernels (Numba)
+from 8192 elements on, NumPy's ufuncs and scan networks below that.  Float
+results round differently on the two paths (the compiled sums add four
+elements at a time), so the values of a float32 cumulative sum change in their
+last digits when its array grows past 8191 elements; integers are exact on
+both.  CUDA arrays (torch, CuPy, JAX, any DLPack array) scan on the GPU backend
+(Triton kernels, a single-pass decoupled look-back scan, Merrill & Garland
+2016) when the ``gpu`` extra (torch and Triton) is installed:
+``pip install -e '.[gpu]'`` in a checkout of the repository (the package is
+not on PyPI); without it, the error names the command for this install.
 Importing this package imports NumPy only.
 
 Every public function comes from :mod:`prefixscan.api`: :func:`scan` and

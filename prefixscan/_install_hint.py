@@ -1,19 +1,24 @@
 """The ``pip install`` command that adds an extra to *this* prefixscan (a leaf
 module: imports nothing of prefixscan).
 
-prefixscan is installed from a checkout (``pip install -e .``), a local
-directory, a wheel or a VCS URL more often than from a package index, and
-``pip install 'prefixscan[gpu]'`` only works in the last case.  pip records
-where a distribution came from in its ``direct_url.json`` (PEP 610); the hint
-names that source again with the extra added.  A checkout run without
-installing (``PYTHONPATH``) is recognised by the ``pyproject.toml`` next to the
-package.  Every message that says what to install calls :func:`install_command`.
+prefixscan is not on PyPI: it is installed from a checkout (``pip install -e
+.``), a local directory, a wheel or a VCS URL, and ``pip install
+'prefixscan[gpu]'`` cannot work.  pip records where a distribution came from in
+its ``direct_url.json`` (PEP 610); the hint names that source again with the
+extra added, where it is still there.  A checkout run without installing
+(``PYTHONPATH``) is recognised by the ``pyproject.toml`` next to the package.
+Otherwise the hint installs the extra's own requirements, read from the
+installed distribution's metadata (``pip install 'torch>=2.4' 'triton>=3.2'``),
+and without metadata either it says to install from a checkout
+(``pip install -e '.[gpu]'``).  Every message that says what to install calls
+:func:`install_command`.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 from importlib import metadata
 from pathlib import Path
@@ -29,8 +34,10 @@ _PACKAGE_DIR = Path(__file__).resolve().parent
 def install_command(extra: str | None = None) -> str:
     """``pip install <target>`` for the extra (``gpu``, ``bench``, ``codecs``,
     ...; None: the package alone), the target always shell-quoted, e.g.
-    ``pip install -e '/home/me/prefixscan[gpu]'`` for an editable checkout and
-    ``pip install 'prefixscan[gpu]'`` for an install from a package index."""
+    ``pip install -e '/home/me/prefixscan[gpu]'`` for an editable checkout,
+    ``pip install 'torch>=2.4' 'triton>=3.2'`` for an install whose source is
+    gone, ``pip install -e '.[gpu]'`` (in a checkout of prefixscan) when nothing
+    is known."""
     suffix = f"[{extra}]" if extra else ""
     origin = _direct_url()
     if origin is not None:
@@ -40,7 +47,10 @@ def install_command(extra: str | None = None) -> str:
     root = _checkout_root()
     if root is not None:
         return f"pip install -e {_quoted(str(root) + suffix)}"
-    return f"pip install {_quoted(DISTRIBUTION + suffix)}"
+    requirements = _extra_requirements(extra) if extra else None
+    if requirements:
+        return "pip install " + " ".join(_quoted(r) for r in requirements)
+    return f"pip install -e {_quoted('.' + suffix)} (in a checkout of prefixscan: it is not on PyPI)"
 
 
 def _from_direct_url(origin: dict, suffix: str) -> str | None:
@@ -49,7 +59,7 @@ def _from_direct_url(origin: dict, suffix: str) -> str | None:
         return None
     if "dir_info" in origin:
         path = _local_path(url)
-        if path is None:
+        if path is None or not os.path.isdir(path):  # a clone since removed
             return None
         editable = "-e " if origin["dir_info"].get("editable") else ""
         return f"pip install {editable}{_quoted(path + suffix)}"
@@ -64,6 +74,29 @@ def _from_direct_url(origin: dict, suffix: str) -> str | None:
             return f"pip install {_quoted(path + suffix)}" if os.path.exists(path) else None
         return f"pip install {_quoted(f'{DISTRIBUTION}{suffix} @ {url}')}"
     return None
+
+
+_EXTRA_MARKER = re.compile(r"""^\s*extra\s*==\s*["']([^"']+)["']\s*$""")
+
+
+def _extra_requirements(extra: str) -> list[str] | None:
+    """The requirements the installed distribution's metadata lists for ``extra``,
+    with the ``extra == ...`` part of their markers removed (``zarr>=3;
+    python_version >= "3.11"``); None without metadata or without that extra."""
+    try:
+        requires = metadata.requires(DISTRIBUTION)
+    except (metadata.PackageNotFoundError, OSError, ValueError):
+        return None
+    found = []
+    for line in requires or ():
+        requirement, _, marker = line.partition(";")
+        clauses = [c.strip() for c in marker.split(" and ")] if marker.strip() else []
+        extras = [m.group(1) for m in map(_EXTRA_MARKER.match, clauses) if m]
+        if extras != [extra] or " or " in marker:  # not this extra, or a marker too involved to edit
+            continue
+        rest = [c for c in clauses if not _EXTRA_MARKER.match(c)]
+        found.append(requirement.strip() + (f"; {' and '.join(rest)}" if rest else ""))
+    return found or None
 
 
 def _direct_url() -> dict | None:

@@ -312,17 +312,24 @@ def scan(x, op="add", *, axis=None, inclusive=True, reverse=False, init=None, or
         device (a tuple for a struct operator); it may be ``x`` itself.  Nothing
         is written to ``out`` when an error is raised.
     backend : {None, "cpu", "triton"}, default None
-        None runs device arrays on the GPU backend (Triton kernels, needs
-        ``pip install 'prefixscan[gpu]'``) and host arrays on the CPU backend
-        (vectorized NumPy).  Naming a backend that cannot take x's device is an
-        error, never a silent copy.
+        None runs device arrays on the GPU backend (Triton kernels; needs the
+        ``gpu`` extra, ``pip install -e '.[gpu]'`` in a checkout) and host
+        arrays on the CPU backend: compiled single-pass kernels (Numba) from
+        8192 elements on (131072 for the integer scans NumPy runs as one ufunc
+        accumulate), NumPy below.  Float results round differently on the two
+        paths (the compiled sums add four elements at a time): a float32 sum
+        can change in its last digits when x grows past the threshold.
+        Naming a backend that cannot take x's device is an error, never a
+        silent copy.
     algorithm : str, optional
-        CPU backend only: the scan network.  None/"auto" (a NumPy ufunc's
-        serial accumulate for built-in operators, else Brent-Kung), "serial",
-        "kogge_stone" (Kogge & Stone 1973), "sklansky" (Sklansky 1960),
-        "brent_kung" (Brent & Kung 1982) or "reduce_then_scan"; see
-        :mod:`prefixscan.networks`.  All give the same results for exact
-        operators.
+        CPU backend only: the scan network.  None/"auto" (the compiled single
+        pass from 8192 elements on; below, a NumPy ufunc's serial accumulate
+        for built-in operators, else Brent-Kung), "serial" (the chained scan,
+        compiled from 8192 elements on too), or one of the networks, which
+        always run on NumPy: "kogge_stone" (Kogge & Stone 1973), "sklansky"
+        (Sklansky 1960), "brent_kung" (Brent & Kung 1982) or
+        "reduce_then_scan"; see :mod:`prefixscan.networks`.  All give the same
+        results for exact operators.
     deterministic : bool, default False
         GPU backend: True runs only strategies that combine tiles in an order
         fixed by the sizes and the grid, so floating-point results are bitwise

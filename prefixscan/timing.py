@@ -23,7 +23,7 @@ CPU_SAMPLE_SECONDS = 2e-3
 
 
 def time_cpu(fn: Callable, repeats: int, budget: float) -> tuple[list[float], int]:
-    """Median-ready samples of seconds per call, and the calls per sample: each
+    """Samples of seconds per call, and the calls per sample: each
     sample loops ``inner`` calls; stops after ``budget`` seconds (at least 3 samples)."""
     t0 = time.perf_counter()
     fn()

@@ -1,4 +1,5 @@
-"""Backends: ``cpu`` (vectorized NumPy, runs everywhere) and ``triton`` (GPU kernels).
+"""Backends: ``cpu`` (compiled Numba kernels from 8192 elements on, NumPy below;
+runs everywhere) and ``triton`` (GPU kernels).
 
 Each backend is a module that conforms to :class:`prefixscan.backends.base.Backend`:
 availability (``DEVICES``, ``unavailable_reason``, ``device_names``), the array

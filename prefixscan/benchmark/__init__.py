@@ -38,16 +38,17 @@ import numpy as np
 
 from .. import tuning
 from .._install_hint import install_command
-from .cases import (DEFAULT_DTYPES, INTERPRETER_SIZES, SizeCase, default_repeats, default_sizes, parse_dtypes,
-                    parse_sizes, parse_strategies)
+from .cases import (DEFAULT_DTYPES, INTERPRETER_SIZES, SizeCase, check_run, default_repeats, default_sizes,
+                    host_memory_bytes, parse_dtypes, parse_sizes, parse_strategies)
 from .fresh import run_fresh
 from .peers import cpu_peers, cuda_peers, strategy_variants
 from .primitives import DEFAULT_LOG2 as PRIMITIVE_LOG2
+from .primitives import expected_seconds as primitive_seconds
 from .primitives import measure_primitives, primitive_cases
 from .report import (base_metadata, cpu_name, cuda_device_info, describe_timing, format_markdown, format_table,
                      versions, write_outputs)
 from .roof import ROOF_NOTE
-from .runner import PER_CALL_CALLS, Progress, measure_cuda, measure_host
+from .runner import PER_CALL_CALLS, Progress, expected_seconds, measure_cuda, measure_host
 
 __all__ = [
     "DEFAULT_DTYPES",
@@ -57,11 +58,40 @@ __all__ = [
     "parse_strategies",
     "run_benchmark",
     "run_fresh",
+    "device_problem",
+    "progress_plan",
     "write_outputs",
     "format_table",
     "format_markdown",
     "main_from_args",
 ]
+
+
+def device_problem(device: str) -> str:
+    """Why the benchmark cannot run on ``device`` here ('' when it can): torch
+    missing or no CUDA device for ``cuda``."""
+    if device != "cuda":
+        return ""
+    try:
+        import torch
+    except Exception as exc:  # noqa: BLE001
+        return f"--device cuda needs torch: {install_command('gpu')} ({exc})"
+    if not torch.cuda.is_available():
+        return "--device cuda: torch sees no CUDA device"
+    return ""
+
+
+def progress_plan(device: str, cases: Sequence[SizeCase], implementations: int,
+                  primitive_log2: int | None = None) -> list[tuple[float, str]]:
+    """``(weight, group)`` of every progress step of a run, in order: one step per
+    case, weighted by its expected cost and grouped by size, then one per primitive
+    row (``primitive_log2`` None: no primitives), so that the bar and the time left
+    follow the time the steps take rather than their count."""
+    plan = [(expected_seconds(device, case, implementations) if case.n else 1e-6, f"2^{case.log2n}")
+            for case in cases]  # n = 0: the size is below the tuple size, skipped at once
+    if primitive_log2 is not None:
+        plan += [(primitive_seconds(label, primitive_log2), "primitives") for label, _ in primitive_cases()]
+    return plan
 
 
 def run_benchmark(
@@ -90,7 +120,8 @@ def run_benchmark(
     ``backends.triton.traffic.traffic_per_element``) and ``model_ratio`` =
     2 / traffic; on ``cpu`` they run in Triton's interpreter (a smoke test).
     Each record holds impl, dtype, n, log2n, order, tuple_size, seconds
-    (CPU: best of interleaved rounds, also ``seconds_median``; CUDA: median),
+    (CPU: the fastest of interleaved rounds; CUDA: the median; ``metadata["statistic"]``
+    says which, and both ``seconds_min`` and ``seconds_median`` are kept),
     gelem_per_s, gb_per_s, ratio_to_copy, verified, status.  ``primitives``
     (default: on ``cpu`` unless ``quick`` or ``strategies``) adds one record per
     primitive at ``n = 2**primitive_log2`` (:func:`.primitives.measure_primitives`).
@@ -98,33 +129,27 @@ def run_benchmark(
     if device not in ("cpu", "cuda"):
         raise ValueError(f"device must be 'cpu' or 'cuda', got {device!r}")
     order, tuple_size = int(order), int(tuple_size)
-    if order < 1 or tuple_size < 1:
-        raise ValueError("order and tuple_size must be >= 1")
     strategy_names = parse_strategies(strategies)
     if primitives is None:
         primitives = device == "cpu" and not quick and not strategy_names
-    if primitives and device != "cpu":
-        raise ValueError("primitives are benchmarked on the cpu device only")
     if sizes is None and strategy_names and device == "cpu":
         sizes = INTERPRETER_SIZES
     exps = parse_sizes(sizes, device, quick)
     dts = parse_dtypes(dtypes, device)
-    if order > 1 and "float16" in dts and max(exps) > 11:
-        # Sums of sums of the data's -1..1 pass float16's largest value (65504) within
-        # a few thousand elements: every implementation would return infinities.
-        raise ValueError("--dtypes: float16 with --order > 1 overflows beyond 2^11 elements; "
-                         "use bfloat16 or float32")
-    repeats = max(1, int(default_repeats(device, quick) if repeats is None else repeats))
+    check_run(device, dts, exps, order, tuple_size, primitives=bool(primitives), primitive_log2=primitive_log2,
+              memory_bytes=host_memory_bytes())
+    repeats = int(default_repeats(device, quick) if repeats is None else repeats)
+    if repeats < 1:
+        raise ValueError(f"--repeats: expected an integer >= 1, got {repeats}")
     seed = int(np.random.SeedSequence().entropy % (2**32)) if seed is None else int(seed)
+    if seed < 0:
+        raise ValueError(f"--seed: expected an integer >= 0, got {seed}")
     per_call_calls = 50 if quick else PER_CALL_CALLS
 
     if device == "cuda":
-        try:
-            import torch
-        except Exception as exc:  # noqa: BLE001
-            raise RuntimeError(f"--device cuda needs torch: {install_command('gpu')} ({exc})")
-        if not torch.cuda.is_available():
-            raise RuntimeError("--device cuda: torch sees no CUDA device")
+        problem = device_problem(device)
+        if problem:
+            raise RuntimeError(problem)
         impl_list = cuda_peers(order, tuple_size)
         dev_info = cuda_device_info()
     else:
@@ -161,26 +186,25 @@ def run_benchmark(
 
     records: list[dict] = []
     skipped: list[dict] = []
-    bar = Progress(len(dts) * len(exps) * len(impl_list) + (len(primitive_cases()) if primitives else 0), progress)
+    cases = [SizeCase(dtype, ((1 << e) // tuple_size) * tuple_size, e, order, tuple_size, repeats)
+             for dtype in dts for e in exps]
+    bar = Progress(0, progress)
+    for weight, group in progress_plan(device, cases, len(impl_list), primitive_log2 if primitives else None):
+        bar.plan(weight, group)
     rng = np.random.default_rng(seed)
     t_start = time.perf_counter()
     try:
-        for dtype in dts:
-            for e in exps:
-                n = ((1 << e) // tuple_size) * tuple_size
-                if n == 0:
-                    skipped.append({"dtype": dtype, "n": 1 << e, "impl": "*",
-                                    "reason": f"2^{e} < tuple_size {tuple_size}"})
-                    bar.update(f"{dtype} 2^{e}", len(impl_list))
-                    continue
-                case = SizeCase(dtype, n, e, order, tuple_size, repeats)
-                if device == "cpu":
-                    recs = measure_host(impl_list, case, rng, bar, skipped)
-                else:
-                    recs = measure_cuda(impl_list, case, rng, bar, skipped,
-                                        l2_cache_bytes=dev_info.get("l2_cache_bytes"),
-                                        per_call_calls=per_call_calls)
-                records.extend(recs)
+        for case in cases:
+            if case.n == 0:
+                skipped.append({"dtype": case.dtype, "n": 1 << case.log2n, "impl": "*",
+                                "reason": f"2^{case.log2n} < tuple_size {tuple_size}"})
+            elif device == "cpu":
+                records.extend(measure_host(impl_list, case, rng, bar, skipped))
+            else:
+                records.extend(measure_cuda(impl_list, case, rng, bar, skipped,
+                                            l2_cache_bytes=dev_info.get("l2_cache_bytes"),
+                                            per_call_calls=per_call_calls))
+            bar.update(f"{case.dtype} 2^{case.log2n} done", 1)
         primitive_records = (measure_primitives(primitive_log2, rng, repeats=repeats, progress=bar)
                              if primitives else [])
     finally:
@@ -192,29 +216,17 @@ def run_benchmark(
 
 def main_from_args(args) -> int:
     """``prefixscan bench``: run, print the table, write the outputs.  Exit
-    status 1 when prefixscan itself failed verification or raised, 2 on bad
-    arguments.  (``--fresh`` is handled by the command line, which re-runs
-    these arguments through :func:`run_fresh`.)"""
+    status 1 when prefixscan itself failed verification or raised, 2 when the
+    run could not start (no CUDA device).  The command line has checked every
+    argument and the output paths before this runs (``--fresh`` is handled
+    there too: it re-runs these arguments through :func:`run_fresh`)."""
     try:
-        strategy_names = parse_strategies(getattr(args, "strategies", None))
-        sizes = args.sizes
-        if sizes is None and strategy_names and args.device == "cpu":
-            sizes = INTERPRETER_SIZES
-        sizes = parse_sizes(sizes, args.device, args.quick)
-        dtypes = parse_dtypes(args.dtypes, args.device)
-    except ValueError as exc:
-        print(f"prefixscan bench: {exc}", file=sys.stderr)
-        return 2
-    if args.order < 1 or args.tuple_size < 1:
-        print("prefixscan bench: --order and --tuple-size must be >= 1", file=sys.stderr)
-        return 2
-    try:
-        result = run_benchmark(device=args.device, sizes=sizes, dtypes=dtypes, repeats=args.repeats,
+        result = run_benchmark(device=args.device, sizes=args.sizes, dtypes=args.dtypes, repeats=args.repeats,
                                order=args.order, tuple_size=args.tuple_size,
                                progress=not args.no_progress, quick=args.quick, seed=args.seed,
-                               strategies=strategy_names or None,
-                               primitives={"on": True, "off": False}.get(getattr(args, "primitives", "auto")),
-                               primitive_log2=getattr(args, "primitive_size", None) or PRIMITIVE_LOG2)
+                               strategies=args.strategies,
+                               primitives={"on": True, "off": False}.get(args.primitives),
+                               primitive_log2=PRIMITIVE_LOG2 if args.primitive_size is None else args.primitive_size)
     except (RuntimeError, ValueError) as exc:
         print(f"prefixscan bench: {exc}", file=sys.stderr)
         return 2

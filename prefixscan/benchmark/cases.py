@@ -12,6 +12,7 @@ size, kind and epsilon come from :func:`itemsize_of`, :func:`kind_of` and
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -19,9 +20,9 @@ import numpy as np
 
 from ..backends.triton.registry import STRATEGY_NAMES
 
-__all__ = ["DEFAULT_DTYPES", "SUPPORTED_DTYPES", "INTERPRETER_SIZES", "SizeCase", "default_sizes",
-           "parse_sizes", "parse_dtypes", "parse_strategies", "default_repeats", "itemsize_of", "kind_of",
-           "eps_of"]
+__all__ = ["DEFAULT_DTYPES", "SUPPORTED_DTYPES", "INTERPRETER_SIZES", "MAX_LOG2", "MAX_ORDER", "SizeCase",
+           "default_sizes", "parse_sizes", "parse_dtypes", "parse_strategies", "check_run", "host_memory_bytes",
+           "default_repeats", "itemsize_of", "kind_of", "eps_of"]
 
 DEFAULT_DTYPES = ("int32", "float32", "int64", "float64")
 SUPPORTED_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -31,6 +32,10 @@ _DEVICE_ONLY_DTYPES = {"bfloat16": (2, "f", 2.0**-7)}
 #: Default log2 sizes for strategies on ``cpu``: Triton's interpreter runs a few
 #: thousand elements a second.
 INTERPRETER_SIZES = [6, 8, 10]
+#: Largest log2 size ``--sizes`` takes.
+MAX_LOG2 = 40
+#: Largest ``--order`` (the peers apply their cumsum that many times).
+MAX_ORDER = 64
 
 
 @dataclass(frozen=True)
@@ -103,17 +108,70 @@ def parse_sizes(spec: str | Sequence[int] | None, device: str = "cpu", quick: bo
                 fields = part.split(":")
                 if len(fields) not in (2, 3):
                     raise ValueError(f"--sizes: expected A:B or A:B:STEP, got {part!r}")
-                a, b = int(fields[0]), int(fields[1])
-                step = int(fields[2]) if len(fields) == 3 else 1
+                a, b = _exponent(fields[0], part), _exponent(fields[1], part)
+                step = _exponent(fields[2], part) if len(fields) == 3 else 1
                 if step < 1 or b < a:
                     raise ValueError(f"--sizes: empty range {part!r}")
                 exps.extend(range(a, b + 1, step))
             else:
-                exps.append(int(part))
-    bad = [e for e in exps if not 0 <= e <= 40]
+                exps.append(_exponent(part, part))
+    bad = [e for e in exps if not 0 <= e <= MAX_LOG2]
     if bad or not exps:
-        raise ValueError(f"--sizes: log2 sizes must lie in 0..40, got {spec!r}")
+        raise ValueError(f"--sizes: log2 sizes must lie in 0..{MAX_LOG2}, got {spec!r}")
     return sorted(set(exps))
+
+
+def host_memory_bytes() -> int | None:
+    """This machine's physical memory in bytes (None where the system does not say)."""
+    try:
+        pages, page_size = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
+    return pages * page_size if pages > 0 and page_size > 0 else None
+
+
+def _exponent(text: str, part: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"--sizes: expected log2 sizes as A:B, A:B:STEP or a list such as 10,16,20; "
+                         f"{text!r} in {part!r} is not an integer") from None
+
+
+def check_run(device: str, dtypes: Sequence[str], exps: Sequence[int], order: int, tuple_size: int, *,
+              primitives: bool = False, primitive_log2: int | None = None,
+              memory_bytes: int | None = None) -> None:
+    """Refuse, before any work, a combination of arguments that cannot give a
+    result: ValueError whose message starts with the option to change
+    (``--dtypes: ...``).  ``memory_bytes``: the host's memory, which the largest
+    case must fit in (None: not checked)."""
+    if not 1 <= order <= MAX_ORDER:
+        raise ValueError(f"--order: expected an integer from 1 to {MAX_ORDER}, got {order}")
+    if tuple_size < 1:
+        raise ValueError(f"--tuple-size: expected an integer >= 1, got {tuple_size}")
+    if tuple_size > 1 << max(exps):
+        raise ValueError(f"--tuple-size: {tuple_size} streams do not fit in the largest size 2^{max(exps)}")
+    if order > 1 and "float16" in dtypes and max(exps) > 11:
+        # Sums of sums of the data's -1..1 pass float16's largest value (65504) within
+        # a few thousand elements: every implementation would return infinities.
+        raise ValueError("--dtypes: float16 with --order > 1 overflows beyond 2^11 elements; "
+                         "use bfloat16 or float32")
+    if primitives and device != "cpu":
+        raise ValueError("--primitives: the primitives are benchmarked on --device cpu only")
+    if memory_bytes:
+        n, widest = 1 << max(exps), max(itemsize_of(d) for d in dtypes)
+        # The int8 seed data, the 8-byte reference (and NumPy's own for higher
+        # orders), and on the CPU an output per implementation (six with the
+        # copies) and the input.
+        need = n * (1 + 8 * (2 if order > 1 else 1) + (7 * widest if device == "cpu" else 0))
+        if need > 0.8 * memory_bytes:
+            raise ValueError(f"--sizes: 2^{max(exps)} elements of {widest}-byte dtypes need about "
+                             f"{need / 2**30:.0f} GiB of host memory; this machine has "
+                             f"{memory_bytes / 2**30:.0f} GiB")
+        if primitives and primitive_log2 is not None and 64 << primitive_log2 > 0.8 * memory_bytes:
+            raise ValueError(f"--primitive-size: 2^{primitive_log2} elements need about "
+                             f"{(64 << primitive_log2) / 2**30:.0f} GiB of host memory; this machine has "
+                             f"{memory_bytes / 2**30:.0f} GiB")
 
 
 def parse_dtypes(spec: str | Sequence[str] | None, device: str | None = None) -> list[str]:

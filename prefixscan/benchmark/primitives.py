@@ -9,7 +9,8 @@ write instead, and the copy roof of the bytes the primitive must move at least
   cumulative sum minus each segment's base;
 * ``compact`` (half of the elements kept) against ``x[mask]``;
 * ``linear_recurrence`` (one decay for every step) against
-  ``scipy.signal.lfilter`` (skipped without SciPy);
+  ``scipy.signal.lfilter`` (skipped without SciPy, which the ``bench`` extra
+  installs);
 * the ``logaddexp`` scan against ``numpy.logaddexp.accumulate``;
 * an order-8 scan against eight ``numpy.cumsum`` passes, a scan of tuple size 8
   against ``numpy.cumsum`` of the ``(n/8, 8)`` view;
@@ -26,6 +27,7 @@ and the calls with ``out=`` write into pre-faulted memory.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import statistics
 import time
 from dataclasses import dataclass
@@ -252,8 +254,32 @@ def measure_primitives(log2n: int, rng: np.random.Generator, *, repeats: int, bu
             rec.update(status="error", error=short_error(exc))
         records.append(rec)
         if progress is not None:
-            progress.update(f"primitive {label}", 1)
+            progress.update(f"primitive {label} done", 1)
     return records
+
+
+#: Relative cost of a row next to the others at the same size, measured on the 2-core
+#: CI machine at 2^23 (2-6 s a row, 4 on average; logaddexp 11-12 s; the affine row
+#: 19 s, whose idiom, the NumPy network, takes seconds a call); the others count 1.
+_RELATIVE_COST = {"logaddexp float64": 3.0, "logaddexp float32": 3.0, "affine": 5.0}
+
+
+def _has_scipy() -> bool:
+    try:
+        return importlib.util.find_spec("scipy") is not None
+    except (ImportError, ValueError):  # a broken or blocked install counts as absent
+        return False
+
+
+def expected_seconds(label: str, log2n: int) -> float:
+    """The expected cost of the row ``label`` at ``n = 2**log2n`` (the weight of its
+    progress step, in the units of :func:`.runner.expected_seconds`): the NumPy
+    idioms, called five times or more, take about 0.5 us per element on the CI
+    machine, which dominates from 2^16 on.  A row skipped for want of SciPy costs
+    nothing."""
+    if label == "linear_recurrence" and not _has_scipy():
+        return 1e-3
+    return _RELATIVE_COST.get(label, 1.0) * (0.05 + 5e-7 * (1 << log2n))
 
 
 def _timed(fn) -> tuple[Any, float]:

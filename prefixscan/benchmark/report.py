@@ -26,7 +26,8 @@ import prefixscan
 from .plot import plot_results
 from .verify import VERIFICATION
 
-__all__ = ["versions", "cpu_name", "cuda_device_info", "describe_timing", "BYTES_MODEL", "impl_order",
+__all__ = ["versions", "cpu_name", "cuda_device_info", "describe_timing", "describe_statistic", "STATISTIC",
+           "BYTES_MODEL", "impl_order",
            "size_label", "title", "format_table", "format_markdown", "primitive_rows", "write_outputs", "FRESH_NOTE"]
 
 BYTES_MODEL = "GB/s counts bytes read + written once: 2 * n * itemsize (whatever the order)"
@@ -85,14 +86,27 @@ def cuda_device_info() -> dict:
     }
 
 
+#: The statistic of the samples that ``seconds`` reports, per device: on the CPU the
+#: fastest round (other processes only slow a round down; docs/design/cpu_compiled.md
+#: has the measurement), on CUDA the median of the event timings.
+STATISTIC = {"cpu": "min", "cuda": "median"}
+
+
+def describe_statistic(device: str) -> str:
+    """``seconds`` in words, for the tables' headers."""
+    return "fastest of interleaved rounds" if STATISTIC[device] == "min" else "median of CUDA-event timings"
+
+
 def describe_timing(device: str, per_call_calls: int) -> str:
     """The timing method, as recorded in the metadata."""
     if device == "cpu":
         return ("perf_counter, inner loop of ~2 ms per sample, every implementation once per round in "
-                "rounds of rotating order, best of the rounds (after a warm-up call)")
+                "rounds of rotating order, the fastest round reported (seconds = seconds_min; "
+                "seconds_median kept) (after a warm-up call)")
     return ("torch.cuda.Event pairs per call behind a GPU sleep (device time; for an "
             "implementation that synchronizes inside a call, its host time too), median of "
-            "repeats after warm-up; buffers rotated for n >= 2^22; per_call_seconds: "
+            "repeats after warm-up reported (seconds = seconds_median; seconds_min kept); buffers "
+            "rotated for n >= 2^22; per_call_seconds: "
             f"{per_call_calls} back-to-back calls between two events (n <= 2^20); JAX: "
             "perf_counter + block_until_ready")
 
@@ -109,6 +123,7 @@ def base_metadata(device: str, device_info: dict) -> dict:
         "device_info": device_info,
         "cpu": cpu_name(),
         "versions": {},
+        "statistic": STATISTIC[device],
         "verification": VERIFICATION,
         "bytes_model": BYTES_MODEL,
     }
@@ -180,7 +195,9 @@ def title(result: dict) -> str:
 def format_table(result: dict) -> str:
     """The plain-text table printed at the end: per dtype, size x implementation,
     Gel/s and (ratio to copy)."""
-    lines = [title(result), "Gel/s (ratio to copy throughput); GB/s = Gel/s x 2 x itemsize"]
+    m = result["metadata"]
+    lines = [title(result), f"Gel/s (ratio to copy throughput), {describe_statistic(m['device'])} "
+                            f"(repeats {m['repeats']}); GB/s = Gel/s x 2 x itemsize"]
     for dtype, header, rows in _tables(result):
         widths = [max(len(str(c)) for c in col) for col in zip(header, *rows)]
         lines.append("")
@@ -244,8 +261,8 @@ def format_markdown(result: dict) -> str:
             "", "Implementations:", ""]
     for name, note in m.get("implementations", {}).items():
         out.append(f"- `{name}`: {note}")
-    out += ["", "Cells: Gel/s (ratio to the copy's throughput). Every timed result was verified "
-            "against NumPy."]
+    out += ["", f"Cells: Gel/s (ratio to the copy's throughput), {describe_statistic(m['device'])}. "
+            "Every timed result was verified against NumPy."]
     for dtype, header, rows in _tables(result):
         out += ["", f"## {dtype}", ""] + _markdown_table(header, rows)
     out += _per_call_markdown(result)

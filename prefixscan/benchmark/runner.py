@@ -8,12 +8,15 @@ and timed (timers from :mod:`prefixscan.timing`):
 
 * CPU: ``time.perf_counter`` around an inner loop sized to ~2 ms, every
   implementation once per round, in rounds that rotate their order
-  (:func:`time_interleaved`), best of the rounds: other processes on a shared
-  machine slow some samples down, never speed one up.  The copy roof is the
+  (:func:`time_interleaved`), the fastest round reported (``seconds`` =
+  ``seconds_min``; ``seconds_median`` kept): other processes on a shared
+  machine slow some rounds down, never speed one up, and under load the median
+  moves with the load (docs/design/cpu_compiled.md).  The copy roof is the
   faster of the copies of :mod:`.roof`;
 * CUDA: ``torch.cuda.Event`` pairs around each call, queued behind a short GPU
-  sleep so that the host's launch overhead is hidden (device time), median of
-  the repeats after a warm-up, rotating among input/output buffers that together
+  sleep so that the host's launch overhead is hidden (device time), the median
+  of the repeats after a warm-up reported (``seconds`` = ``seconds_median``;
+  ``seconds_min`` kept), rotating among input/output buffers that together
   exceed the L2 cache for ``n >= 2**22``; for ``n <= 2**20`` also the per-call
   time seen from Python (back-to-back calls between two events), which small
   sizes are dominated by.  JAX runs on its own streams and is timed with
@@ -29,19 +32,19 @@ from __future__ import annotations
 import gc
 import math
 import statistics
-import sys
 import time
 
 import numpy as np
 
 from .._errors import short_error
+from .._progress import Progress
 from ..timing import CPU_SAMPLE_SECONDS, per_call_cuda_events, per_call_wall, time_cuda_events, time_wall
 from .cases import SizeCase, itemsize_of, kind_of
 from .peers import Implementation, NotApplicable, strategy_plan
 from .verify import expected_result, verify_device, verify_host
 
-__all__ = ["Progress", "measure_host", "measure_cuda", "time_interleaved", "merge_copies", "ROTATE_FROM_LOG2",
-           "PER_CALL_UP_TO_LOG2", "PER_CALL_CALLS"]
+__all__ = ["Progress", "measure_host", "measure_cuda", "time_interleaved", "merge_copies", "expected_seconds",
+           "ROTATE_FROM_LOG2", "PER_CALL_UP_TO_LOG2", "PER_CALL_CALLS"]
 
 ROTATE_FROM_LOG2 = 22  # rotate buffers on CUDA from this size on
 SLOW_CALL_SECONDS = 1.0  # a call slower than this (twice) is timed once
@@ -49,44 +52,23 @@ PER_CALL_UP_TO_LOG2 = 20  # report host-inclusive per-call time up to this size
 PER_CALL_CALLS = 200
 CPU_MEASURE_BUDGET = 1.5  # seconds per CPU measurement before repeats are cut short
 MIN_ROUNDS = 3  # interleaved rounds kept whatever the budget
+#: Bytes per second the progress estimate's weights assume (host memory, device
+#: memory); only their ratios across sizes matter, measured times correct the rest.
+_HOST_BYTES_PER_S, _DEVICE_BYTES_PER_S = 4e9, 1e12
 
 
-class Progress:
-    """A progress bar on stderr (no dependency); on a pipe, a line every 5 s."""
-
-    def __init__(self, total: int, enabled: bool, stream=None):
-        self.total = max(1, total)
-        self.done = 0
-        self.stream = stream if stream is not None else sys.stderr
-        self.enabled = enabled
-        self.tty = enabled and hasattr(self.stream, "isatty") and self.stream.isatty()
-        self.t0 = time.perf_counter()
-        self.last = 0.0
-        self.width = 0
-
-    def update(self, label: str, advance: int = 0) -> None:
-        self.done = min(self.total, self.done + advance)
-        if not self.enabled:
-            return
-        now = time.perf_counter()
-        if not self.tty and now - self.last < 5.0 and self.done < self.total:
-            return
-        self.last = now
-        frac = self.done / self.total
-        bar = "#" * int(30 * frac) + "-" * (30 - int(30 * frac))
-        text = f"[{bar}] {self.done}/{self.total} {now - self.t0:6.1f}s  {label}"
-        if self.tty:
-            pad = max(0, self.width - len(text))
-            self.stream.write("\r" + text + " " * pad)
-            self.width = len(text)
-        else:
-            self.stream.write(text + "\n")
-        self.stream.flush()
-
-    def close(self) -> None:
-        if self.enabled and self.tty:
-            self.stream.write("\n")
-            self.stream.flush()
+def expected_seconds(device: str, case: SizeCase, implementations: int) -> float:
+    """The expected cost of measuring ``case`` (the weight of its progress step):
+    per implementation, the timed rounds (on the CPU each sample loops calls for at
+    least ``CPU_SAMPLE_SECONDS``) and a few passes over the data to build, call once
+    and verify; on CUDA also a fixed cost per implementation (compiling, per-call
+    timing) that dominates small sizes."""
+    moved = 2 * case.n * itemsize_of(case.dtype)
+    if device == "cpu":
+        per_sample = max(CPU_SAMPLE_SECONDS, moved / _HOST_BYTES_PER_S)
+        timed = min(case.repeats * per_sample, max(MIN_ROUNDS * per_sample, CPU_MEASURE_BUDGET))
+        return implementations * (timed + 3 * moved / _HOST_BYTES_PER_S)
+    return implementations * (0.05 + (case.repeats + 3) * moved / _DEVICE_BYTES_PER_S) + 3 * moved / _HOST_BYTES_PER_S
 
 
 # ---------------------------------------------------------------------------
@@ -94,7 +76,7 @@ class Progress:
 
 def _record(impl: str, case: SizeCase, **kw) -> dict:
     rec = {"impl": impl, "dtype": case.dtype, "n": case.n, "log2n": case.log2n, "order": case.order,
-           "tuple_size": case.tuple_size, "seconds": None, "seconds_min": None, "samples": 0,
+           "tuple_size": case.tuple_size, "seconds": None, "seconds_min": None, "seconds_median": None, "samples": 0,
            "elements_per_s": None, "gelem_per_s": None, "gb_per_s": None, "ratio_to_copy": None,
            "verified": False, "status": "ok", "error": None}
     rec.update(kw)
@@ -194,7 +176,6 @@ def measure_host(impls: list[Implementation], case: SizeCase, rng: np.random.Gen
             fns = impl.build([x], [out])
         except NotApplicable as exc:
             skipped.append({"impl": impl.name, "dtype": case.dtype, "n": case.n, "reason": str(exc)})
-            bar.update(label, 1)
             continue
         rec = _record(impl.name, case, **({"variant": impl.variant} if impl.variant else {}))
         try:
@@ -213,7 +194,7 @@ def measure_host(impls: list[Implementation], case: SizeCase, rng: np.random.Gen
         except Exception as exc:  # noqa: BLE001 - reported in the record
             rec.update(status="error", error=short_error(exc), verified=False, seconds=None)
         recs.append(rec)
-        bar.update(label, 1)
+    bar.update(f"{case.dtype} 2^{case.log2n}: timing {len(timed)} implementations")
     try:
         samples = time_interleaved([fn for _, fn in timed], case.repeats, CPU_MEASURE_BUDGET)
     except Exception as exc:  # noqa: BLE001 - a call that failed only when repeated
@@ -257,7 +238,8 @@ def _time_on_device(impl: Implementation, fns: list, case: SizeCase, t_first: fl
     if slow is not None and slow > SLOW_CALL_SECONDS:
         # Seconds per call (torch.cumsum along dim 0 of a tall array): one
         # timed call is enough to place it, and repeats would take minutes.
-        return {"seconds": slow, "seconds_min": slow, "samples": 1, "timing": "one wall-clock call"}
+        return {"seconds": slow, "seconds_min": slow, "seconds_median": slow, "samples": 1,
+                "timing": "one wall-clock call"}
     for f in fns[1:]:  # warm-up of every buffer
         f()
     torch.cuda.synchronize()
@@ -269,7 +251,8 @@ def _time_on_device(impl: Implementation, fns: list, case: SizeCase, t_first: fl
         samples = time_wall(fns, case.repeats)
     else:
         samples = time_cuda_events(fns, case.repeats, host_seconds)
-    fields = {"seconds": statistics.median(samples), "seconds_min": min(samples), "samples": len(samples)}
+    fields = {"seconds": statistics.median(samples), "seconds_min": min(samples),
+              "seconds_median": statistics.median(samples), "samples": len(samples)}
     if case.log2n <= PER_CALL_UP_TO_LOG2:
         if impl.timing == "wall":
             fields["per_call_seconds"] = per_call_wall(fns, per_call_calls)
@@ -299,7 +282,7 @@ def measure_cuda(impls: list[Implementation], case: SizeCase, rng: np.random.Gen
         for impl in impls:
             skipped.append({"impl": impl.name, "dtype": case.dtype, "n": n,
                             "reason": f"needs ~{need / 2**30:.1f} GiB, {free / 2**30:.1f} GiB free"})
-        bar.update(f"{case.dtype} 2^{case.log2n} (no room)", len(impls))
+        bar.update(f"{case.dtype} 2^{case.log2n} (no room)")
         return []
 
     gen = torch.Generator(device="cuda")
@@ -361,7 +344,6 @@ def measure_cuda(impls: list[Implementation], case: SizeCase, rng: np.random.Gen
         if rec is not None:
             _fill_rates(rec, n, itemsize)
             recs.append(rec)
-        bar.update(label, 1)
     del ins, x0, ref_dev
     gc.collect()
     torch.cuda.empty_cache()

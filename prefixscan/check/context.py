@@ -130,7 +130,9 @@ class Context:
     def __init__(self, device: Device, quick: bool, seed: int | None):
         self.dev = device
         self.quick = quick
-        self.seed = seed if seed is not None else int(np.random.SeedSequence().entropy % (2**32))
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+            raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
+        self.seed = int(seed) if seed is not None else int(np.random.SeedSequence().entropy % (2**32))
         self.rng = np.random.default_rng(self.seed)
         # Sizes: odd ones so every blocked algorithm sees a ragged tail.
         self.sizes = [1, 7, 1000, 4099] if quick else [1, 2, 31, 33, 1000, 4099, 65537, 2**18 + 3]
@@ -138,6 +140,7 @@ class Context:
         # A few large cases, so GPU kernels run many blocks (and look back far).
         self.large_sizes = [2**17 + 3] if quick else [2**21 + 5]
         self.cases = 0
+        self.on_case = None  # called with each case's label once it has run (progress)
 
     # data -------------------------------------------------------------------
     def data(self, dtype: Any, n: Any, kind: str = "add") -> np.ndarray:
@@ -187,6 +190,8 @@ class Context:
                 compare(g, e, d, label=f"{label} field {k}", **kw)
         else:
             compare(got, expected, dtype, label=label, **kw)
+        if self.on_case is not None:
+            self.on_case(label)
         return y
 
     def scan_case(self, x: np.ndarray, op: str = "add", *, label: str = "", rtol_scale: float = 1.0,

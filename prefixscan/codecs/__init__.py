@@ -8,7 +8,10 @@ Yang & Burtscher, PLDI 2016, section 2).
   array-to-array codec, named ``prefixscan.delta`` in stored metadata.  Import
   it from its module: this package does not import zarr.
 
-Both need the ``codecs`` extra (numcodecs; zarr>=3 for format 3).
+Both round-trip every chunk exactly: integers wrap around, and float data are
+coded as the integers that hold their bit patterns (float differences would
+not undo exactly).  Both need the ``codecs`` extra (numcodecs; zarr>=3 for
+format 3).
 """
 
 from .numcodecs_delta import Delta

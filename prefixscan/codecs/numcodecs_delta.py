@@ -3,13 +3,18 @@ tuple-based prefix sums, Maleki, Yang & Burtscher, PLDI 2016, section 2).
 
 ``Delta(order=q, tuple_size=s, dtype=...)`` encodes a chunk as q rounds of
 ``d[j] -= d[j - s]`` over its flattened elements and decodes it with the inclusive
-sum scan applied q times per stream (:func:`prefixscan.delta_decode`); for
-integers the round trip is exact, wrap-around included.  Host buffers go through
-NumPy; device arrays (CuPy, torch) stay on the device and come back as their own
-type.  The codec id ``prefixscan.delta`` is registered with numcodecs when this
-module is imported and through the ``numcodecs.codecs`` entry point, so Zarr
-format 2 arrays (``filters=[Delta(...)]``) reopen by name.  Zarr format 3 arrays
-take :class:`prefixscan.codecs.zarr3.Delta` instead.
+sum scan applied q times per stream (:func:`prefixscan.delta_decode`).  The round
+trip is exact: integers wrap around, and floats are coded as the integers that
+hold their bit patterns (float32 as int32, ...; :mod:`._parameters`), never by
+subtracting floats.  ``dtype`` is the data's dtype: typed data of another dtype
+is refused (viewed as ``dtype`` it would come back as other numbers: float64
+data through the default int64 codec as int64 bit patterns); untyped buffers
+(bytes, uint8 arrays) are read as ``dtype``.  Host buffers go through NumPy;
+device arrays (CuPy, torch) stay on the device and come back as their own type.
+The codec id ``prefixscan.delta`` is registered with numcodecs when this module
+is imported and through the ``numcodecs.codecs`` entry point, so Zarr format 2
+arrays (``filters=[Delta(...)]``) reopen by name.  Zarr format 3 arrays take
+:class:`prefixscan.codecs.zarr3.Delta` instead.
 
 Needs numcodecs (the ``codecs`` extra).
 """
@@ -29,7 +34,8 @@ except ImportError as exc:  # pragma: no cover - exercised only without numcodec
 
 from .._arrays import inspect_array
 from ..algorithms.delta import delta_decode, delta_encode
-from ._parameters import check_dtype, check_length, check_order_and_tuple_size
+from ._parameters import (bits, check_dtype, check_length, check_order_and_tuple_size, code_dtype, from_bits,
+                          in_native_order)
 
 __all__ = ["Delta"]
 
@@ -47,7 +53,10 @@ class Delta(Codec):
         interleaved data (3 for RGB pixels, 2 for complex pairs ...).  It must
         divide the number of elements of every chunk.
     dtype:
-        The dtype of the data; chunks are viewed as this dtype.
+        The dtype of the data (integer or float, default int64): typed chunks
+        must have it (a chunk of another dtype raises TypeError naming both),
+        untyped buffers are read as it.  Floats are coded by their bit
+        patterns, so their round trip is exact too.
     """
 
     codec_id = "prefixscan.delta"
@@ -59,27 +68,44 @@ class Delta(Codec):
     def _check_length(self, n: int) -> None:
         check_length(n, self.tuple_size)
 
+    def _check_typed(self, dtype, where: str) -> None:
+        """A typed chunk must hold this codec's kind of data, of its width."""
+        name = str(dtype).replace("torch.", "")
+        try:
+            got = np.dtype(name)
+        except TypeError:  # bfloat16: no NumPy dtype
+            raise TypeError(f"Delta(dtype={self.dtype.str!r}) got {where} of dtype {name}: not a dtype "
+                            "this codec can be configured with") from None
+        if got.itemsize == 1 and self.dtype.itemsize > 1 and got.kind in "iu":
+            return  # bytes: read as the codec's dtype
+        if (got.kind == "f") != (self.dtype.kind == "f") or got.itemsize != self.dtype.itemsize:
+            raise TypeError(f"Delta(dtype={self.dtype.str!r}) got {where} of dtype {got}: decoded, it would "
+                            f"come back as {self.dtype} values; create the codec with dtype={got.str!r}")
+
     def encode(self, buf):
         if _on_device(buf):
-            flat = buf.reshape(-1)
+            self._check_typed(buf.dtype, "a device array")
+            flat = bits(buf.reshape(-1))
             self._check_length(flat.shape[0])
             return delta_encode(flat, self.order, self.tuple_size)
-        arr = ensure_contiguous_ndarray(buf).view(self.dtype).reshape(-1)
+        if isinstance(buf, np.ndarray):
+            self._check_typed(buf.dtype, "an array")
+        arr = ensure_contiguous_ndarray(buf).view(code_dtype(self.dtype)).reshape(-1)
         self._check_length(arr.size)
-        return delta_encode(arr, self.order, self.tuple_size)
+        return in_native_order(delta_encode, arr, self.order, self.tuple_size)
 
     def decode(self, buf, out=None):
         if _on_device(buf):
-            flat = buf.reshape(-1)
+            flat = bits(buf.reshape(-1))
             self._check_length(flat.shape[0])
-            dec = delta_decode(flat, self.order, self.tuple_size)
+            dec = from_bits(delta_decode(flat, self.order, self.tuple_size), self.dtype)
             if out is None:
                 return dec
             out.reshape(-1)[...] = dec
             return out
-        enc = ensure_contiguous_ndarray(buf).view(self.dtype).reshape(-1)
+        enc = ensure_contiguous_ndarray(buf).view(code_dtype(self.dtype)).reshape(-1)
         self._check_length(enc.size)
-        dec = delta_decode(enc, self.order, self.tuple_size)
+        dec = in_native_order(delta_decode, enc, self.order, self.tuple_size).view(self.dtype)
         return ndarray_copy(dec, out)
 
     def get_config(self):

@@ -5,9 +5,13 @@ PLDI 2016, section 2).
 ``zarr.create_array(..., filters=[Delta(order=q, tuple_size=s)])`` encodes each
 chunk as q rounds of ``d[j] -= d[j - s]`` over its elements in C order and
 decodes it with the inclusive sum scan applied q times per stream
-(:func:`prefixscan.delta_decode`); integers round-trip exactly, wrap-around
-included.  The data type comes from the array, so the stored configuration is
-only ``{"order": q, "tuple_size": s}`` under the name ``prefixscan.delta``.
+(:func:`prefixscan.delta_decode`).  Every chunk round-trips exactly: integers
+wrap around, and float chunks are coded as the integers that hold their bit
+patterns (float32 as int32, ...; :mod:`._parameters`), never by subtracting
+floats, whose differences would not undo exactly; the coded chunk keeps the
+array's float data type, its values being those integer differences' bits.
+The data type comes from the array, so the stored configuration is only
+``{"order": q, "tuple_size": s}`` under the name ``prefixscan.delta``.
 Zarr finds the class by that name when it reopens an array: importing this
 module registers it, and so does the ``zarr.codecs`` entry point of an
 installed prefixscan (for readers that never import prefixscan themselves).
@@ -31,7 +35,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without zarr 3
     raise ImportError(f"prefixscan.codecs.zarr3 needs zarr>=3: {install_command('codecs')}") from exc
 
 from ..algorithms.delta import delta_decode, delta_encode
-from ._parameters import check_dtype, check_length, check_order_and_tuple_size
+from ._parameters import bits, check_dtype, check_length, check_order_and_tuple_size, from_bits, in_native_order
 
 __all__ = ["CODEC_NAME", "Delta"]
 
@@ -98,11 +102,12 @@ class Delta(ArrayArrayCodec):
         return self._decode_sync(chunk_array, chunk_spec)
 
     def _code(self, direction, chunk_array, chunk_spec):
-        """Apply delta_encode or delta_decode to the chunk's elements in C order."""
+        """Apply delta_encode or delta_decode to the chunk's elements in C order
+        (a float chunk's bit patterns, as integers of its width)."""
         array = chunk_array.as_ndarray_like()  # NumPy on the host, CuPy for zarr's GPU buffers
-        flat = array.reshape(-1)
+        flat = bits(array.reshape(-1))
         check_length(flat.shape[0], self.tuple_size)
-        coded = direction(flat, self.order, self.tuple_size)
+        coded = from_bits(in_native_order(direction, flat, self.order, self.tuple_size), array)
         return chunk_spec.prototype.nd_buffer.from_ndarray_like(coded.reshape(array.shape))
 
 

@@ -3,8 +3,9 @@
 ``prefixscan.scan`` and the functions built on it take dask arrays and return
 dask arrays of the same chunks, without computing anything; this package is
 where they go (the public functions detect a dask array by its type and hand it
-here, so prefixscan never imports dask unless it is given one).  Install with
-``pip install 'prefixscan[dask]'``.
+here, so prefixscan never imports dask unless it is given one).  Install the
+``dask`` extra from a checkout (prefixscan is not on PyPI):
+``pip install -e '.[dask]'``.
 
 * :mod:`.graph`: the task graph, three layers: every chunk reduced to its
   total, the totals combined into every chunk's carry by a tree, every chunk

@@ -185,9 +185,13 @@ def test_primitives_rows(tmp_path, capsys):
     rows = data["primitives"]
     assert {r["primitive"] for r in rows} >= {"segmented_scan", "compact", "logaddexp float64", "order 8 int32",
                                               "tuple size 8 int32", "affine"}
+    import importlib.util
+
+    has_scipy = importlib.util.find_spec("scipy") is not None  # the bench and test extras install it
     for r in rows:
         if r["status"] == "skipped":  # SciPy missing: lfilter is the idiom
-            assert r["primitive"] == "linear_recurrence", r
+            assert r["primitive"] == "linear_recurrence" and not has_scipy, r
+            assert r["error"] == "SciPy is not installed"
             continue
         assert r["status"] == "ok" and r["verified"], r
         assert r["seconds"] > 0 and r["peer_seconds"] > 0 and r["copy_seconds"] > 0
@@ -209,3 +213,43 @@ def test_primitive_mismatch_is_reported():
     close = Primitive("close", "float32", 100, "-", lambda: x.astype(np.float32) * (1 + 1e-7), "identity",
                       lambda: x.astype(np.float32), 2 * x.nbytes, rtol=1e-5)
     assert _time_case(close, repeats=2, budget=0.01)["verified"]
+
+
+def test_one_named_statistic_per_device(capsys):
+    """``seconds`` is the fastest round on the CPU (scans and primitives alike) and the
+    median on CUDA; the metadata, the tables and ``bench --help`` say which."""
+    from prefixscan.benchmark import format_markdown, format_table, run_benchmark
+    from prefixscan.benchmark.report import STATISTIC
+    from prefixscan.cli import main
+
+    result = run_benchmark(device="cpu", sizes=[10], dtypes=["int32"], repeats=5, progress=False, quick=True,
+                           primitives=True, primitive_log2=10)
+    assert result["metadata"]["statistic"] == STATISTIC["cpu"] == "min"
+    for r in result["records"] + [p for p in result["primitives"] if p["status"] == "ok"]:
+        assert r["samples"] >= 3
+        assert r["seconds"] <= r["seconds_median"], r
+    for r in result["records"]:
+        assert r["seconds"] == r["seconds_min"]
+    assert "fastest of interleaved rounds" in format_table(result).splitlines()[1]
+    assert "fastest of interleaved rounds" in format_markdown(result)
+    assert STATISTIC["cuda"] == "median"
+    assert main(["bench", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "the fastest round reported; CUDA: the median reported" in text
+
+
+def test_lfilter_row_is_skipped_without_scipy(monkeypatch):
+    """Without SciPy the linear_recurrence row says so and costs nothing in the plan."""
+    import sys
+
+    import numpy as np
+
+    from prefixscan.benchmark.primitives import expected_seconds, measure_primitives
+
+    monkeypatch.setitem(sys.modules, "scipy", None)
+    monkeypatch.setitem(sys.modules, "scipy.signal", None)
+    rows = {r["primitive"]: r for r in measure_primitives(8, np.random.default_rng(1), repeats=1, budget=0.01)}
+    assert rows["linear_recurrence"]["status"] == "skipped"
+    assert rows["linear_recurrence"]["error"] == "SciPy is not installed"
+    assert rows["compact"]["status"] == "ok"
+    assert expected_seconds("linear_recurrence", 23) < 0.01 * expected_seconds("compact", 23)

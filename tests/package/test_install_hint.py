@@ -16,39 +16,72 @@ from prefixscan.backends import triton as triton_backend
 from prefixscan.cli import info_lines, main
 
 
+#: What the metadata of an installed prefixscan lists (importlib.metadata.requires).
+REQUIRES = ['numpy>=1.23', 'torch>=2.4; extra == "gpu"', 'triton>=3.2; extra == "gpu"',
+            'numcodecs>=0.12; extra == "codecs"', 'zarr>=3; python_version >= "3.11" and extra == "codecs"',
+            'dask[array,distributed]>=2024.12; extra == "dask"']
+
+
 @pytest.fixture
 def origin(monkeypatch):
-    """Set what pip recorded (direct_url.json) and whether a checkout is around."""
+    """Set what pip recorded (direct_url.json), whether a checkout is around and
+    what the installed metadata requires (None: no metadata)."""
 
-    def set_origin(direct_url=None, checkout=None):
+    def set_origin(direct_url=None, checkout=None, requires=REQUIRES):
         monkeypatch.setattr(_install_hint, "_direct_url", lambda: direct_url)
         monkeypatch.setattr(_install_hint, "_checkout_root", lambda: checkout)
+
+        def fake_requires(name):
+            if requires is None:
+                raise _install_hint.metadata.PackageNotFoundError(name)
+            return list(requires)
+
+        monkeypatch.setattr(_install_hint.metadata, "requires", fake_requires)
 
     return set_origin
 
 
-def test_index_install(origin):
+def test_unknown_source_installs_the_extras_requirements(origin):
+    """prefixscan is not on PyPI: 'pip install prefixscan[gpu]' cannot work.  Where
+    the source is unknown, the hint installs what the extra needs."""
     origin()
-    assert install_command("gpu") == "pip install 'prefixscan[gpu]'"
-    assert install_command() == "pip install 'prefixscan'"
+    assert install_command("gpu") == "pip install 'torch>=2.4' 'triton>=3.2'"
+    command = install_command("codecs")
+    assert command == """pip install 'numcodecs>=0.12' 'zarr>=3; python_version >= "3.11"'"""
+    assert shlex.split(command)[2:] == ["numcodecs>=0.12", 'zarr>=3; python_version >= "3.11"']
+    assert install_command("dask") == "pip install 'dask[array,distributed]>=2024.12'"
+    assert "prefixscan[" not in install_command()
 
 
-def test_editable_checkout(origin):
-    origin({"url": "file:///home/me/my%20code/prefixscan", "dir_info": {"editable": True}})
+def test_nothing_known_names_the_checkout(origin):
+    origin(requires=None)
+    assert install_command("gpu") == "pip install -e '.[gpu]' (in a checkout of prefixscan: it is not on PyPI)"
+    origin()
+    assert install_command("nonesuch").startswith("pip install -e '.[nonesuch]' (in a checkout")
+
+
+def test_editable_checkout(origin, tmp_path):
+    checkout = tmp_path / "my code" / "prefixscan"
+    checkout.mkdir(parents=True)
+    origin({"url": checkout.as_uri(), "dir_info": {"editable": True}})
     command = install_command("gpu")
-    assert command == "pip install -e '/home/me/my code/prefixscan[gpu]'"
-    assert shlex.split(command) == ["pip", "install", "-e", "/home/me/my code/prefixscan[gpu]"]
+    assert "%20" in checkout.as_uri() and command == f"pip install -e '{checkout}[gpu]'"
+    assert shlex.split(command) == ["pip", "install", "-e", f"{checkout}[gpu]"]
 
 
 def test_local_directory_wheel_and_vcs(origin, tmp_path):
-    origin({"url": "file:///src/prefixscan", "dir_info": {}})
-    assert install_command("bench") == "pip install '/src/prefixscan[bench]'"
+    source = tmp_path / "src" / "prefixscan"
+    source.mkdir(parents=True)
+    origin({"url": source.as_uri(), "dir_info": {}})
+    assert install_command("bench") == f"pip install '{source}[bench]'"
+    origin({"url": (tmp_path / "removed-clone").as_uri(), "dir_info": {}})
+    assert install_command("gpu") == "pip install 'torch>=2.4' 'triton>=3.2'"  # the directory is gone
     wheel = tmp_path / "prefixscan-0.1.0-py3-none-any.whl"
     wheel.write_bytes(b"")
     origin({"url": wheel.as_uri(), "archive_info": {}})
     assert install_command("gpu") == f"pip install '{wheel}[gpu]'"
     origin({"url": (tmp_path / "gone.whl").as_uri(), "archive_info": {}}, checkout=None)
-    assert install_command("gpu") == "pip install 'prefixscan[gpu]'"  # the wheel is gone: the index form
+    assert install_command("gpu") == "pip install 'torch>=2.4' 'triton>=3.2'"  # the wheel is gone
     origin({"url": "https://example.org/prefixscan.git",
             "vcs_info": {"vcs": "git", "commit_id": "abc", "requested_revision": "v0.1"}})
     assert install_command("gpu") == "pip install 'prefixscan[gpu] @ git+https://example.org/prefixscan.git@v0.1'"
