@@ -20,7 +20,8 @@ from typing import Any, Callable
 import numpy as np
 
 from .._arrays import inspect_array
-from .._normalize import check_flag
+from .._axes import numpy_cumulative_axis
+from .._normalize import check_flag, numpy_out_accumulator
 from .._scan import scan
 from ..caches import register_cache
 from ..differentiable.routing import wants_torch_ops
@@ -28,15 +29,17 @@ from ..differentiable.routing import wants_torch_ops
 __all__ = ["cumsum", "cumprod", "cummax", "cummin"]
 
 
-def _check_a(a, exclusive, reverse) -> Any:
-    """``a``'s dtype (a NumPy dtype object or a name), after refusing what is not a
-    numeric or bool array and flags that are not True/False; errors name ``a``."""
+def _check_a(a, exclusive, reverse) -> tuple[Any, int]:
+    """``a``'s dtype (a NumPy dtype object or a name) and number of dimensions, after
+    refusing what is not a numeric or bool array and flags that are not True/False;
+    errors name ``a``."""
     check_flag(exclusive, "exclusive")
     check_flag(reverse, "reverse")
     # A NumPy dtype object is a cheap cache key (its .name is a slow property).
     if type(a) is np.ndarray and a.dtype.kind in "biufc":
-        return a.dtype
-    return inspect_array(a, "a").dtype
+        return a.dtype, a.ndim
+    ref = inspect_array(a, "a")
+    return ref.dtype, len(ref.shape)
 
 
 def _numpy_result_dtype(dtype_key, dtype, probe: Callable) -> Any:
@@ -62,11 +65,16 @@ _SHARED_PARAMETERS = """
         Any array :func:`prefixscan.scan` takes (NumPy, torch, CuPy, JAX, ...).
     axis : int or None, default None
         None scans the flattened array and returns 1-D, as NumPy does; an
-        integer scans along that axis.
+        integer scans along that axis (a 0-d ``a`` counts as 1-D, as in NumPy;
+        out of range: NumPy's ``AxisError``).
     dtype : dtype, optional
         Accumulation and output dtype; by default {default}.{accumulator}
     out : array, optional
-        Where to write the result (the result's shape and dtype, x's device).
+        Where to write the result (the result's shape, x's device): of the
+        result's dtype, or of one it casts to under ``same_kind`` (float into
+        int is refused), accumulated as NumPy does in the promotion of both
+        dtypes (int32 data into an int32 ``out``: summed in int64, wrapped;
+        float32 data into a float64 ``out``: summed in float64).
     exclusive : bool, default False
         Exclusive scan: element i combines the elements before i, the first
         being the operator's identity ({identity}).
@@ -90,9 +98,17 @@ def _cumulative(name: str, op: str, probe: Callable | None, a, axis, dtype, out,
         from ..differentiable import scans
 
         return getattr(scans, name)(a, axis, dtype, out, exclusive=exclusive, reverse=reverse, backend=backend)
-    dtype_key = _check_a(a, exclusive, reverse)
+    dtype_key, ndim = _check_a(a, exclusive, reverse)
+    given = dtype
     if probe is not None:
         dtype = _numpy_result_dtype(dtype_key, dtype, probe)
+    if out is not None and given is None and type(out) is not tuple:
+        # An out of another dtype: accumulate as NumPy does, in the promotion of both.
+        result = dtype_key if dtype is None else dtype
+        result = result if isinstance(result, str) else np.dtype(result).name
+        dtype = numpy_out_accumulator(result, inspect_array(out, "out").dtype)
+    if ndim == 0:  # NumPy scans a 0-d array as a 1-element 1-D one
+        axis = numpy_cumulative_axis(axis, ndim)
     return scan(a, op, axis=axis, inclusive=not exclusive, reverse=reverse, dtype=dtype, out=out,
                 backend=backend)
 
@@ -132,3 +148,4 @@ cummax.__doc__ = ("Running maximum (``np.maximum.accumulate``); keeps the dtype.
 cummin.__doc__ = ("Running minimum (``np.minimum.accumulate``); keeps the dtype.  NaN propagates.\n"
                   + _SHARED_PARAMETERS.format(default="a's (min is exact in any dtype)", accumulator="",
                                               identity="the dtype's highest value"))
+

@@ -22,6 +22,7 @@ from typing import Any
 
 import torch
 
+from .._axes import AxisError, normalize_axis
 from ..monoid import accumulator_dtype_name
 from .ops import call_recurrence, recurrence_values
 from .params import RecurrenceParams, check_offsets
@@ -44,7 +45,7 @@ def _shape(a: torch.Tensor, b: torch.Tensor) -> tuple:
         raise ValueError(f"b has shape {tuple(b.shape)}, which does not broadcast against a's shape "
                          f"{tuple(a.shape)}") from None
     if not shape:
-        raise ValueError("a must have at least one dimension (a and b broadcast to a 0-d shape)")
+        raise AxisError("a must have at least one dimension (a and b broadcast to a 0-d shape)")
     return shape
 
 
@@ -106,10 +107,7 @@ def linear_recurrence_tensors(a: torch.Tensor, b: torch.Tensor, *, init: Any = N
         if return_final:
             return tuple(r.view(unsigned) for r in result)
         return result.view(unsigned)
-    ndim = len(shape)
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"axis {axis} is out of range for an array of {ndim} dimension(s)")
-    axis %= ndim
+    axis = normalize_axis(axis, len(shape), "a")
     n = shape[axis]
     params = RecurrenceParams(axis, reverse, backend)
     recur = call_recurrence if wants_torch_ops(a, init, b) else recurrence_values
