@@ -37,7 +37,7 @@ def test_axis_error_everywhere(backend, rng):
     for axis in (2, -3, 7):
         _raises_axis_error(ps.scan, x, axis=axis, **on)
         _raises_axis_error(ps.make_scan("max", axis=axis, **on), x)
-        for name in DROP_INS:
+        for name in DROP_INS + ["cumulative_sum", "cumulative_prod"]:
             _raises_axis_error(getattr(ps, name), x, axis=axis, **on)
         _raises_axis_error(ps.delta_encode, x, axis=axis, **on)
         _raises_axis_error(ps.delta_decode, x, axis=axis, **on)
@@ -57,6 +57,7 @@ def test_axis_error_on_the_autograd_path():
     x = torch.ones(3, 4, requires_grad=True)
     _raises_axis_error(ps.scan, x, axis=2)
     _raises_axis_error(ps.cumsum, x, axis=-3)
+    _raises_axis_error(ps.cumulative_sum, x, axis=2)
     _raises_axis_error(ps.linear_recurrence, x, x, axis=2)
 
 
