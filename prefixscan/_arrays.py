@@ -252,6 +252,15 @@ def overlap(a: Any, b: Any) -> str:
     """How arrays ``a`` and ``b`` share memory: "none", "same" (the same elements
     in the same layout: an in-place scan) or "partial" (anything else that may
     overlap, judged on the address ranges)."""
+    if a is b:
+        return "same"
+    if type(a) is np.ndarray and type(b) is np.ndarray and not np.may_share_memory(a, b):
+        return "none"  # the common case, without building the descriptions
+    if _root_module(a) == "torch" and _root_module(b) == "torch":
+        sa, sb = a.untyped_storage(), b.untyped_storage()
+        pa, pb = sa.data_ptr(), sb.data_ptr()
+        if pa + sa.nbytes() <= pb or pb + sb.nbytes() <= pa or a.device != b.device:
+            return "none"  # disjoint allocations: the common case, cheaply
     ma, mb = _memory(a), _memory(b)
     if ma is None or mb is None or ma[0] != mb[0] or 0 in ma[2] or 0 in mb[2]:
         return "none"
@@ -274,6 +283,8 @@ def unalias(x: Any, out: Any) -> Any:
     field in place (``out=x``): a scan then reads its input before writing any of it."""
     if out is None:
         return x
+    if type(x) is not tuple and type(out) is not tuple:  # one field: the common case
+        return _copy(x) if overlap(x, out) == "partial" else x
     struct = type(x) is tuple
     outs = out if type(out) is tuple else (out,)
     fields = list(x) if struct else [x]

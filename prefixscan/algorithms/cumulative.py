@@ -58,6 +58,19 @@ def _numpy_rule(dtype, probe: str) -> str:
 
 register_cache("prefixscan.algorithms.cumulative.numpy_rule", _numpy_rule.cache_clear)
 
+
+@functools.lru_cache(maxsize=None)  # one entry per (result dtype, out dtype): a few dozen at most
+def _out_rule(result, out_dtype) -> str | None:
+    """The accumulator for a result of dtype ``result`` written into an ``out`` of
+    ``out_dtype`` (dtype objects or names): None when they are one dtype, else
+    NumPy's (:func:`prefixscan._normalize.numpy_out_accumulator`)."""
+    r = result if isinstance(result, str) else np.dtype(result).name
+    o = out_dtype if isinstance(out_dtype, str) else np.dtype(out_dtype).name
+    return None if r == o else numpy_out_accumulator(r, o)
+
+
+register_cache("prefixscan.algorithms.cumulative.out_rule", _out_rule.cache_clear)
+
 _SHARED_PARAMETERS = """
     Parameters
     ----------
@@ -104,9 +117,9 @@ def _cumulative(name: str, op: str, probe: Callable | None, a, axis, dtype, out,
         dtype = _numpy_result_dtype(dtype_key, dtype, probe)
     if out is not None and given is None and type(out) is not tuple:
         # An out of another dtype: accumulate as NumPy does, in the promotion of both.
-        result = dtype_key if dtype is None else dtype
-        result = result if isinstance(result, str) else np.dtype(result).name
-        dtype = numpy_out_accumulator(result, inspect_array(out, "out").dtype)
+        out_key = out.dtype if type(out) is np.ndarray else inspect_array(out, "out").dtype
+        promoted = _out_rule(dtype_key if dtype is None else dtype, out_key)
+        dtype = dtype if promoted is None else promoted
     if ndim == 0:  # NumPy scans a 0-d array as a 1-element 1-D one
         axis = numpy_cumulative_axis(axis, ndim)
     return scan(a, op, axis=axis, inclusive=not exclusive, reverse=reverse, dtype=dtype, out=out,
