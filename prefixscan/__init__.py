@@ -27,6 +27,8 @@ from .api import (
     cummin,
     cumprod,
     cumsum,
+    cumulative_prod,
+    cumulative_sum,
     delta_decode,
     delta_encode,
     linear_recurrence,
@@ -44,7 +46,8 @@ __version__ = _version.__version__
 
 __all__ = [
     "AFFINE", "BUILTIN_OPS", "BackendUnavailableError", "Monoid", "Scan", "available_backends",
-    "clear_caches", "compact", "cummax", "cummin", "cumprod", "cumsum", "delta_decode", "delta_encode",
+    "clear_caches", "compact", "cummax", "cummin", "cumprod", "cumsum", "cumulative_prod", "cumulative_sum",
+    "delta_decode", "delta_encode",
     "exp", "linear_recurrence", "log", "log1p", "make_scan", "maximum", "minimum", "networks", "partition", "scan",
     "segmented_scan", "where",
 ]

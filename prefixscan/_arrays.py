@@ -205,3 +205,123 @@ def from_torch(result, like: ArrayRef, dtype: str | None = None) -> Any:
     if mod is not None and hasattr(mod, "from_dlpack"):
         return mod.from_dlpack(result)
     return result
+
+
+# ---------------------------------------------------------------------------
+# Memory of an ``out`` argument: overlaps, and results cast into it.
+
+def _memory(obj: Any) -> tuple | None:
+    """``(device, address, shape, byte strides, itemsize)`` of a NumPy array, a torch
+    tensor or a ``__cuda_array_interface__`` array; None for anything else."""
+    if isinstance(obj, np.ndarray):
+        return "cpu", obj.__array_interface__["data"][0], obj.shape, obj.strides, obj.itemsize
+    if _root_module(obj) == "torch" and hasattr(obj, "data_ptr"):
+        size = obj.element_size()
+        return str(obj.device), obj.data_ptr(), tuple(obj.shape), tuple(s * size for s in obj.stride()), size
+    iface = getattr(obj, "__cuda_array_interface__", None)
+    if isinstance(iface, dict):
+        shape, itemsize = tuple(iface["shape"]), np.dtype(iface["typestr"]).itemsize
+        strides = iface.get("strides")
+        if strides is None:  # C-contiguous
+            strides, step = [], itemsize
+            for n in reversed(shape):
+                strides.insert(0, step)
+                step *= max(n, 1)
+        return "cuda", iface["data"][0], shape, tuple(strides), itemsize
+    return None
+
+
+def has_internal_overlap(obj: Any) -> bool:
+    """Whether two elements of ``obj`` may share memory (a stride-0 ``expand`` or
+    broadcast view, or strides that interleave): checked on the strides alone, so a
+    rare layout whose elements interleave without meeting counts as overlapping."""
+    if _root_module(obj) == "torch" and hasattr(obj, "stride"):  # no data pointer: traceable
+        shape, strides, itemsize = tuple(obj.shape), obj.stride(), 1
+    else:
+        mem = _memory(obj)
+        if mem is None:
+            return False
+        _, _, shape, strides, itemsize = mem
+    if 0 in shape:
+        return False
+    extent = itemsize  # bytes spanned by the dimensions of smaller strides
+    for stride, n in sorted((abs(s), n) for n, s in zip(shape, strides) if n > 1):
+        if stride < extent:
+            return True
+        extent += stride * (n - 1)
+    return False
+
+
+def _span(mem: tuple) -> tuple[int, int]:
+    _, address, shape, strides, itemsize = mem
+    low = address + sum(min(0, (n - 1) * s) for n, s in zip(shape, strides))
+    high = address + sum(max(0, (n - 1) * s) for n, s in zip(shape, strides)) + itemsize
+    return low, high
+
+
+def overlap(a: Any, b: Any) -> str:
+    """How arrays ``a`` and ``b`` share memory: "none", "same" (the same elements
+    in the same layout: an in-place scan) or "partial" (anything else that may
+    overlap, judged on the address ranges)."""
+    if a is b:
+        return "same"
+    if type(a) is np.ndarray and type(b) is np.ndarray and not np.may_share_memory(a, b):
+        return "none"  # the common case, without building the descriptions
+    if _root_module(a) == "torch" and _root_module(b) == "torch":
+        sa, sb = a.untyped_storage(), b.untyped_storage()
+        pa, pb = sa.data_ptr(), sb.data_ptr()
+        if pa + sa.nbytes() <= pb or pb + sb.nbytes() <= pa or a.device != b.device:
+            return "none"  # disjoint allocations: the common case, cheaply
+    ma, mb = _memory(a), _memory(b)
+    if ma is None or mb is None or ma[0] != mb[0] or 0 in ma[2] or 0 in mb[2]:
+        return "none"
+    (low_a, high_a), (low_b, high_b) = _span(ma), _span(mb)
+    if high_a <= low_b or high_b <= low_a:
+        return "none"
+    layout = [(ma[1], ma[4], ma[2], tuple(s for n, s in zip(ma[2], ma[3]) if n > 1)),
+              (mb[1], mb[4], mb[2], tuple(s for n, s in zip(mb[2], mb[3]) if n > 1))]
+    return "same" if layout[0] == layout[1] else "partial"
+
+
+def _copy(obj: Any) -> Any:
+    if isinstance(obj, np.ndarray):
+        return obj.copy()
+    return obj.clone() if hasattr(obj, "clone") else obj.copy()
+
+
+def unalias(x: Any, out: Any) -> Any:
+    """``x`` with a copy of every field that ``out`` overlaps other than as the same
+    field in place (``out=x``): a scan then reads its input before writing any of it."""
+    if out is None:
+        return x
+    if type(x) is not tuple and type(out) is not tuple:  # one field: the common case
+        return _copy(x) if overlap(x, out) == "partial" else x
+    struct = type(x) is tuple
+    outs = out if type(out) is tuple else (out,)
+    fields = list(x) if struct else [x]
+    changed = False
+    for i, f in enumerate(fields):
+        for j, o in enumerate(outs):
+            kind = overlap(f, o)
+            if kind == "partial" or (kind == "same" and i != j):
+                fields[i], changed = _copy(f), True
+                break
+    if not changed:
+        return x
+    return tuple(fields) if struct else fields[0]
+
+
+def write_result(ref: ArrayRef, result: Any) -> None:
+    """Copy a backend's ``result`` (a NumPy array or a torch tensor) into the caller's
+    array ``ref``, cast to its dtype (the caller has checked that the cast is allowed)."""
+    if ref.device == "cpu" and ref.library != "torch":
+        if not isinstance(result, np.ndarray):  # a torch tensor (bfloat16 widened: NumPy lacks it)
+            result = result.detach().cpu()
+            result = (result.float() if str(result.dtype) == "torch.bfloat16" else result).numpy()
+        np.copyto(np.asarray(ref.obj), result, casting="unsafe")
+        return
+    import torch
+
+    if isinstance(result, np.ndarray):
+        result = torch.from_numpy(np.ascontiguousarray(result))
+    as_torch(ref).copy_(result)

@@ -11,8 +11,8 @@ names it, before any backend runs and before anything is written to ``out``.
 
 The request types live in :mod:`prefixscan._request` so that backends can use
 them without importing the checks; the checks of segment descriptions
-(``flags``, ``offsets``, ``keys``) live in :mod:`prefixscan._segments` and are
-re-exported here.
+(``flags``, ``offsets``, ``keys``) live in :mod:`prefixscan._segments` and those of
+``out`` in :mod:`prefixscan._out`; both are re-exported here.
 """
 
 from __future__ import annotations
@@ -25,7 +25,9 @@ from typing import Any
 import numpy as np
 
 from ._arrays import ArrayRef, as_torch, inspect_array, refuse_unsupported
+from ._axes import normalize_axis
 from ._monoid_probe import probe
+from ._out import check_out, check_out_dtype, check_out_writable, numpy_out_accumulator
 from ._request import ScanConfig, ScanRequest, np_dtype
 from ._segments import check_keys, check_offsets, check_segments
 from .backends.triton.registry import DETERMINISTIC_STRATEGIES, STRATEGY_NAMES
@@ -34,12 +36,24 @@ from .monoid import Monoid, accumulator_dtype_name, resolve_op
 __all__ = ["ALGORITHMS", "STRATEGIES", "make_config", "build_request", "check_init", "check_init_shape", "check_axis",
            "check_recurrence_args", "check_delta_args", "check_segmented_request", "check_segments",
            "check_offsets", "check_keys",
-           "check_compact_args", "CompactArgs", "check_init_value", "check_flag", "check_monoid"]
+           "check_compact_args", "CompactArgs", "check_init_value", "check_flag", "check_monoid", "check_order",
+           "check_tuple_size", "MAX_ORDER", "MAX_TUPLE_SIZE", "check_out_dtype", "check_out_writable",
+           "numpy_out_accumulator"]
 
 ALGORITHMS = ("auto", "serial", "kogge_stone", "sklansky", "brent_kung", "reduce_then_scan")
 # GPU meta-strategies (backends/triton/registry.py); "auto" asks the tuner (decoupled
 # look-back unless a tuned table says otherwise).
 STRATEGIES = ("auto",) + STRATEGY_NAMES
+
+#: The highest ``order`` a scan or delta coding takes.  Every backend's work grows
+#: with the order: the NumPy path repeats the scan q times, the compiled CPU kernels
+#: run ceil(q / 8) passes, the GPU's look-back keeps status per tile and per order
+#: (memory proportional to q) and its other strategies launch once per order.  An
+#: order-q sum grows like n^q / q!, past float64's range for q in the dozens.
+MAX_ORDER = 64
+#: The highest ``tuple_size``: the longest lane an array of 16-byte elements can
+#: have.  A tuple size must divide the lane length, so only empty lanes meet it.
+MAX_TUPLE_SIZE = np.iinfo(np.intp).max // 16
 
 
 def _as_int(value: Any, name: str) -> int:
@@ -62,6 +76,29 @@ def _as_bool(value: Any, name: str) -> bool:
     raise TypeError(f"{name} must be True or False, got {value!r}")
 
 
+def check_order(order: Any) -> int:
+    """``order``, an integer in ``[1, MAX_ORDER]``."""
+    order = _as_int(order, "order")
+    if order < 1:
+        raise ValueError(f"order must be >= 1, got {order}")
+    if order > MAX_ORDER:
+        raise ValueError(f"order={order} is above the limit of {MAX_ORDER}: every backend's work grows with "
+                         "the order (q passes, or state per order); apply the scan in steps of at most "
+                         f"{MAX_ORDER} orders if you need more")
+    return order
+
+
+def check_tuple_size(tuple_size: Any) -> int:
+    """``tuple_size``, an integer in ``[1, MAX_TUPLE_SIZE]``."""
+    tuple_size = _as_int(tuple_size, "tuple_size")
+    if tuple_size < 1:
+        raise ValueError(f"tuple_size must be >= 1, got {tuple_size}")
+    if tuple_size > MAX_TUPLE_SIZE:
+        raise ValueError(f"tuple_size={tuple_size} is longer than any array's axis can be "
+                         f"(at most {MAX_TUPLE_SIZE})")
+    return tuple_size
+
+
 def make_config(op, *, axis, inclusive, reverse, order, tuple_size, dtype, backend, algorithm,
                 deterministic=False, strategy=None) -> ScanConfig:
     """Check the data-independent arguments of a scan (see :func:`prefixscan.scan`
@@ -70,12 +107,8 @@ def make_config(op, *, axis, inclusive, reverse, order, tuple_size, dtype, backe
     monoid = resolve_op(op)
     if axis is not None:
         axis = _as_int(axis, "axis")
-    order = _as_int(order, "order")
-    if order < 1:
-        raise ValueError(f"order must be >= 1, got {order}")
-    tuple_size = _as_int(tuple_size, "tuple_size")
-    if tuple_size < 1:
-        raise ValueError(f"tuple_size must be >= 1, got {tuple_size}")
+    order = check_order(order)
+    tuple_size = check_tuple_size(tuple_size)
     if dtype is not None:
         dtype = _dtype_str(dtype)
     if backend is not None and backend not in ("cpu", "triton"):
@@ -150,10 +183,7 @@ def build_request(config: ScanConfig, x: Any, init: Any, out: Any) -> ScanReques
         lane_len = int(np.prod(shape, dtype=np.int64))
         out_shape = (lane_len,)
     else:
-        ndim = len(shape)
-        if not -ndim <= config.axis < ndim:
-            raise ValueError(f"axis {config.axis} is out of range for an array of {ndim} dimension(s)")
-        norm_axis = config.axis % ndim
+        norm_axis = normalize_axis(config.axis, len(shape))
         lane_len = shape[norm_axis]
         out_shape = shape
     s = config.tuple_size
@@ -167,7 +197,11 @@ def build_request(config: ScanConfig, x: Any, init: Any, out: Any) -> ScanReques
     if init is not None:
         request.init = check_init(init, acc, struct, request.init_shape)
     if out is not None:
-        request.out = _check_out(out, request)
+        refs = check_out(out, request)
+        if any(ref.dtype != d for ref, d in zip(refs, request.out_dtypes)):
+            request.cast_out = refs  # the result goes to a fresh array, then cast into out
+        else:
+            request.out = refs
     return request
 
 
@@ -371,46 +405,12 @@ def check_init_shape(value: Any, target: tuple) -> tuple:
     return shape
 
 
-def _check_out(out: Any, request: ScanRequest) -> list[ArrayRef]:
-    values = list(out) if request.struct else [out]
-    if request.struct and (not isinstance(out, tuple) or len(values) != len(request.fields)):
-        raise ValueError(f"out: expected a tuple of {len(request.fields)} arrays")
-    refs = []
-    for i, v in enumerate(values):
-        if isinstance(v, (list, tuple)) or np.isscalar(v):
-            raise TypeError(f"out must be an array, got {type(v).__name__}")
-        ref = inspect_array(v, "out")
-        if ref.library == "jax":
-            raise TypeError("out: JAX arrays are immutable; leave out=None and use the returned array")
-        if ref.library == "dask":
-            raise TypeError("out: a dask array cannot be written into; leave out=None and store the result "
-                            "(dask.array.store, to_zarr)")
-        if ref.library == "other" and not isinstance(v, np.ndarray):
-            raise TypeError(f"out must be a NumPy array or tensor, got {type(v).__name__}")
-        if ref.shape != request.out_shape:
-            raise ValueError(f"out has shape {ref.shape}; the result has shape {request.out_shape}")
-        if ref.dtype != request.out_dtypes[i]:
-            raise TypeError(f"out has dtype {ref.dtype}; the result has dtype {request.out_dtypes[i]}")
-        if ref.device != request.device:
-            raise ValueError(f"out is on {ref.device} but x is on {request.device}")
-        if isinstance(v, np.ndarray) and not v.flags.writeable:
-            raise ValueError("out is read-only")
-        refs.append(ref)
-    return refs
-
-
 # ---------------------------------------------------------------------------
 # Arguments of the derived functions (prefixscan.algorithms).
 
 def check_axis(ref: ArrayRef, axis: int, argument: str = "x") -> int:
     """``axis`` made non-negative for an array of at least one dimension."""
-    axis = _as_int(axis, "axis")
-    if len(ref.shape) == 0:
-        raise ValueError(f"{argument} must have at least one dimension")
-    ndim = len(ref.shape)
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"axis {axis} is out of range for an array of {ndim} dimension(s)")
-    return axis % ndim
+    return normalize_axis(_as_int(axis, "axis"), len(ref.shape), argument)
 
 
 def check_recurrence_args(a: Any, b: Any, init: Any, axis: int) -> tuple[ArrayRef, ArrayRef, bool]:
@@ -422,8 +422,6 @@ def check_recurrence_args(a: Any, b: Any, init: Any, axis: int) -> tuple[ArrayRe
         raise ValueError(f"b has shape {rb.shape} but a has shape {ra.shape}")
     if ra.dtype != rb.dtype:
         raise TypeError(f"b has dtype {rb.dtype} but a has dtype {ra.dtype}")
-    if len(ra.shape) == 0:
-        raise ValueError("a must have at least one dimension")
     axis = check_axis(ra, axis, "a")
     widen = False
     if init is not None:  # checked before any work: init is h[-1], held in a's dtype
@@ -437,12 +435,8 @@ def check_delta_args(x: Any, axis: int, order: Any, tuple_size: Any) -> tuple[Ar
     made non-negative; ``tuple_size`` must divide the coded axis' length."""
     ref = inspect_array(x, "x")
     axis = check_axis(ref, axis)
-    order = _as_int(order, "order")
-    tuple_size = _as_int(tuple_size, "tuple_size")
-    if order < 1:
-        raise ValueError(f"order must be >= 1, got {order}")
-    if tuple_size < 1:
-        raise ValueError(f"tuple_size must be >= 1, got {tuple_size}")
+    order = check_order(order)
+    tuple_size = check_tuple_size(tuple_size)
     n = ref.shape[axis]
     if n % tuple_size:
         raise ValueError(f"tuple_size={tuple_size} does not divide the lane length {n}")
@@ -513,6 +507,10 @@ def check_compact_args(x: Any, mask: Any, size: Any = None, fill_value: Any = 0)
         size = _as_int(size, "size")
         if size < 0:
             raise ValueError(f"size must be >= 0, got {size}")
+        limit = np.iinfo(np.intp).max // max(np_dtype(ref.dtype).itemsize for ref in refs)
+        if size > limit:
+            raise ValueError(f"size={size} is more elements than an array of x's dtype can have "
+                             f"(at most {limit})")
         if np.ndim(fill_value) != 0 or not isinstance(fill_value, (bool, int, float, complex, np.generic)):
             raise TypeError(f"fill_value must be a number, got {type(fill_value).__name__}")
         fills = tuple(check_init_value(fill_value, ref.dtype, "fill_value") for ref in refs)

@@ -53,8 +53,11 @@ class ScanRequest:
     out_shape: tuple
     init: tuple | None  # one value per field (scalar or array), None when absent
     init_shape: tuple  # shape init values broadcast to: lanes (+ (tuple_size,))
-    out: list[ArrayRef] | None = None
+    out: list[ArrayRef] | None = None  # the backend writes the result here
     identity: tuple = field(default=())
+    # An out= of another dtype than the result: the backend writes a fresh result,
+    # which the caller casts into these arrays once the scan has succeeded.
+    cast_out: list[ArrayRef] | None = None
 
     def rebind(self, x, out) -> "ScanRequest":
         """The same checked request for other tensors of the same signature."""
@@ -64,6 +67,8 @@ class ScanRequest:
         new = object.__new__(ScanRequest)  # a shallow copy, without copy.copy's overhead
         new.__dict__.update(self.__dict__)
         new.fields, new.out = fields, outs
+        if self.cast_out is not None:
+            new.cast_out = [ArrayRef(out, o.library, o.device, o.shape, o.dtype) for o in self.cast_out]
         return new
 
     @property

@@ -18,11 +18,12 @@ the same definitions as a table.
 from __future__ import annotations
 
 import weakref
+from dataclasses import replace
 
 import numpy as np
 
 from . import dispatch
-from ._arrays import from_native, is_dask_collection
+from ._arrays import from_native, is_dask_collection, unalias, write_result
 from ._normalize import build_request, check_init, make_config
 from ._request import ScanRequest
 from .backends.base import Backend
@@ -97,6 +98,8 @@ class Scan:
         key = _signature(x, out)
         if key is not None:
             key = (key, init is not None)
+        if out is not None:
+            x = unalias(x, out)  # an out that overlaps x (but for out=x) gets a copy of x to read
         cached = self._plans.get(key) if key is not None else None
         if cached is not None:
             request, backend, fast = cached
@@ -106,8 +109,12 @@ class Scan:
                 if fast.expired():  # the tile choice may have changed since: plan again
                     del self._plans[key]
                     return self._run(x, init, out)
-                result = fast(x, out, None if seeds is None else seeds[0])
+                cast = request.cast_out is not None
+                result = fast(x, None if cast else out, None if seeds is None else seeds[0])
                 if result is not None:
+                    if cast:
+                        write_result(replace(request.cast_out[0], obj=out), result)
+                        return out
                     return result
             request = request.rebind(x, out)
             request.init = seeds
@@ -126,7 +133,11 @@ class Scan:
                 kept.init = None  # not the first call's seed: it would stay alive
                 self._plans[key] = (kept, backend, fast)
         native = backend.NATIVE_LIBRARY
-        if request.out is not None:
+        if request.cast_out is not None:  # out of another dtype: cast into it now that the scan succeeded
+            for ref, result in zip(request.cast_out, results):
+                write_result(ref, result)
+            results = [o.obj for o in request.cast_out]
+        elif request.out is not None:
             # The caller's own objects (a CuPy out= is run through a torch view).
             results = [o.obj for o in request.out]
         elif request.fields[0].library != native:
@@ -147,14 +158,14 @@ def _signature(x, out):
         if out is None:
             return (np.ndarray, x.shape, x.dtype, None)
         if type(out) is np.ndarray:
-            return (np.ndarray, x.shape, x.dtype, (out.shape, out.dtype, out.flags.writeable))
+            return (np.ndarray, x.shape, x.dtype, (out.shape, out.dtype, out.strides, out.flags.writeable))
         return None
     if type(x).__module__.split(".")[0] != "torch" or not hasattr(x, "is_cuda"):
         return None
     if out is None:
         out_sig = None
     elif type(out) is type(x):
-        out_sig = (tuple(out.shape), out.dtype, out.device)
+        out_sig = (tuple(out.shape), out.dtype, out.device, out.stride(), out.requires_grad)
     else:
         return None
     return (type(x), tuple(x.shape), x.dtype, x.device, out_sig)
@@ -263,7 +274,8 @@ def scan(x, op="add", *, axis=None, inclusive=True, reverse=False, init=None, or
     axis : int or None, default None
         None scans the flattened array (C order) and returns a 1-D result, as
         ``numpy.cumsum`` does.  An integer (negative counts from the end) scans
-        every 1-D lane along that axis; the result has x's shape.
+        every 1-D lane along that axis; the result has x's shape.  Out of range
+        (or any integer for a 0-d x): NumPy's ``AxisError``.
     inclusive : bool, default True
         Inclusive: ``y[i] = init ⊕ x[0] ⊕ ... ⊕ x[i]`` (``init`` left out when
         None).  Exclusive (False): ``y[0] = init`` (the identity when None) and
@@ -287,7 +299,7 @@ def scan(x, op="add", *, axis=None, inclusive=True, reverse=False, init=None, or
         beyond its range becomes ±inf); a complex one any number.  A string,
         or a complex value for a real accumulator, raises TypeError.
     order : int, default 1
-        ``order=q`` applies the scan described by the other arguments q times.
+        ``order=q`` (1 to 64) applies the scan described by the other arguments q times.
         With ``op="add"`` and ``inclusive=True`` this decodes a q-th order
         difference sequence (see :func:`prefixscan.delta_decode`); the GPU runs
         every order in one pass over the data (Maleki, Yang & Burtscher,
@@ -308,9 +320,15 @@ def scan(x, op="add", *, axis=None, inclusive=True, reverse=False, init=None, or
         as in C.  ``"add"`` and ``"mul"`` on bool input need an integer
         ``dtype``.
     out : array or tuple of arrays, optional
-        Where to write the result: an array of the result's shape, dtype and
-        device (a tuple for a struct operator); it may be ``x`` itself.  Nothing
-        is written to ``out`` when an error is raised.
+        Where to write the result: an array of the result's shape and device
+        (a tuple for a struct operator), of the result's dtype or one it casts
+        to under NumPy's ``same_kind`` rule (int64 into int32, float64 into
+        float32: computed as without ``out`` by the ``dtype`` rule, then cast;
+        float into int is refused).  It may be ``x`` itself, or overlap
+        it (x is then read from a copy).  Read-only arrays, arrays whose
+        elements share memory (``expand``/broadcast views) and tensors that
+        require grad are refused.  Nothing is written to ``out`` when an error
+        is raised.
     backend : {None, "cpu", "triton"}, default None
         None runs device arrays on the GPU backend (Triton kernels; needs the
         ``gpu`` extra, ``pip install -e '.[gpu]'`` in a checkout) and host
@@ -360,13 +378,14 @@ def scan(x, op="add", *, axis=None, inclusive=True, reverse=False, init=None, or
     TypeError
         An argument of the wrong type (a string or masked array ``x``, a JAX
         tracer from inside ``jax.jit``), a dtype the operator does not take,
-        ``out`` of the wrong dtype, an ``init`` of the wrong kind (or not a
-        tuple for a struct operator), a ``dtype`` that is not numeric, or a
+        ``out`` of a dtype the result does not cast to, an ``init`` of the wrong kind (or
+        not a tuple for a struct operator), a ``dtype`` that is not numeric, or a
         Monoid whose ``combine`` uses Python's ``max``/``if`` or a function of
         :mod:`math` (``math.exp``: use ``prefixscan.exp``) on arrays, or whose
         identity is not a number.  The message names the argument.
     ValueError
-        An out-of-range ``axis``, ``order`` or ``tuple_size`` below 1, a
+        An out-of-range ``axis`` (``AxisError``, a ValueError), ``order``
+        outside 1..64 or ``tuple_size`` below 1, a
         ``tuple_size`` that does not divide the lane length, an ``init`` or
         ``out`` of the wrong shape, an ``init`` value the accumulator cannot
         hold, a tuple ``x`` whose length the Monoid's identity does not

@@ -18,6 +18,8 @@ from .algorithms import (
     cummin,
     cumprod,
     cumsum,
+    cumulative_prod,
+    cumulative_sum,
     delta_decode,
     delta_encode,
     linear_recurrence,
@@ -25,5 +27,6 @@ from .algorithms import (
     segmented_scan,
 )
 
-__all__ = ["AFFINE", "Scan", "compact", "cummax", "cummin", "cumprod", "cumsum", "delta_decode", "delta_encode",
+__all__ = ["AFFINE", "Scan", "compact", "cummax", "cummin", "cumprod", "cumsum", "cumulative_prod", "cumulative_sum",
+           "delta_decode", "delta_encode",
            "linear_recurrence", "make_scan", "partition", "scan", "segmented_scan"]

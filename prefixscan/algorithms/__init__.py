@@ -5,7 +5,8 @@ Each is a scan with a particular operator or a small computation around one
 (Blelloch 1990, "Prefix sums and their applications", sections 1.3-1.5):
 
 * :mod:`.cumulative`: ``cumsum``, ``cumprod``, ``cummax``, ``cummin`` with
-  NumPy's signatures and dtype promotion;
+  NumPy's signatures and dtype promotion, and the array API standard's
+  ``cumulative_sum`` / ``cumulative_prod``;
 * :mod:`.recurrence`: ``linear_recurrence`` through the affine monoid
   (:data:`AFFINE`; Blelloch 1990, section 1.4);
 * :mod:`.delta`: ``delta_encode`` / ``delta_decode``, higher-order and
@@ -27,11 +28,12 @@ only through :mod:`prefixscan.dispatch` and the
 """
 
 from .compaction import compact
-from .cumulative import cummax, cummin, cumprod, cumsum
+from .cumulative import cummax, cummin, cumprod, cumsum, cumulative_prod, cumulative_sum
 from .delta import delta_decode, delta_encode
 from .partition import partition
 from .recurrence import AFFINE, linear_recurrence
 from .segmented import segmented_scan
 
-__all__ = ["AFFINE", "compact", "cummax", "cummin", "cumprod", "cumsum", "delta_decode", "delta_encode",
+__all__ = ["AFFINE", "compact", "cummax", "cummin", "cumprod", "cumsum", "cumulative_prod", "cumulative_sum",
+           "delta_decode", "delta_encode",
            "linear_recurrence", "partition", "segmented_scan"]

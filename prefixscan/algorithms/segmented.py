@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._arrays import as_numpy, from_native, refuse_dask, write_host
+from .._arrays import as_numpy, from_native, refuse_dask, unalias, write_host, write_result
 from .._normalize import check_segmented_request, check_segments
 from .._request import np_dtype
 from .._scan import scan
@@ -141,6 +141,8 @@ def segmented_scan(x, op="add", *, flags=None, offsets=None, keys=None, inclusiv
     >>> prefixscan.segmented_scan(np.array([1, 2, 3, 4, 5]), offsets=np.array([0, 2]))
     array([ 1,  3,  3,  7, 12])
     """
+    if out is not None:
+        x = unalias(x, out)  # an out that overlaps x (but for out=x) gets a copy of x to read
     request = check_segmented_request(x, op, inclusive=inclusive, reverse=reverse, init=init, dtype=dtype, out=out,
                                       backend=backend)
     if request.fields[0].library == "dask":
@@ -158,7 +160,11 @@ def segmented_scan(x, op="add", *, flags=None, offsets=None, keys=None, inclusiv
     native = chosen.NATIVE_LIBRARY
     if results is None:  # the host scan of the lifted monoid
         results, native = _lifted_scan(request, segments), "numpy"
-    if request.out is not None:
+    if request.cast_out is not None:  # out of another dtype: cast into it now that the scan succeeded
+        for ref, result in zip(request.cast_out, results):
+            write_result(ref, result)
+        results = [o.obj for o in request.cast_out]
+    elif request.out is not None:
         results = [o.obj for o in request.out]
     elif request.fields[0].library != native:
         results = [from_native(r, like, native, d) for r, like, d in zip(results, request.fields, request.out_dtypes)]

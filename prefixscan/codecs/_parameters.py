@@ -14,16 +14,20 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._normalize import MAX_ORDER, MAX_TUPLE_SIZE
+
 __all__ = ["check_order_and_tuple_size", "check_dtype", "check_length", "code_dtype", "bits", "from_bits",
            "in_native_order"]
 
 
 def check_order_and_tuple_size(order, tuple_size) -> tuple[int, int]:
-    """(order, tuple_size) as ints >= 1; ValueError naming the bad one."""
-    if isinstance(order, bool) or not isinstance(order, (int, np.integer)) or order < 1:
-        raise ValueError(f"order must be an integer >= 1, got {order!r}")
-    if isinstance(tuple_size, bool) or not isinstance(tuple_size, (int, np.integer)) or tuple_size < 1:
-        raise ValueError(f"tuple_size must be an integer >= 1, got {tuple_size!r}")
+    """(order, tuple_size) as ints in delta coding's range (order 1 to ``MAX_ORDER``,
+    tuple_size from 1), checked when the codec is made; ValueError naming the bad one."""
+    if isinstance(order, bool) or not isinstance(order, (int, np.integer)) or not 1 <= order <= MAX_ORDER:
+        raise ValueError(f"order must be an integer from 1 to {MAX_ORDER}, got {order!r}")
+    if isinstance(tuple_size, bool) or not isinstance(tuple_size, (int, np.integer)) \
+            or not 1 <= tuple_size <= MAX_TUPLE_SIZE:
+        raise ValueError(f"tuple_size must be an integer from 1 to {MAX_TUPLE_SIZE}, got {tuple_size!r}")
     return int(order), int(tuple_size)
 
 

@@ -22,6 +22,7 @@ from dask.array.utils import meta_from_array
 from dask.graph_manipulation import clone
 
 from .._arrays import as_torch, from_native, from_torch, inspect_array
+from .._axes import AxisError
 from .._normalize import check_axis, check_init_shape, check_init_value
 from .._request import np_dtype
 from ..algorithms.pieces import to_host
@@ -112,7 +113,7 @@ def linear_recurrence(a, b, *, init=None, axis=-1, reverse=False, offsets=None, 
     except ValueError:
         raise ValueError(f"b has shape {b.shape}, which does not broadcast against a's shape {a.shape}") from None
     if not shape:
-        raise ValueError("a must have at least one dimension (a and b broadcast to a 0-d shape)")
+        raise AxisError("a must have at least one dimension (a and b broadcast to a 0-d shape)")
     a, b = da.broadcast_to(a, shape), da.broadcast_to(b, shape)
     axis = check_axis(inspect_array(a, "a"), axis, "a")
     if not isinstance(reverse, (bool, np.bool_)) or not isinstance(return_final, (bool, np.bool_)):

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from .._arrays import ArrayRef, as_numpy, as_torch, from_numpy, from_torch, inspect_array
+from .._axes import AxisError
 from .._normalize import check_axis, check_flag, check_init_shape, check_init_value, check_offsets, make_config
 from ..monoid import accumulator_dtype_name
 from .affine import affine_monoid
@@ -234,7 +235,7 @@ def _shape_and_axis(ra: ArrayRef, rb: ArrayRef, axis) -> tuple[tuple, int]:
     if ra.dtype != rb.dtype:
         raise TypeError(f"b has dtype {rb.dtype} but a has dtype {ra.dtype}")
     if not shape:
-        raise ValueError("a must have at least one dimension (a and b broadcast to a 0-d shape)")
+        raise AxisError("a must have at least one dimension (a and b broadcast to a 0-d shape)")
     return shape, check_axis(ArrayRef(ra.obj, ra.library, ra.device, shape, ra.dtype), axis, "a")
 
 

@@ -17,7 +17,9 @@ from typing import Any
 
 import torch
 
-from .._normalize import check_flag, check_init_value, make_config
+from .._axes import normalize_axis, numpy_cumulative_axis
+from .._normalize import (check_flag, check_init_value, check_out_dtype, check_out_writable, make_config,
+                          numpy_out_accumulator)
 from .._request import ScanConfig
 from ..monoid import accumulator_dtype_name
 from .affine import AFFINE, AFFINE_BACKWARD
@@ -102,15 +104,27 @@ def differentiable_scan(config: ScanConfig, x: Any, init: Any = None, out: Any =
         monoid.check_dtype(config.dtype or _dtype_name(x), "x" if config.dtype is None else "dtype")
         x, axis = _lanes(x, config.axis)
         seed = _seed(x, axis, init, config)
+        if out is not None:  # before any work
+            _check_out((out,), (tuple(x.shape),), (config.dtype or _dtype_name(x),))
         result = call_scan(ScanParams.from_config(config, axis), x, seed)
     if out is None:
         return result
-    for o, r in zip(out if type(out) is tuple else (out,), result if type(result) is tuple else (result,)):
-        if tuple(o.shape) != tuple(r.shape) or o.dtype != r.dtype:
-            raise ValueError(f"out has shape {tuple(o.shape)} and dtype {o.dtype}; the result has shape "
-                             f"{tuple(r.shape)} and dtype {r.dtype}")
-        o.copy_(r)
+    outs, results = (out, result) if type(out) is tuple else ((out,), (result,))
+    _check_out(outs, tuple(tuple(r.shape) for r in results), tuple(_dtype_name(r) for r in results))
+    for o, r in zip(outs, results):
+        o.copy_(r)  # cast to out's dtype as NumPy casts into out= (same_kind)
     return out
+
+
+def _check_out(outs: tuple, shapes: tuple, dtypes: tuple) -> None:
+    """``out`` against the result's shapes and dtype names (the rules of scan's ``out``)."""
+    if len(outs) != len(shapes) or not all(isinstance(o, torch.Tensor) for o in outs):
+        raise TypeError(f"out: expected {'a tensor' if len(shapes) == 1 else f'a tuple of {len(shapes)} tensors'}")
+    for o, shape, dtype in zip(outs, shapes, dtypes):
+        if tuple(o.shape) != shape:
+            raise ValueError(f"out has shape {tuple(o.shape)}; the result has shape {shape}")
+        check_out_dtype(dtype, _dtype_name(o))
+        check_out_writable(o)
 
 
 @torch.compiler.assume_constant_result  # a traced call checks its constant seed once, at trace time
@@ -136,10 +150,7 @@ def _lanes(x: torch.Tensor, axis: Any) -> tuple[torch.Tensor, int]:
     """x and its scanned axis, non-negative: the flattened x for ``axis=None``."""
     if axis is None:
         return x.reshape(-1), 0
-    ndim = x.dim()
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"axis {axis} is out of range for an array of {ndim} dimension(s)")
-    return x, axis % ndim
+    return x, normalize_axis(axis, x.dim())
 
 
 def _seed(x: torch.Tensor, axis: int, init: Any, config: ScanConfig):
@@ -197,8 +208,14 @@ _NUMPY_WIDENING = {"bool": "int64", "int8": "int64", "int16": "int64", "int32": 
 def _cumulative(op: str, a, axis, dtype, out, exclusive, reverse, backend, widen: bool):
     check_flag(exclusive, "exclusive")
     check_flag(reverse, "reverse")
+    given = dtype
     if dtype is None and widen:
         dtype = _NUMPY_WIDENING.get(_dtype_name(a))
+    if out is not None and given is None and isinstance(out, torch.Tensor):
+        # An out of another dtype: accumulate as NumPy does, in the promotion of both.
+        dtype = numpy_out_accumulator(dtype or _dtype_name(a), _dtype_name(out))
+    if a.dim() == 0:  # NumPy scans a 0-d array as a 1-element 1-D one
+        axis = numpy_cumulative_axis(axis, 0)
     return scan(a, op, axis=axis, inclusive=not exclusive, reverse=reverse, dtype=dtype, out=out, backend=backend)
 
 

@@ -23,6 +23,7 @@ from typing import Any
 import torch
 
 from .._arrays import ArrayRef
+from .._axes import AxisError
 from .._normalize import check_axis, check_offsets
 from ..monoid import accumulator_dtype_name
 from .ops import call_recurrence, recurrence_values
@@ -46,7 +47,7 @@ def _shape(a: torch.Tensor, b: torch.Tensor) -> tuple:
         raise ValueError(f"b has shape {tuple(b.shape)}, which does not broadcast against a's shape "
                          f"{tuple(a.shape)}") from None
     if not shape:
-        raise ValueError("a must have at least one dimension (a and b broadcast to a 0-d shape)")
+        raise AxisError("a must have at least one dimension (a and b broadcast to a 0-d shape)")
     return shape
 
 

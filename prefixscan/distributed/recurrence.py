@@ -36,6 +36,7 @@ import torch
 
 from .._normalize import check_axis, check_init_shape
 from .._arrays import inspect_array
+from .._axes import AxisError
 from ..differentiable.recurrence import linear_recurrence as local_recurrence
 from ..differentiable.recurrence import linear_recurrence_total as recurrence_total
 from .collectives import Group, all_gather_tensors, group_of
@@ -183,7 +184,7 @@ def linear_recurrence(a_local, b_local, *, group=None, axis=-1, init=None):
         raise ValueError(f"b_local has shape {tuple(b_local.shape)}, which does not broadcast against "
                          f"a_local's shape {tuple(a_local.shape)}") from None
     if a.dim() == 0:
-        raise ValueError("a_local must have at least one dimension")
+        raise AxisError("a_local must have at least one dimension")
     axis = check_axis(inspect_array(a.detach(), "a_local"), axis, "a_local")
     lanes = tuple(a.shape[:axis] + a.shape[axis + 1:])
     ranks = group_of(group, a)

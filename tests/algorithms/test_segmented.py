@@ -271,7 +271,8 @@ BAD_SEGMENTS = [
     (("flags", "offsets", "keys"), dict(flags=np.zeros(10, bool), offsets=np.array([0])), ValueError),
     ("init", dict(offsets=np.array([0]), init=np.ones(3)), ValueError),
     ("out", dict(offsets=np.array([0]), out=np.zeros(9, np.int64)), ValueError),
-    ("out", dict(offsets=np.array([0]), out=np.zeros(10, np.int32)), TypeError),
+    ("out", dict(offsets=np.array([0]), out=np.zeros(10, np.uint64)), TypeError),  # int64 casts to it unsafely
+    ("out", dict(offsets=np.array([0]), out=np.zeros(10, bool)), TypeError),
 ]
 
 

@@ -245,7 +245,7 @@ SCAN_CASES = [
     case("combine-python-if", ("op", "where"), Data(_x()), PY_IF, out=INT24),
     # out itself
     case("out-shape", "out", Data(_x()), out=((23,), "int32")),
-    case("out-dtype", "out", Data(_x()), out=((24,), "int64")),
+    case("out-dtype", "out", Data(_x()), out=((24,), "uint32")),  # int32 casts to it only unsafely
     case("out-list", "out", Data(_x()), out_object=[0] * 24),
     case("out-masked", "out", Data(_x()), out_object=_masked(np.zeros(24, np.int32)), only="cpu"),
     case("out-read-only", "out", Data(_x()), out_object=_read_only(poisoned(24, "int32")), only="cpu"),
@@ -284,7 +284,7 @@ CUM_CASES = [
     case("axis-range", "axis", Data(_x()), axis=2, out=((4, 6), RESULT)),
     case("axis-float", "axis", Data(_x()), axis=0.0, out=((4, 6), RESULT)),
     case("out-shape", "out", Data(_x()), out=((5,), RESULT)),
-    case("out-dtype", "out", Data(_x()), axis=0, out=((4, 6), "float32")),
+    case("out-dtype", "out", Data(_x()), axis=0, out=((4, 6), "uint32")),  # unsafe for int32 or int64
     case("dtype", "dtype", Data(_x()), dtype="notadtype", out=((24,), RESULT)),
     case("exclusive", "exclusive", Data(_x()), exclusive="yes", out=((24,), RESULT)),
     case("reverse", "reverse", Data(_x()), reverse=None, out=((24,), RESULT)),

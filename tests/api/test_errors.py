@@ -155,11 +155,13 @@ OUT_ERRORS = [
     (dict(), _x(shape=(24,)), (25,), "float64"),
     (dict(axis=0), _x(shape=(4, 6)), (6, 4), "float64"),
     (dict(axis=1), _x(shape=(4, 6)), (24,), "float64"),
-    (dict(axis=1), _x(shape=(4, 6)), (4, 6), "float32"),
-    (dict(axis=1), _x("int32", (4, 6)), (4, 6), "int64"),
-    (dict(axis=1), _x("int32", (4, 6)), (4, 6), "uint32"),
-    (dict(axis=1, dtype=np.int64), _x("int32", (4, 6)), (4, 6), "int32"),  # dtype= fixes out's dtype
-    (dict(), _x("float16", (8,)), (8,), "float32"),  # output is float16, not the accumulator
+    # A result casts into out only as NumPy's same_kind rule allows (see test_out_casting.py).
+    (dict(axis=1), _x(shape=(4, 6)), (4, 6), "int64"),  # float into int
+    (dict(axis=1), _x(shape=(4, 6)), (4, 6), "bool"),
+    (dict(axis=1), _x("int32", (4, 6)), (4, 6), "uint32"),  # signed into unsigned
+    (dict(axis=1), _x("int32", (4, 6)), (4, 6), "bool"),
+    (dict(axis=1), _x("complex64", (4, 6)), (4, 6), "float64"),  # complex into real
+    (dict(axis=1, dtype=np.float64), _x("int32", (4, 6)), (4, 6), "int32"),  # dtype= sets the result's dtype
 ]
 
 
@@ -197,7 +199,7 @@ def test_out_struct_errors(rng):
     for bad in [(poisoned(20, "int64"),),
                 (poisoned(20, "int64"), poisoned(20, "int64"), poisoned(20, "int64")),
                 (poisoned(20, "int64"), poisoned(19, "int64")),
-                (poisoned(20, "int64"), poisoned(20, "int32"))]:
+                (poisoned(20, "int64"), poisoned(20, "uint64"))]:  # int64 casts to it only unsafely
         sentinel = tuple(o.copy() for o in bad)
         raises_naming("out", ps.scan, (a, b), m, out=bad)
         _check_poisoned_unchanged(bad, sentinel)
@@ -322,7 +324,7 @@ def test_cum_errors():
         sentinel = out.copy()
         raises_naming("out", fn, x, out=out)
         _check_poisoned_unchanged(out, sentinel)
-        out = poisoned(x.shape, "float32")
+        out = poisoned(x.shape, "int64")  # float64 into int64: refused (same_kind casting)
         sentinel = out.copy()
         raises_naming("out", fn, x, axis=0, out=out)
         _check_poisoned_unchanged(out, sentinel)

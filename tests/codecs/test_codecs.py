@@ -141,6 +141,9 @@ def test_numcodecs_refuses_data_of_another_dtype():
 def test_errors_name_the_argument():
     with pytest.raises(ValueError, match="order"):
         Delta(order=0)
+    with pytest.raises(ValueError, match="order"):  # above delta coding's limit: refused when made
+        Delta(order=65)
+    assert Delta(order=64).order == 64
     with pytest.raises(ValueError, match="tuple_size"):
         Delta(tuple_size=0)
     with pytest.raises(ValueError, match="tuple_size"):
@@ -257,6 +260,8 @@ def test_zarr3_errors_name_the_argument(tmp_path):
 
     with pytest.raises(ValueError, match="order"):
         Zarr3Delta(order=0)
+    with pytest.raises(ValueError, match="order"):
+        Zarr3Delta(order=2**70)
     with pytest.raises(ValueError, match="tuple_size"):
         Zarr3Delta(tuple_size=True)
     with pytest.raises(ValueError, match="unknown configuration"):

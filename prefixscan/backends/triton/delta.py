@@ -11,7 +11,8 @@ L1/L2: they lie at most q*s*K elements behind), then applies the q differences
 in registers on the window of q+1 values, ``d_m <- d_m - d_{m+1}``.  That is
 exactly the arithmetic of the q passes (same operands, same order), so integer
 results wrap identically and floating-point results are bitwise those of the
-pass-by-pass reference.  DRAM traffic: one read and one write per element.
+pass-by-pass reference.  DRAM traffic: one read and one write per element, per
+pass of at most ``MAX_PASS_ORDER`` orders (orders compose: ``D^q = D^8 D^(q-8)``).
 
 Lanes are the ``(B, M, K)`` row-major view of the array with the coded axis as M:
 element ``(b, j, k)`` has the delayed copies at flat offsets ``- m * s * K``,
@@ -24,6 +25,11 @@ import triton
 import triton.language as tl
 
 from ..._environment import interpreter_mode
+
+
+#: The highest order of one launch: the kernel unrolls q (q + 1) / 2 subtractions and
+#: compiles once per order, so higher orders run as passes of at most this many.
+MAX_PASS_ORDER = 8
 
 
 @triton.jit(do_not_specialize=["total"])
@@ -66,6 +72,11 @@ def delta_encode(x, order: int, tuple_size: int, axis: int):
     if total:
         block = 256 if interpreter_mode() else 1024
         grid = (triton.cdiv(total, block),)
-        delta_encode_kernel[grid](work, y, total, M, K, tuple_size, ORDER=order, BLOCK=block,
-                                  num_warps=4)
+        remaining = order
+        while remaining:  # orders compose: at most MAX_PASS_ORDER per pass
+            q = min(remaining, MAX_PASS_ORDER)
+            delta_encode_kernel[grid](work, y, total, M, K, tuple_size, ORDER=q, BLOCK=block, num_warps=4)
+            remaining -= q
+            if remaining:
+                work = y.clone()
     return y.view(x.dtype) if signed is not None else y

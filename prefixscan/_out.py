@@ -1,0 +1,92 @@
+"""Checks of ``out=`` arguments (a part of :mod:`prefixscan._normalize`, which
+re-exports these): the array a result is written into, the dtypes it may be cast
+to, and what makes an array unfit to take a result.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._arrays import ArrayRef, has_internal_overlap, inspect_array, overlap
+from ._request import ScanRequest, np_dtype
+
+__all__ = ["check_out", "check_out_dtype", "check_out_writable", "numpy_out_accumulator"]
+
+
+def check_out(out: Any, request: ScanRequest) -> list[ArrayRef]:
+    """``out``'s arrays checked against the result: its shape, a dtype the result casts
+    to (NumPy's ``same_kind`` rule), x's device, writable, no element stored twice."""
+    values = list(out) if request.struct else [out]
+    if request.struct and (not isinstance(out, tuple) or len(values) != len(request.fields)):
+        raise ValueError(f"out: expected a tuple of {len(request.fields)} arrays")
+    refs = []
+    for i, v in enumerate(values):
+        if isinstance(v, (list, tuple)) or np.isscalar(v):
+            raise TypeError(f"out must be an array, got {type(v).__name__}")
+        ref = inspect_array(v, "out")
+        if ref.library == "jax":
+            raise TypeError("out: JAX arrays are immutable; leave out=None and use the returned array")
+        if ref.library == "dask":
+            raise TypeError("out: a dask array cannot be written into; leave out=None and store the result "
+                            "(dask.array.store, to_zarr)")
+        if ref.library == "other" and not isinstance(v, np.ndarray):
+            raise TypeError(f"out must be a NumPy array or tensor, got {type(v).__name__}")
+        if ref.shape != request.out_shape:
+            raise ValueError(f"out has shape {ref.shape}; the result has shape {request.out_shape}")
+        check_out_dtype(request.out_dtypes[i], ref.dtype)
+        if ref.device != request.device:
+            raise ValueError(f"out is on {ref.device} but x is on {request.device}")
+        check_out_writable(v)
+        for j, earlier in enumerate(values[:i]):
+            if overlap(v, earlier) != "none":
+                raise ValueError(f"out: out[{j}] and out[{i}] share memory; give each field its own array")
+        refs.append(ref)
+    return refs
+
+
+def check_out_dtype(result: str, dtype: str) -> None:
+    """A result of dtype ``result`` is cast into an ``out`` of ``dtype`` as NumPy casts
+    into ``out=`` (``same_kind``: int64 into int32 or float64 wraps or rounds as NumPy
+    does); a cast that changes the kind (float into int, complex into float, a number
+    into bool) is refused."""
+    if dtype != result and not np.can_cast(np_dtype(result), np_dtype(dtype), "same_kind"):
+        raise TypeError(f"out has dtype {dtype}; the result has dtype {result}, which does not cast to it "
+                        "under same_kind casting (NumPy's rule for out=); pass an out of a dtype of the "
+                        "same kind, or dtype= to compute in another one")
+
+
+def numpy_out_accumulator(result: str, dtype: str) -> str:
+    """The dtype NumPy's ``cumsum`` / ``maximum.accumulate`` ... accumulate in when
+    ``out`` has ``dtype`` and the function's own result dtype is ``result``: their
+    promotion (an int32 sum into a float64 out accumulates in float64, a float16 one
+    into float32 in float32), except that two integer types never promote to a float
+    (uint64 with a signed type: NumPy's float64 loses the integers' bits), and that
+    real values into a complex out accumulate in the real type of the promotion.  A cast
+    that :func:`check_out_dtype` refuses keeps ``result`` (the check names ``out``)."""
+    if dtype == result:
+        return result
+    r, o = np_dtype(result), np_dtype(dtype)  # bfloat16 as float32: it promotes as float32 does
+    if not np.can_cast(r, o, "same_kind"):
+        return result
+    if o.kind == "c" and r.kind != "c":  # real values: the same sums in the real type
+        o = np.empty(0, o).real.dtype
+    promoted = np.result_type(r, o)
+    if promoted.kind not in "biu" and r.kind in "biu" and o.kind in "biu":
+        return result
+    return promoted.name
+
+
+def check_out_writable(out: Any) -> None:
+    """Refuse an ``out`` that cannot take the result: a read-only NumPy array (a
+    broadcast view), a tensor that requires grad, or an array with overlapping
+    elements (a stride-0 ``expand``/broadcast view)."""
+    if isinstance(out, np.ndarray) and not out.flags.writeable:
+        raise ValueError("out is read-only (a broadcast view, or writeable=False); pass a writable array")
+    if getattr(out, "requires_grad", False) is True:
+        raise ValueError("out requires grad: functions with out= do not record gradients; leave out=None, "
+                         "or pass a tensor that does not require grad")
+    if has_internal_overlap(out):
+        raise ValueError("out has internal overlap: several of its elements share memory (an expand()ed or "
+                         "broadcast view, stride 0); pass an array with one memory location per element")
