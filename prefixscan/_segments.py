@@ -77,6 +77,10 @@ def check_offsets(offsets: Any, n: int, *, device: str | None = None, full: bool
     torch tensor on it; with ``full``, the bounds of every segment: the offsets
     with n appended where they end before it."""
     if device is not None and not _host_like(offsets, device):
+        ref = inspect_array(offsets, "offsets")
+        if len(ref.shape) != 1 or not ref.dtype.startswith(("int", "uint")):
+            # The kind first: an array of floats is wrong wherever it lives.
+            raise TypeError(_OFFSETS_TYPE + f", got shape {ref.shape} and dtype {ref.dtype}")
         return _device_offsets(_on_device(offsets, "offsets", device), n, full, length)
     host = _host_offsets(offsets, n, length)
     if full and host[-1] != n:

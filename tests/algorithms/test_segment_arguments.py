@@ -57,6 +57,8 @@ def _offsets_as(offsets: np.ndarray, form: str):
 def test_offsets_of_any_integer_dtype_and_byte_order(backend, rng, form):
     """Unsigned and big-endian offsets mean what their values say, on both CPU paths and on devices."""
     for n in _sizes(backend):
+        if form != "list" and np.iinfo(np.dtype(form)).max < n:
+            continue  # offsets up to n do not fit this dtype
         x = random_array(rng, "int64", n, "add")
         offsets = _random_offsets(rng, n)
         given = _place(backend, _offsets_as(offsets, form))
