@@ -28,25 +28,27 @@ from triton.compiler import ASTSource
 
 from prefixscan import AFFINE
 from prefixscan.backends.triton import lookback
-from prefixscan.backends.triton.combine import combine_functions
+from prefixscan.backends.triton.device.combine import combine_functions
 from prefixscan.monoid import BUILTIN_OPS
 
 TARGET = GPUTarget("cuda", 90, 32)
 
 
-FIELD_POINTERS = ["x_ptrs", "y_ptrs", "ident_ptrs", "init_ptrs", "agg_ptrs", "incl_ptrs"]
-
-
 def compile_variant(kernel, acc: str, ints: dict, constexprs: dict, num_warps: int, fields: int = 1,
                     maxnreg: int | None = None):
-    sig = {name: (f"*{acc}",) * fields for name in FIELD_POINTERS}
-    sig.update(status_ptr="*i64", flag_ptr="*i32", counter_ptr="*i64")
+    """Compile a scan kernel of the engine for sm_90: ``io`` field tuples of ``acc``
+    pointers, the status buffers as tagged words (and flags), the constexprs flat."""
+    constexprs = lookback.grouped_constexprs(kernel, constexprs)
+    ptrs = (f"*{acc}",) * fields
+    sig = {"io": (ptrs, ptrs, ptrs, ptrs), "status": ("*i64", "*i32", ptrs, ptrs), "counter_ptr": "*i64"}
     sig.update(ints)
     sig.update({k: "constexpr" for k in constexprs})
     names = kernel.arg_names
-    attrs = {(names.index(k), i): [["tt.divisibility", 16]] for k in FIELD_POINTERS for i in range(fields)}
+    io, status = names.index("io"), names.index("status")
+    attrs = {(io, group, i): [["tt.divisibility", 16]] for group in range(4) for i in range(fields)}
+    attrs.update({(status, 0): [["tt.divisibility", 16]], (status, 1): [["tt.divisibility", 16]]})
     length = "M" if "M" in names else "L"  # scan_cols_kernel: lanes of L = M * K elements
-    attrs.update({(names.index(k),): [["tt.divisibility", 16]] for k in ("status_ptr", "flag_ptr", "counter_ptr", length)})
+    attrs.update({(names.index(k),): [["tt.divisibility", 16]] for k in ("counter_ptr", length)})
     src = ASTSource(kernel, sig, constexprs={(names.index(k),): v for k, v in constexprs.items()}, attrs=attrs)
     options = {"num_warps": num_warps} if maxnreg is None else {"num_warps": num_warps, "maxnreg": maxnreg}
     return triton.compile(src, target=TARGET, options=options)
@@ -223,8 +225,8 @@ def recurrence_variants() -> dict:
 
     kernel = R.recurrence_kernel
     names = kernel.arg_names
-    ints = {k: "i64" for k in ("P", "P2", "T", "Q", "QB", "segs", "sa_p1", "sa_p2", "sa_t", "sa_q", "sv_p1", "sv_p2",
-                               "sv_t", "sv_q")}
+    ints = {k: "i64" for k in ("P", "P2", "T", "Q", "QB", "segs", "tile_base", "sa_p1", "sa_p2", "sa_t", "sa_q",
+                               "sv_p1", "sv_p2", "sv_t", "sv_q")}
     out = {}
     for data, complex_values, mode, (lookback, stages), time_axis in itertools.product(
             ("fp32", "bf16"), (False, True), ("forward", "backward", "total"), ((False, 1), (False, 3), (True, 1)),
@@ -236,8 +238,8 @@ def recurrence_variants() -> dict:
                                                                                             R._affine_flat)
         written = "fp32" if mode == "total" else data  # the lane maps are stored in the accumulator type
         sig = dict(ints, a_ptr=f"*{data}", v_ptr=f"*{data}", h_ptr=f"*{data}", out_ptr=f"*{written}",
-                   da_ptr=f"*{written}", seed_ptr="*fp32", status_ptr="*i64", flag_ptr="*i64",
-                   agg_ptrs=("*i64",) * fields, incl_ptrs=("*i64",) * fields, epoch="i32")
+                   da_ptr=f"*{written}", seed_ptr="*fp32",
+                   status=("*i64", "*i64", ("*i64",) * fields, ("*i64",) * fields), counter_ptr="*i64", epoch="i32")
         block_lanes = 64 if time_axis == 0 else (1 if lookback else 4)
         constexprs = dict(PAIR=pair, FLAT=flat, ACC=triton.language.float32, COMPLEX=complex_values, REVERSE=False,
                           HAS_SEED=mode != "total", BACKWARD=mode == "backward", NEED_A=mode == "backward",

@@ -52,7 +52,7 @@ row's first element only (one add per row, not per element).
 Status words, the carry's binomial shift and the look-back: :mod:`.blocked_lookback`.
 Which scans come here and with which tile: :mod:`.blocked_rules`.  Under
 ``TRITON_INTERPRET=1`` the kernel runs as a ``triton.jit`` function with Gluon's names
-mapped onto ``triton.language`` and layouts ignored (:mod:`.gluon_interpreter`), so its
+mapped onto ``triton.language`` and layouts ignored (:mod:`.device.gluon`), so its
 logic is tested on the CPU like the other kernels.
 """
 
@@ -63,10 +63,11 @@ from triton.experimental.gluon import language as _gluon_language
 from . import blocked_rules, runtime
 from .blocked_lookback import (FLAG_AGGREGATE, FLAG_PREFIX, STASH_WORDS, _add, _cast, _coefficients, _lookback,
                                _publish, _shift_into, _words_padded)
-from .gluon_interpreter import async_copy, gl, jit
+from .device.gluon import async_copy, gl, jit
 from .policy import current_policy
 from .runtime import Launch
-from .status import state_for
+from .engine.protocol import tag_of
+from .engine.state import state_for
 
 
 @triton.constexpr_function
@@ -335,7 +336,7 @@ def orders_kernel(x_ptr, y_ptr, status_ptr, counter_ptr, length, tiles, tile_bas
         stash = None
     # Tile 0's aggregate is its inclusive prefix.
     flag = gl.where(vid == 0, FLAG_PREFIX, FLAG_AGGREGATE)
-    _publish(status_ptr + vid * ES, incl, col, last_thread, stash, (epoch * 4 + flag).to(gl.int64) << 32, publishes,
+    _publish(status_ptr + vid * ES, incl, col, last_thread, stash, tag_of(epoch, flag), publishes,
              Q, TS, WPV, T, WARPS)
 
     prefix = _lookback(status_ptr, vid * lookback, epoch, ACC, Q, S, TS, WPV, ES, ROWS, WINDOW, win3, reads, VECTORS)
@@ -348,7 +349,7 @@ def orders_kernel(x_ptr, y_ptr, status_ptr, counter_ptr, length, tiles, tile_bas
         for r in gl.static_range(Q):
             inclusive = inclusive + (_shift_into(incl[r], carried, ct, r, r + 1),)
         _publish(status_ptr + vid * ES, inclusive, col, last_thread, stash,
-                 (epoch * 4 + FLAG_PREFIX).to(gl.int64) << 32, publishes, Q, TS, WPV, T, WARPS)
+                 tag_of(epoch, FLAG_PREFIX), publishes, Q, TS, WPV, T, WARPS)
 
     # Seeds: each row's carry plus the tile's prefix shifted across the rows before it.
     cv = _cast(_coefficients(thread.to(gl.int64) * G, Q), ACC, 1)

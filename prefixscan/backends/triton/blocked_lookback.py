@@ -15,19 +15,20 @@ and publishes its inclusive vector.  Coefficients are computed exactly modulo
 
 Status: an entry is ``q * s * WPV`` 64-bit words, each a tag (``epoch * 4 +
 flag``) and 32 bits of a value (WPV = 2 words for 64-bit values), written by
-relaxed exchanges and accepted only when all carry one tag (the protocol of
-:mod:`.blocks`; docs/design/status-words.md).  Entries lie a power of two of
-words apart, so that a reader loads an entry's words of one order as 16-byte
-vectors (H100, 2^27: int64 order 8 0.67 -> 0.78 of copy, order 5 0.85 -> 0.87).
+relaxed exchanges and accepted only when all carry one tag of the current epoch:
+the engine's protocol (:mod:`.engine.protocol`: its tags and its acceptance rule;
+docs/design/status-words.md).  What is the kernel's own is the data movement of such
+wide entries (16-byte vector reads of an entry's words, a shared-memory stash to
+publish them) and the window folded nearest first with binomial shifts.  Entries lie
+a power of two of words apart, so that a reader loads an entry's words of one order
+as 16-byte vectors (H100, 2^27: int64 order 8 0.67 -> 0.78 of copy, order 5 0.85 -> 0.87).
 """
 
 import triton
 import triton.language as tl
 
-from .gluon_interpreter import gl, jit
-
-FLAG_AGGREGATE = tl.constexpr(1)
-FLAG_PREFIX = tl.constexpr(2)
+from .device.gluon import gl, jit
+from .engine.protocol import FLAG_AGGREGATE, FLAG_PREFIX, state_of
 #: Widest status entry (words) published one word per lane through a shared-memory stash of
 #: [T, words] (8 KB at 16 words and 128 threads); wider entries go out from one thread.
 STASH_WORDS = tl.constexpr(16)
@@ -274,7 +275,7 @@ def _lookback(status_ptr, vid, epoch, ACC: tl.constexpr, Q: tl.constexpr, S: tl.
         tile = vid - 1 - folded - j
         valid = tile >= 0
         probe = (gl.load(status_ptr + tile * ES, mask=valid, other=0, volatile=True) >> 32).to(gl.int32)
-        seen = gl.where(valid & ((probe >> 2) == epoch), probe & 3, 0)
+        seen = state_of(probe, valid, epoch)
         _, extent = _fold_extent(seen, j, WINDOW)
         wanted = j < extent
         if VECTORS:
@@ -284,7 +285,7 @@ def _lookback(status_ptr, vid, epoch, ACC: tl.constexpr, Q: tl.constexpr, S: tl.
         vals = ()
         for r in gl.static_range(Q):
             vals = vals + (words[r].to(ACC),)
-        state = gl.where(wanted & (lo == hi) & ((lo >> 2) == epoch), lo & 3, 0)
+        state = state_of(lo, wanted & (lo == hi), epoch)  # accepted when every word carries one tag
         done, limit = _fold_extent(state, j, WINDOW)
         take = gl.expand_dims(j < limit, 1)
         # The window's orders, shifted to its end, stacked on axis 1 and summed at once.

@@ -1,23 +1,12 @@
-"""Single-pass scans with a decoupled look-back, and the chained hand-off.
+"""The scan on the engine: single-pass scans with a decoupled look-back, and the chained hand-off.
 
 Merrill & Garland 2016, "Single-pass Parallel Prefix Scan with Decoupled
 Look-back" (section 4); with ``CHAINED`` the serial hand-off of Yan et al. 2013
-(StreamScan), a look-back with a window of one:
-
-* Each program takes a tile id from an atomic counter, so tiles start in id
-  order and no tile ever waits on one that has not started (forward progress
-  without co-scheduling guarantees).
-* It loads its tile, reduces it, and publishes the aggregate with flag A at
-  once, then inspects a *window* of up to ``WINDOW`` predecessors in one vector
-  load: every entry after the nearest inclusive prefix (flag P) must be A; their
-  aggregates and that prefix give the tile's exclusive prefix.  Entries still X
-  (not ready) make it wait, keeping what it already folded in.  It publishes its
-  inclusive prefix with flag P, scans the tile in registers
-  (``tl.associative_scan``: per-thread serial, warp Kogge-Stone, cross-warp) and
-  writes it: each element is read once and written once (2n bytes).
-* Status entries are tagged words or flags (:mod:`.blocks`); tags carry the
-  call's epoch (``epoch * 4 + flag``), so the status buffer (:mod:`.status`) is
-  reused across calls without a memset: a word from an earlier call reads as X.
+(StreamScan), a look-back with a window of one.  The tile ids, the status words and
+the look-back are the engine's (:mod:`.engine`); a scan tile loads its values,
+carries the monoid's aggregate to its successors, scans the tile in registers
+(``tl.associative_scan``: per-thread serial, warp Kogge-Stone, cross-warp) and
+writes it: each element is read once and written once (2n bytes).
 
 Lanes are ``(B, M, K)`` row-major views scanned along M (:mod:`.job`): ``K == 1``
 takes the 1-D kernel; ``K > 1`` (a lane along a non-last axis, or ``tuple_size``
@@ -47,64 +36,52 @@ import triton
 import triton.language as tl
 
 from . import planner, runtime
-from .blocks import (FLAG_AGGREGATE, FLAG_PREFIX, _as_rows, _columns_prefix, _count, _load_at, _lookback_1d,
-                     _ordered_reduce, _publish, _scalars, _scan_tile, _select, _store_at, _tile_id, _total, _where,
-                     _within)
+from .columns import scan_cols_kernel
+from .device.tiles import (_as_rows, _count, _load_at, _ordered_reduce, _scalars, _scan_tile, _store_at, _total,
+                           _where, _within)
+from .engine.pipeline import carry, carry_columns, tile_id
+from .engine.protocol import FLAG_AGGREGATE, FLAG_PREFIX, lookback, publish
+from .engine.state import single_pass, state_for, status_words
 from .job import ScanJob
 from .planner import choose_config
 from .policy import current_policy
 from .replay import Launched, StatusRenewal
 from .runtime import Launch
-from .status import state_for, status_words
 from .tiles import raking_rows, register_cap
 
 @triton.jit
-def _order_1d(values, scan_in, k, seed, vid, tile, lane, tiles_per_lane, order_stride, ident,
-              status_ptr, flag_ptr, agg_ptrs, incl_ptrs, epoch,
-              PAIR: tl.constexpr, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr, REVERSE: tl.constexpr,
-              WORDS: tl.constexpr, SINGLE_TILE: tl.constexpr, CHAINED: tl.constexpr, WINDOW: tl.constexpr,
+def _order_1d(values, scan_in, k, seed, vid, tile, lane, tiles_per_lane, order_stride, ident, status, epoch,
+              MONOID: tl.constexpr, PROTOCOL: tl.constexpr, REVERSE: tl.constexpr, SINGLE_TILE: tl.constexpr,
               RAKE: tl.constexpr):
     """One order of the 1-D scan: the tile's aggregate of ``values`` (order k-1's
-    result), the look-back over order k's status entries (from ``k * order_stride``),
-    and the scan of ``scan_in`` seeded with the prefix."""
+    result), its carry by the engine (status entries of order k from ``k * order_stride``),
+    and the scan of ``scan_in`` seeded with it."""
     if SINGLE_TILE:
         prefix = seed
     else:
-        agg = _ordered_reduce(values, FLAT, COMMUTATIVE)
-        entry = vid + k * order_stride
-        if tile == 0:
-            prefix = seed
-        else:
-            if not CHAINED:
-                _publish(status_ptr, flag_ptr, agg_ptrs, entry, agg, FLAG_AGGREGATE, epoch, WORDS)
-            prefix = _lookback_1d(status_ptr, flag_ptr, agg_ptrs, incl_ptrs,
-                                  lane * tiles_per_lane + k * order_stride, tile,
-                                  ident, epoch, PAIR, FLAT, COMMUTATIVE, WORDS, CHAINED, WINDOW)
-        _publish(status_ptr, flag_ptr, incl_ptrs, entry, PAIR(prefix, agg), FLAG_PREFIX, epoch, WORDS)
-    return PAIR(prefix, _scan_tile(scan_in, ident, PAIR, FLAT, REVERSE and COMMUTATIVE, RAKE))
+        agg = _ordered_reduce(values, MONOID[1], MONOID[2])
+        prefix = carry(status, vid + k * order_stride, lane * tiles_per_lane + k * order_stride, tile, agg, seed,
+                       False, ident, epoch, MONOID, PROTOCOL)
+    return MONOID[0](prefix, _scan_tile(scan_in, ident, MONOID[0], MONOID[1], REVERSE and MONOID[2], RAKE))
 
 
 @triton.jit
-def _order_2d(values, scan_in, k, seed, vid, tile, group, tiles_per_lane, order_stride, ident,
-              status_ptr, flag_ptr, agg_ptrs, incl_ptrs, epoch,
-              PAIR: tl.constexpr, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr, WORDS: tl.constexpr,
-              SINGLE_TILE: tl.constexpr, CHAINED: tl.constexpr, WINDOW: tl.constexpr, KB: tl.constexpr,
+def _order_2d(values, scan_in, k, seed, vid, tile, group, tiles_per_lane, order_stride, ident, status, epoch,
+              MONOID: tl.constexpr, PROTOCOL: tl.constexpr, SINGLE_TILE: tl.constexpr, KB: tl.constexpr,
               RAKE: tl.constexpr):
     """One order of the 2-D scan (see :func:`_order_1d`), per column of the tile."""
     if SINGLE_TILE:
         prefix = seed
     else:
-        prefix = _columns_prefix(_ordered_reduce(values, FLAT, COMMUTATIVE), seed,
-                                 (vid + k * order_stride) * KB + tl.arange(0, KB), tile,
-                                 group * tiles_per_lane + k * order_stride, ident, status_ptr, flag_ptr, agg_ptrs,
-                                 incl_ptrs, epoch, PAIR, FLAT, COMMUTATIVE, WORDS, CHAINED, WINDOW, KB)
-    return PAIR(_as_rows(prefix), _scan_tile(scan_in, ident, PAIR, FLAT, False, RAKE))
+        prefix = carry_columns(status, (vid + k * order_stride) * KB + tl.arange(0, KB),
+                               group * tiles_per_lane + k * order_stride, tile,
+                               _ordered_reduce(values, MONOID[1], MONOID[2]), seed, ident, epoch, MONOID, PROTOCOL, KB)
+    return MONOID[0](_as_rows(prefix), _scan_tile(scan_in, ident, MONOID[0], MONOID[1], False, RAKE))
 
 
 @triton.jit
-def _order2_1d(x, seed, vid, tile, lane, tiles_per_lane, ident, status_ptr, flag_ptr, agg_ptrs, incl_ptrs, epoch,
-               PAIR: tl.constexpr, FLAT: tl.constexpr, BACKWARD: tl.constexpr, WORDS: tl.constexpr,
-               SINGLE_TILE: tl.constexpr, CHAINED: tl.constexpr, WINDOW: tl.constexpr, RAKE: tl.constexpr,
+def _order2_1d(x, seed, vid, tile, lane, tiles_per_lane, ident, status, epoch, MONOID: tl.constexpr,
+               PROTOCOL: tl.constexpr, BACKWARD: tl.constexpr, SINGLE_TILE: tl.constexpr, RAKE: tl.constexpr,
                BLOCK: tl.constexpr):
     """Order 2 of a sum with one look-back (the general path runs one per order).
 
@@ -116,21 +93,22 @@ def _order2_1d(x, seed, vid, tile, lane, tiles_per_lane, ident, status_ptr, flag
     as (seed, seed): seeded scans add it at each order), and writes
     c2 + scan(c1 + scan(x)).  Tile-local work: 3 scans and 2 reductions instead of
     2 scans, 2 reductions and 2 look-backs in sequence (H200, 2^27, docs/design/orders.md:
-    the order-1 look-backs in sequence are what int32 orders lose to)."""
-    u1 = _scan_tile(x, ident, PAIR, FLAT, BACKWARD, RAKE)
+    the order-1 look-backs in sequence are what int32 orders lose to).  The fold of
+    whole tiles is the protocol's (:func:`.engine.protocol.lookback` with ``ORDER2_BLOCK``)."""
+    FLAT: tl.constexpr = MONOID[1]
+    u1 = _scan_tile(x, ident, MONOID[0], FLAT, BACKWARD, RAKE)
     c1 = seed[0]
     c2 = seed[0]
     if not SINGLE_TILE:
         agg = (_total(x[0], FLAT), _total(u1[0], FLAT))
         if tile > 0:
-            if not CHAINED:
-                _publish(status_ptr, flag_ptr, agg_ptrs, vid, agg, FLAG_AGGREGATE, epoch, WORDS)
-            c1, c2 = _lookback_1d(status_ptr, flag_ptr, agg_ptrs, incl_ptrs, lane * tiles_per_lane, tile,
-                                  (ident[0], ident[0]), epoch, PAIR, FLAT, True, WORDS, CHAINED, WINDOW, BLOCK)
-        _publish(status_ptr, flag_ptr, incl_ptrs, vid, (c1 + agg[0], c2 + agg[1] + _count(BLOCK, c1) * c1), FLAG_PREFIX, epoch,
-                 WORDS)
+            if not PROTOCOL[2]:
+                publish(status, vid, agg, FLAG_AGGREGATE, epoch, PROTOCOL[0])
+            c1, c2 = lookback(status, lane * tiles_per_lane, tile, (ident[0], ident[0]), epoch, MONOID, PROTOCOL,
+                              BLOCK)
+        publish(status, vid, (c1 + agg[0], c2 + agg[1] + _count(BLOCK, c1) * c1), FLAG_PREFIX, epoch, PROTOCOL[0])
     v1 = (u1[0] + c1,)
-    v2 = _scan_tile(v1, ident, PAIR, FLAT, BACKWARD, RAKE)
+    v2 = _scan_tile(v1, ident, MONOID[0], FLAT, BACKWARD, RAKE)
     return (v2[0] + c2,)
 
 
@@ -138,16 +116,22 @@ def _order2_1d(x, seed, vid, tile, lane, tiles_per_lane, ident, status_ptr, flag
 # value turned into a constant when it happens to equal 1.  M keeps Triton's
 # divisibility-by-16 specialization (at most two variants) for vector loads.
 @triton.jit
-def _tile_1d(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_ptrs, incl_ptrs, M, vid,
-             tiles_per_lane, epoch, order_stride, order,
-             PAIR: tl.constexpr, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr,
-             INCLUSIVE: tl.constexpr, REVERSE: tl.constexpr, HAS_INIT: tl.constexpr,
-             WORDS: tl.constexpr, SINGLE_TILE: tl.constexpr, MULTI_LANE: tl.constexpr,
-             CHAINED: tl.constexpr, BLOCK: tl.constexpr, WINDOW: tl.constexpr,
-             ORDERED: tl.constexpr, DELAYED: tl.constexpr, FULL: tl.constexpr, RAKE: tl.constexpr,
-             ORDER2: tl.constexpr):
+def _tile_1d(io, status, M, vid, tiles_per_lane, epoch, order_stride, order, MONOID: tl.constexpr,
+             PROTOCOL: tl.constexpr, SCAN: tl.constexpr, TILE: tl.constexpr, FULL: tl.constexpr):
     """Tile ``vid`` of :func:`scan_1d_kernel`; ``FULL``: every element inside the lane,
     so loads and stores carry no mask."""
+    x_ptrs, y_ptrs, ident_ptrs, init_ptrs = io
+    INCLUSIVE: tl.constexpr = SCAN[0]
+    REVERSE: tl.constexpr = SCAN[1]
+    HAS_INIT: tl.constexpr = SCAN[2]
+    ORDERED: tl.constexpr = SCAN[3]
+    DELAYED: tl.constexpr = SCAN[4]
+    ORDER2: tl.constexpr = SCAN[5]
+    BLOCK: tl.constexpr = TILE[0]
+    RAKE: tl.constexpr = TILE[1]
+    SINGLE_TILE: tl.constexpr = TILE[2]
+    MULTI_LANE: tl.constexpr = TILE[3]
+    COMMUTATIVE: tl.constexpr = MONOID[2]
     lane = vid // tiles_per_lane
     tile = vid % tiles_per_lane
     ident = _scalars(ident_ptrs, 0)
@@ -199,61 +183,57 @@ def _tile_1d(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_pt
     # garbage after the first order, but they come after every valid position in
     # scan order and only the lane's last tile has them, whose aggregate nobody reads.
     if ORDER2:
-        values = _order2_1d(x, seed, vid, tile, lane, tiles_per_lane, ident, status_ptr, flag_ptr, agg_ptrs,
-                            incl_ptrs, epoch, PAIR, FLAT, REVERSE and COMMUTATIVE, WORDS, SINGLE_TILE, CHAINED,
-                            WINDOW, RAKE, BLOCK)
+        values = _order2_1d(x, seed, vid, tile, lane, tiles_per_lane, ident, status, epoch, MONOID, PROTOCOL,
+                            REVERSE and COMMUTATIVE, SINGLE_TILE, RAKE, BLOCK)
     elif ORDERED:
         values = x
         k = 0
         while k < order:  # not range(order): the interpreter cannot index a runtime int (NumPy >= 2.4)
             values = _order_1d(values, scan_in, k, seed, vid, tile, lane, tiles_per_lane, order_stride, ident,
-                               status_ptr, flag_ptr, agg_ptrs, incl_ptrs, epoch, PAIR, FLAT, COMMUTATIVE, REVERSE,
-                               WORDS, SINGLE_TILE, CHAINED, WINDOW, RAKE)
+                               status, epoch, MONOID, PROTOCOL, REVERSE, SINGLE_TILE, RAKE)
             scan_in = values
             k += 1
     else:
-        values = _order_1d(x, scan_in, 0, seed, vid, tile, lane, tiles_per_lane, order_stride, ident,
-                           status_ptr, flag_ptr, agg_ptrs, incl_ptrs, epoch, PAIR, FLAT, COMMUTATIVE, REVERSE,
-                           WORDS, SINGLE_TILE, CHAINED, WINDOW, RAKE)
+        values = _order_1d(x, scan_in, 0, seed, vid, tile, lane, tiles_per_lane, order_stride, ident, status,
+                           epoch, MONOID, PROTOCOL, REVERSE, SINGLE_TILE, RAKE)
     _store_at(y_ptrs, base, local, values, inside)
 
 
 @triton.jit(do_not_specialize=["tiles_per_lane", "tile_base", "epoch", "order_stride", "order"])
-def scan_1d_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_ptrs, incl_ptrs,
-                   counter_ptr, M, tiles_per_lane, tile_base, epoch, order_stride, order,
-                   PAIR: tl.constexpr, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr,
-                   INCLUSIVE: tl.constexpr, REVERSE: tl.constexpr, HAS_INIT: tl.constexpr,
-                   WORDS: tl.constexpr, SINGLE_TILE: tl.constexpr, MULTI_LANE: tl.constexpr,
-                   CHAINED: tl.constexpr, BLOCK: tl.constexpr, WINDOW: tl.constexpr,
-                   ORDERED: tl.constexpr, DELAYED: tl.constexpr, RAKE: tl.constexpr, ORDER2: tl.constexpr):
+def scan_1d_kernel(io, status, counter_ptr, M, tiles_per_lane, tile_base, epoch, order_stride, order,
+                   MONOID: tl.constexpr, PROTOCOL: tl.constexpr, SCAN: tl.constexpr, TILE: tl.constexpr):
     """Scan lanes of length M stored back to back (the (B, M, 1) layout), ``order`` times
-    (status entries of order k at ``k * order_stride``); with ``DELAYED`` the input is
-    first delayed by ``order`` elements.  ``order`` is a runtime value, so one compiled
-    kernel serves every order > 1 (``ORDERED``); order 1 compiles without the loop,
-    whose loop-carried tile would otherwise cost layout conversions."""
-    vid, full = _tile_id(counter_ptr, tile_base, tiles_per_lane, M, BLOCK, SINGLE_TILE)
+    (status entries of order k at ``k * order_stride``).  ``io``: the field tuples
+    (x, y, identity, seeds); ``status``: the engine's buffers; ``MONOID`` (PAIR, FLAT,
+    COMMUTATIVE); ``PROTOCOL`` (WORDS, WINDOW, CHAINED); ``SCAN`` (INCLUSIVE, REVERSE,
+    HAS_INIT, ORDERED, DELAYED, ORDER2): with ``DELAYED`` the input is first delayed by
+    ``order`` elements, ``order`` is a runtime value, so one compiled kernel serves every
+    order > 1 (``ORDERED``; order 1 compiles without the loop, whose loop-carried tile
+    would otherwise cost layout conversions); ``TILE`` (BLOCK, RAKE, SINGLE_TILE,
+    MULTI_LANE)."""
+    vid, full = tile_id(counter_ptr, tile_base, tiles_per_lane, M, TILE[0], TILE[2])
     if full:
-        _tile_1d(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_ptrs, incl_ptrs, M, vid,
-                 tiles_per_lane, epoch, order_stride, order, PAIR, FLAT, COMMUTATIVE, INCLUSIVE, REVERSE,
-                 HAS_INIT, WORDS, SINGLE_TILE, MULTI_LANE, CHAINED, BLOCK, WINDOW, ORDERED, DELAYED, True, RAKE,
-                 ORDER2)
+        _tile_1d(io, status, M, vid, tiles_per_lane, epoch, order_stride, order, MONOID, PROTOCOL, SCAN, TILE, True)
     else:
-        _tile_1d(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_ptrs, incl_ptrs, M, vid,
-                 tiles_per_lane, epoch, order_stride, order, PAIR, FLAT, COMMUTATIVE, INCLUSIVE, REVERSE,
-                 HAS_INIT, WORDS, SINGLE_TILE, MULTI_LANE, CHAINED, BLOCK, WINDOW, ORDERED, DELAYED, False, RAKE,
-                 ORDER2)
+        _tile_1d(io, status, M, vid, tiles_per_lane, epoch, order_stride, order, MONOID, PROTOCOL, SCAN, TILE, False)
 
 
 @triton.jit
-def _tile_2d(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_ptrs, incl_ptrs, M, K, col_blocks,
-             vid, tiles_per_lane, epoch, order_stride, order,
-             PAIR: tl.constexpr, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr,
-             INCLUSIVE: tl.constexpr, REVERSE: tl.constexpr, HAS_INIT: tl.constexpr,
-             WORDS: tl.constexpr, SINGLE_TILE: tl.constexpr, MULTI_LANE: tl.constexpr,
-             CHAINED: tl.constexpr, EXACT_K: tl.constexpr, ROWS: tl.constexpr, KB: tl.constexpr,
-             WINDOW: tl.constexpr, ORDERED: tl.constexpr, DELAYED: tl.constexpr, FULL: tl.constexpr,
-             RAKE: tl.constexpr):
+def _tile_2d(io, status, M, K, col_blocks, vid, tiles_per_lane, epoch, order_stride, order, MONOID: tl.constexpr,
+             PROTOCOL: tl.constexpr, SCAN: tl.constexpr, TILE: tl.constexpr, FULL: tl.constexpr):
     """Tile ``vid`` of :func:`scan_2d_kernel`; ``FULL``: all rows and columns inside."""
+    x_ptrs, y_ptrs, ident_ptrs, init_ptrs = io
+    INCLUSIVE: tl.constexpr = SCAN[0]
+    REVERSE: tl.constexpr = SCAN[1]
+    HAS_INIT: tl.constexpr = SCAN[2]
+    ORDERED: tl.constexpr = SCAN[3]
+    DELAYED: tl.constexpr = SCAN[4]
+    ROWS: tl.constexpr = TILE[0]
+    RAKE: tl.constexpr = TILE[1]
+    SINGLE_TILE: tl.constexpr = TILE[2]
+    MULTI_LANE: tl.constexpr = TILE[3]
+    KB: tl.constexpr = TILE[4]
+    EXACT_K: tl.constexpr = TILE[5]
     group = vid // tiles_per_lane  # (lane, column block)
     tile = vid % tiles_per_lane
     lane = group // col_blocks
@@ -285,150 +265,45 @@ def _tile_2d(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_pt
         k = 0
         while k < order:  # see scan_1d_kernel
             values = _order_2d(values, scan_in, k, seed, vid, tile, group, tiles_per_lane, order_stride, ident,
-                               status_ptr, flag_ptr, agg_ptrs, incl_ptrs, epoch, PAIR, FLAT, COMMUTATIVE, WORDS,
-                               SINGLE_TILE, CHAINED, WINDOW, KB, RAKE)
+                               status, epoch, MONOID, PROTOCOL, SINGLE_TILE, KB, RAKE)
             scan_in = values
             k += 1
     else:
-        values = _order_2d(x, scan_in, 0, seed, vid, tile, group, tiles_per_lane, order_stride, ident,
-                           status_ptr, flag_ptr, agg_ptrs, incl_ptrs, epoch, PAIR, FLAT, COMMUTATIVE, WORDS,
-                           SINGLE_TILE, CHAINED, WINDOW, KB, RAKE)
+        values = _order_2d(x, scan_in, 0, seed, vid, tile, group, tiles_per_lane, order_stride, ident, status,
+                           epoch, MONOID, PROTOCOL, SINGLE_TILE, KB, RAKE)
     _store_at(y_ptrs, base, rpos * stride + cols, values, inside)
 
 
 @triton.jit(do_not_specialize=["tiles_per_lane", "tile_base", "epoch", "col_blocks", "order_stride", "order"])
-def scan_2d_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_ptrs, incl_ptrs,
-                   counter_ptr, M, K, col_blocks, tiles_per_lane, tile_base, epoch, order_stride, order,
-                   PAIR: tl.constexpr, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr,
-                   INCLUSIVE: tl.constexpr, REVERSE: tl.constexpr, HAS_INIT: tl.constexpr,
-                   WORDS: tl.constexpr, SINGLE_TILE: tl.constexpr, MULTI_LANE: tl.constexpr,
-                   CHAINED: tl.constexpr, EXACT_K: tl.constexpr, ROWS: tl.constexpr, KB: tl.constexpr,
-                   WINDOW: tl.constexpr, ORDERED: tl.constexpr, DELAYED: tl.constexpr, RAKE: tl.constexpr):
-    """Scan the (B, M, K) layout along M: K interleaved streams per lane; ``order``
-    and ``DELAYED`` as in :func:`scan_1d_kernel` (status entries of order k start at
+def scan_2d_kernel(io, status, counter_ptr, M, K, col_blocks, tiles_per_lane, tile_base, epoch, order_stride, order,
+                   MONOID: tl.constexpr, PROTOCOL: tl.constexpr, SCAN: tl.constexpr, TILE: tl.constexpr):
+    """Scan the (B, M, K) layout along M: K interleaved streams per lane; ``order``,
+    ``DELAYED`` and the grouped arguments as in :func:`scan_1d_kernel`, ``TILE`` (ROWS,
+    RAKE, SINGLE_TILE, MULTI_LANE, KB, EXACT_K) (status entries of order k start at
     ``k * order_stride`` tiles).
 
     With ``EXACT_K`` (K == KB) the row stride is a constant, so a tile is one
     contiguous block and its loads and stores are 16-byte vectors.
     """
-    if SINGLE_TILE:
+    ROWS: tl.constexpr = TILE[0]
+    KB: tl.constexpr = TILE[4]
+    if TILE[2]:
         vid = tl.program_id(0).to(tl.int64)
     else:
         vid = tl.atomic_add(counter_ptr, 1, sem="relaxed") - tile_base  # an id, nothing to order
     # Full tiles without masks, as in scan_1d_kernel.
-    if SINGLE_TILE:
+    if TILE[2]:
         full = False
-    elif EXACT_K:
+    elif TILE[5]:
         full = (vid % tiles_per_lane + 1) * ROWS <= M
     else:
         full = ((vid % tiles_per_lane + 1) * ROWS <= M) & ((vid // tiles_per_lane % col_blocks + 1) * KB <= K)
     if full:
-        _tile_2d(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_ptrs, incl_ptrs, M, K, col_blocks,
-                 vid, tiles_per_lane, epoch, order_stride, order, PAIR, FLAT, COMMUTATIVE, INCLUSIVE, REVERSE,
-                 HAS_INIT, WORDS, SINGLE_TILE, MULTI_LANE, CHAINED, EXACT_K, ROWS, KB, WINDOW, ORDERED,
-                 DELAYED, True, RAKE)
+        _tile_2d(io, status, M, K, col_blocks, vid, tiles_per_lane, epoch, order_stride, order, MONOID, PROTOCOL,
+                 SCAN, TILE, True)
     else:
-        _tile_2d(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_ptrs, incl_ptrs, M, K, col_blocks,
-                 vid, tiles_per_lane, epoch, order_stride, order, PAIR, FLAT, COMMUTATIVE, INCLUSIVE, REVERSE,
-                 HAS_INIT, WORDS, SINGLE_TILE, MULTI_LANE, CHAINED, EXACT_K, ROWS, KB, WINDOW, ORDERED,
-                 DELAYED, False, RAKE)
-
-
-# ---------------------------------------------------------------------------
-# Interleaved columns on a 1-D tile (the (B, M, K) layout for small K: tuple
-# sizes, a short last axis scanned along axis 0).  The lane is read as one
-# contiguous run of M * K elements in 1-D tiles (16-byte vectors, as the 1-D
-# kernel), and element i belongs to column i % K.  Column c is scanned as the
-# tile with every other column's elements replaced by the identity: K masked
-# scans of the tile instead of one scan of a [ROWS, KB] tile, whose strided
-# columns cost a warp shuffle scan per row (0.55-0.66 of copy for tuple sizes
-# 2-8 on the H200, and 0.18 for 5, whose 20-byte rows cannot be vectors).
-# Masked elements are identities, so the order of the operands is kept and any
-# monoid works.  Tile-local, K reductions and scans cost 0.98 / 0.94 / 0.63 of
-# copy for K = 2 / 5 / 8 (int32, H200, 2^27), but with the look-back the
-# kernel measured (H200, 2^27, docs/design/tuple-sizes.md): int32 K = 2
-# 0.80 (2-D kernel 0.66), 3 0.31 (0.23), 4 0.58 (0.59), 5 0.21 (0.18), 8 0.33
-# (0.55); int64 worse than the 2-D kernel at every K.  So the dispatch
-# (RoutingPolicy.columns_max) takes it for one 4-byte field and K <= 3 only.  Status
-# entries are per (tile, column), as in the 2-D kernel, and the look-back is that
-# kernel's (:func:`.blocks._lookback`).
-
-
-@triton.jit
-def _tile_cols(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_ptrs, incl_ptrs, L, vid,
-               tiles_per_lane, epoch,
-               PAIR: tl.constexpr, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr,
-               INCLUSIVE: tl.constexpr, REVERSE: tl.constexpr, HAS_INIT: tl.constexpr,
-               WORDS: tl.constexpr, SINGLE_TILE: tl.constexpr, MULTI_LANE: tl.constexpr,
-               CHAINED: tl.constexpr, BLOCK: tl.constexpr, WINDOW: tl.constexpr, K: tl.constexpr,
-               KB: tl.constexpr, FULL: tl.constexpr, RAKE: tl.constexpr):
-    """Tile ``vid`` of :func:`scan_cols_kernel`; ``FULL``: every element inside the lane."""
-    lane = vid // tiles_per_lane
-    tile = vid % tiles_per_lane
-    ident = _scalars(ident_ptrs, 0)
-    rank = tl.arange(0, BLOCK)
-    inside = None if FULL else tile * BLOCK + rank < L
-    # Scan order runs backwards through memory for reverse scans (mirrored indices,
-    # as the 1-D kernel does for non-commutative ones): position p is element L-1-p.
-    if REVERSE:
-        start = L - 1 - tile * BLOCK
-        local = -rank
-        step = K
-        col = ((start % K).to(tl.int32) + K * BLOCK - rank) % K
-    else:
-        start = tile * BLOCK
-        local = rank
-        step = -K
-        col = ((start % K).to(tl.int32) + rank) % K
-    base = (lane * L + start) if MULTI_LANE else start
-    x = _load_at(x_ptrs, base, local, inside, ident)
-    if INCLUSIVE:
-        scan_in = x
-    else:
-        # The element before in the same column, when it is in this tile (earlier
-        # tiles' elements come with the look-back's prefix).
-        scan_in = _load_at(x_ptrs, base, local + step, _within(inside, rank >= K), ident)
-    kcols = tl.arange(0, KB)
-    if HAS_INIT:
-        seed = _load_at(init_ptrs, lane * K, kcols, kcols < K, ident)
-    else:
-        seed = _where(kcols >= 0, ident, ident)  # [KB] copies of the identity
-    if SINGLE_TILE:
-        prefix = seed
-    else:
-        agg = _where(kcols >= 0, ident, ident)  # columns >= K keep the identity
-        for c in tl.static_range(K):
-            agg = _where(kcols == c, _ordered_reduce(_where(col == c, x, ident), FLAT, COMMUTATIVE), agg)
-        prefix = _columns_prefix(agg, seed, vid * KB + kcols, tile, lane * tiles_per_lane, ident, status_ptr,
-                                 flag_ptr, agg_ptrs, incl_ptrs, epoch, PAIR, FLAT, COMMUTATIVE, WORDS, CHAINED,
-                                 WINDOW, KB)
-    y = x
-    for c in tl.static_range(K):
-        scanned = _scan_tile(_where(col == c, scan_in, ident), ident, PAIR, FLAT, False, RAKE)
-        y = _where(col == c, PAIR(_select(prefix, kcols == c, 0), scanned), y)
-    _store_at(y_ptrs, base, local, y, inside)
-
-
-@triton.jit(do_not_specialize=["tiles_per_lane", "tile_base", "epoch"])
-def scan_cols_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_ptrs, incl_ptrs,
-                     counter_ptr, L, tiles_per_lane, tile_base, epoch,
-                     PAIR: tl.constexpr, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr,
-                     INCLUSIVE: tl.constexpr, REVERSE: tl.constexpr, HAS_INIT: tl.constexpr,
-                     WORDS: tl.constexpr, SINGLE_TILE: tl.constexpr, MULTI_LANE: tl.constexpr,
-                     CHAINED: tl.constexpr, BLOCK: tl.constexpr, WINDOW: tl.constexpr, K: tl.constexpr,
-                     KB: tl.constexpr, RAKE: tl.constexpr):
-    """Scan the (B, M, K) layout along M as lanes of ``L = M * K`` elements in 1-D
-    tiles, element i of a lane in column i % K (see :func:`_tile_cols`); status
-    entries ``tile * KB + column``."""
-    vid, full = _tile_id(counter_ptr, tile_base, tiles_per_lane, L, BLOCK, SINGLE_TILE)
-    if full:
-        _tile_cols(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_ptrs, incl_ptrs, L, vid,
-                   tiles_per_lane, epoch, PAIR, FLAT, COMMUTATIVE, INCLUSIVE, REVERSE, HAS_INIT, WORDS,
-                   SINGLE_TILE, MULTI_LANE, CHAINED, BLOCK, WINDOW, K, KB, True, RAKE)
-    else:
-        _tile_cols(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, status_ptr, flag_ptr, agg_ptrs, incl_ptrs, L, vid,
-                   tiles_per_lane, epoch, PAIR, FLAT, COMMUTATIVE, INCLUSIVE, REVERSE, HAS_INIT, WORDS,
-                   SINGLE_TILE, MULTI_LANE, CHAINED, BLOCK, WINDOW, K, KB, False, RAKE)
+        _tile_2d(io, status, M, K, col_blocks, vid, tiles_per_lane, epoch, order_stride, order, MONOID, PROTOCOL,
+                 SCAN, TILE, False)
 
 
 # ---------------------------------------------------------------------------
@@ -479,15 +354,14 @@ def launch_lookback(job: ScanJob, *, chained: bool = False, order: int = 1, dela
     status_accs = tuple(accs) * 2 if order2 else tuple(accs)
     words = status_words(status_accs, tune.packed)
     idents = job.idents
-    init_arg = job.inits if job.inits is not None else idents
+    io = (job.xs, job.ys, idents, job.inits if job.inits is not None else idents)
     # The tile's window counts status words per look-back step (each read by an
     # atomic); an entry has ``words`` of them.  H200, 2^27: int64 (two words) at
     # 32 entries per step 0.78 of copy, at 16 0.90.
     window = 1 if chained else max(2, tune.window // max(words, 1))  # chained: only the predecessor matters
-    common = dict(PAIR=job.pair, FLAT=job.flat, COMMUTATIVE=job.commutative,
-                  INCLUSIVE=config.inclusive if inclusive is None else inclusive,
-                  REVERSE=config.reverse, HAS_INIT=job.inits is not None, WORDS=words, CHAINED=chained)
-    orders = dict(ORDERED=order > 1 and not order2, DELAYED=delayed)  # the 1-D and 2-D kernels' loop over orders
+    monoid = (job.pair, job.flat, job.commutative)
+    scan = (config.inclusive if inclusive is None else inclusive, config.reverse, job.inits is not None)
+    ordered = order > 1 and not order2  # the 1-D and 2-D kernels' loop over orders
     columns = (1 < K <= policy.columns_max and order == 1 and not delayed and len(accs) == 1
                and nbytes in policy.columns_itemsizes)
     if K == 1 or columns:
@@ -518,63 +392,75 @@ def launch_lookback(job: ScanJob, *, chained: bool = False, order: int = 1, dela
         # A per-column step reads KB entries per window row (H200, 2^26 x 4 axis-0: at
         # 32 rows 0.49 of copy, at 8 0.57; tuple size 2: 0.38 -> 0.63).
         window = max(2, window // kb)
-    variant = ("order2" if order2 else ("ordered" if K == 1 else "ordered-2d") if orders["ORDERED"]
+    protocol = (words, window, chained)
+    variant = ("order2" if order2 else ("ordered" if K == 1 else "ordered-2d") if ordered
                else f"columns{K}" if columns else None)
     maxnreg = register_cap(dataclasses.replace(tune, occupancy=_occupancy(tune, variant, nbytes)))
     status_entries = entries * (1 if order2 else order)  # order 2 of a sum: one entry of two fields
-    state = None
-    if single:  # no look-back: no status buffers, no counter
-        status = flags = counter = idents[0]
-        aggs = incls = idents
-        base = epoch = 0
-    else:
-        state = state_for(job.device, job.stream)
-        status, flags, aggs, incls = state.begin(status_entries, status_accs, words)
-        base, epoch, counter = state.tiles_issued, state.epoch, state.counter
-    xs, ys = job.xs, job.ys
-    if columns:
-        kernel = scan_cols_kernel
-        args = (xs, ys, idents, init_arg, status, flags, aggs, incls, counter, length, tiles, base, epoch)
-        constexprs = dict(common, SINGLE_TILE=single, MULTI_LANE=B > 1, BLOCK=block, WINDOW=window, K=K, KB=kb,
-                          RAKE=rake)
-        specialized = (length,)
-    elif K == 1:
-        kernel = scan_1d_kernel
-        args = (xs, ys, idents, init_arg, status, flags, aggs, incls, counter, M, tiles, base, epoch, grid_size,
-                order)
-        constexprs = dict(common, **orders, SINGLE_TILE=single, MULTI_LANE=B > 1, BLOCK=block, WINDOW=window,
-                          RAKE=rake, ORDER2=order2)
-        specialized = (M,)
-    else:
-        kernel = scan_2d_kernel
-        args = (xs, ys, idents, init_arg, status, flags, aggs, incls, counter, M, K, col_blocks, tiles, base, epoch,
-                grid_size, order)
-        constexprs = dict(common, **orders, SINGLE_TILE=single, MULTI_LANE=B > 1, EXACT_K=K == kb, ROWS=rows,
-                          KB=kb, WINDOW=window, RAKE=rake)
-        specialized = (M, K)
-    launch = Launch(kernel, grid_size, tune.num_warps, job.stream, job.interpreter, args, constexprs, specialized,
-                    maxnreg)
-    try:
+    with single_pass(job.device, job.stream, grid_size, status_entries, status_accs, words, single=single,
+                     placeholder=idents[0]) as status:
+        if columns:
+            kernel = scan_cols_kernel
+            args = (io, status.buffers, status.counter, length, tiles, status.tile_base, status.epoch)
+            tile = (block, rake, single, B > 1, kb, K)
+            specialized = (length,)
+        elif K == 1:
+            kernel = scan_1d_kernel
+            args = (io, status.buffers, status.counter, M, tiles, status.tile_base, status.epoch, grid_size, order)
+            scan = scan + (ordered, delayed, order2)
+            tile = (block, rake, single, B > 1)
+            specialized = (M,)
+        else:
+            kernel = scan_2d_kernel
+            args = (io, status.buffers, status.counter, M, K, col_blocks, tiles, status.tile_base, status.epoch,
+                    grid_size, order)
+            scan = scan + (ordered, delayed)
+            tile = (rows, rake, single, B > 1, kb, K == kb)
+            specialized = (M, K)
+        constexprs = dict(MONOID=monoid, PROTOCOL=protocol, SCAN=scan, TILE=tile)
+        launch = Launch(kernel, grid_size, tune.num_warps, job.stream, job.interpreter, args, constexprs,
+                        specialized, maxnreg)
         compiled = runtime.launch_kernel(launch)
-    except BaseException:
-        if state is not None:
-            state.launch_failed()
-        raise
     renewal = None
-    if state is not None:
-        state.tiles_issued += grid_size
+    if not single:
         # What a replay must renew per call: the status reservation, and the tile
         # base and epoch (argument positions ``at`` and ``at + 1``).
-        renewal = StatusRenewal(state, status_entries, status_accs, words, job.stream,
-                                _TILE_BASE_AT_1D if K == 1 or columns else _TILE_BASE_AT_2D)
+        renewal = StatusRenewal(state_for(job.device, job.stream), status_entries, status_accs, words, job.stream,
+                                kernel.arg_names.index("tile_base"))
     return Launched(launch, compiled, renewal)
 
 
-# Positions of ``tile_base`` (``epoch`` follows it) in the arguments of
-# scan_1d_kernel / scan_cols_kernel (11) and of scan_2d_kernel (13): the replay patches them.
-_TILE_BASE_AT_1D = scan_1d_kernel.arg_names.index("tile_base")
-_TILE_BASE_AT_2D = scan_2d_kernel.arg_names.index("tile_base")
-assert scan_cols_kernel.arg_names.index("tile_base") == _TILE_BASE_AT_1D
-
 #: The chained hand-off (strategy "chained", deterministic=True).
 launch_chained = functools.partial(launch_lookback, chained=True)
+
+
+#: The names inside each scan kernel's grouped constexprs (MONOID and PROTOCOL are the
+#: engine's), for the tools and tests that speak of a variant by name.
+CONSTEXPR_NAMES = {
+    "MONOID": ("PAIR", "FLAT", "COMMUTATIVE"),
+    "PROTOCOL": ("WORDS", "WINDOW", "CHAINED"),
+    "scan_1d_kernel": dict(SCAN=("INCLUSIVE", "REVERSE", "HAS_INIT", "ORDERED", "DELAYED", "ORDER2"),
+                           TILE=("BLOCK", "RAKE", "SINGLE_TILE", "MULTI_LANE")),
+    "scan_2d_kernel": dict(SCAN=("INCLUSIVE", "REVERSE", "HAS_INIT", "ORDERED", "DELAYED"),
+                           TILE=("ROWS", "RAKE", "SINGLE_TILE", "MULTI_LANE", "KB", "EXACT_K")),
+    "scan_cols_kernel": dict(SCAN=("INCLUSIVE", "REVERSE", "HAS_INIT"),
+                             TILE=("BLOCK", "RAKE", "SINGLE_TILE", "MULTI_LANE", "KB", "K")),
+}
+
+
+def _groups(kernel) -> dict:
+    name = getattr(kernel, "fn", kernel).__name__
+    return dict(MONOID=CONSTEXPR_NAMES["MONOID"], PROTOCOL=CONSTEXPR_NAMES["PROTOCOL"], **CONSTEXPR_NAMES[name])
+
+
+def named_constexprs(kernel, constexprs: dict) -> dict:
+    """A scan kernel's grouped constexprs spelled out by name (``BLOCK``, ``WINDOW``, ...)."""
+    out = {}
+    for group, names in _groups(kernel).items():
+        out.update(zip(names, constexprs[group]))
+    return out
+
+
+def grouped_constexprs(kernel, named: dict) -> dict:
+    """Inverse of :func:`named_constexprs`: a scan kernel's constexprs from their names."""
+    return {group: tuple(named[name] for name in names) for group, names in _groups(kernel).items()}

@@ -43,14 +43,26 @@ import triton
 import triton.language as tl
 
 from ...caches import register_cache
-from .blocks import (_load_fields, _ordered_reduce, _pack_word, _read_word, _scalars, _scan_tile, _store_fields,
-                     _where, _word_value)
+from .device.tiles import _load_fields, _ordered_reduce, _scalars, _scan_tile, _store_fields, _where
+from .engine.protocol import bits32, from_bits32, read_word
 from .job import ScanJob
 from .policy import current_policy
 from .strategy_blocks import (_bcast, _entries, _load_tile, _seed, job_geometry, last_plan, launch_strategy_kernel,
                               multiprocessors, pow2, resident_blocks, single_tile, strategy_constexprs)
 
 __all__ = ["launch", "persistent_errors", "persistent_kernel", "PERSISTENT_BLOCKS_PER_SM", "SPIN_LIMIT"]
+
+
+@triton.jit
+def _pack_word(value, tag):
+    """``tag`` in the high 32 bits of an int64 word, the bits of ``value`` (<= 32) in the low ones."""
+    return (tag.to(tl.int64) << 32) | bits32(value).to(tl.int64)
+
+
+@triton.jit
+def _word_value(word, ACC: tl.constexpr):
+    """The value of ``ACC`` type in the low bits of a packed word (see :func:`_pack_word`)."""
+    return from_bits32((word & 0xFFFFFFFF).to(tl.uint32), ACC)
 
 # Upper bound on the programs per SM; the kernel's occupancy may allow fewer.  SAM
 # launches exactly the resident blocks.
@@ -102,10 +114,10 @@ def _wait_slots(word_ptr, flag_ptr, slot_ptrs, err_ptr, idx, valid, tag_base, sp
     spins = 0
     if PACKED:
         # Tag and value in one 64-bit word: one read sees both or neither.
-        word = _read_word(word_ptr + entry, vmask)
+        word = read_word(word_ptr + entry, vmask)
         ready = ~vmask | ((word >> 32).to(tl.int32) == want)
         while (tl.min(ready.to(tl.int32)) == 0) & (spins < spin_limit):
-            word = _read_word(word_ptr + entry, vmask)
+            word = read_word(word_ptr + entry, vmask)
             ready = ~vmask | ((word >> 32).to(tl.int32) == want)
             spins += 1
         values = (tl.where(vmask, _word_value(word, ident[0].dtype), ident[0]),)

@@ -26,9 +26,10 @@ program and a chunked scan):
 * ``lookback=True``: one tile per program, time split across programs; a tile
   publishes its aggregate map, finds the map of everything before it by the
   decoupled look-back (Merrill & Garland 2016, "Single-pass Parallel Prefix Scan
-  with Decoupled Look-back", section 4; :mod:`.blocks`), publishes its inclusive
-  map and writes ``h`` (few lanes, long sequences).  Status words live in a
-  buffer zeroed per call (epoch 1), so a captured CUDA graph replays correctly.
+  with Decoupled Look-back", section 4; the engine's per-column carry), publishes its
+  inclusive map and writes ``h`` (few lanes, long sequences).  Status words are the
+  engine's (:mod:`.engine.state`: epochs, and one-shot zeroed buffers under CUDA graph
+  capture).
 
 The reduce step of a recurrence held in pieces (the ranks of
 :mod:`prefixscan.distributed`, dask chunks) is the same kernel with ``TOTAL``: it
@@ -56,9 +57,10 @@ import triton.language as tl
 from ..._environment import interpreter_mode
 from ...caches import register_cache
 from . import runtime
-from .blocks import _columns_prefix, _fn, _select
+from .device.tiles import _fn, _select
+from .engine.pipeline import carry_columns
 from .runtime import Launch
-from .status import status_words
+from .engine.state import single_pass, status_words
 
 __all__ = ["RecurrencePlan", "plan_for", "linear_recurrence", "linear_recurrence_backward",
            "linear_recurrence_total", "supports"]
@@ -201,9 +203,9 @@ def _scan_position(s, position, TIME_AXIS: tl.constexpr):
 
 # T and Q keep Triton's divisibility-by-16 specialization: the time and lane masks are
 # then known constant over 16-byte vectors, and the loads vectorize.
-@triton.jit(do_not_specialize=["segs", "P", "QB", "epoch"])
-def recurrence_kernel(a_ptr, v_ptr, h_ptr, out_ptr, da_ptr, seed_ptr, status_ptr, flag_ptr, agg_ptrs, incl_ptrs,
-                      P, P2, T, Q, QB, segs, epoch,
+@triton.jit(do_not_specialize=["segs", "P", "QB", "tile_base", "epoch"])
+def recurrence_kernel(a_ptr, v_ptr, h_ptr, out_ptr, da_ptr, seed_ptr, status, counter_ptr,
+                      P, P2, T, Q, QB, segs, tile_base, epoch,
                       sa_p1, sa_p2, sa_t, sa_q, sv_p1, sv_p2, sv_t, sv_q,
                       PAIR: tl.constexpr, FLAT: tl.constexpr, ACC: tl.constexpr, COMPLEX: tl.constexpr,
                       REVERSE: tl.constexpr, HAS_SEED: tl.constexpr, BACKWARD: tl.constexpr,
@@ -225,14 +227,12 @@ def recurrence_kernel(a_ptr, v_ptr, h_ptr, out_ptr, da_ptr, seed_ptr, status_ptr
     ``LOOKBACK``)."""
     zero = (tl.program_id(0) * 0).to(ACC)
     if LOOKBACK:
-        vid = tl.atomic_add(status_ptr, 1, sem="relaxed")  # tile ids in start order
+        vid = tl.atomic_add(counter_ptr, 1, sem="relaxed") - tile_base  # tile ids in start order
         group = vid // segs
         seg = vid % segs
-        words_ptr = status_ptr + 2
     else:
         group = tl.program_id(0).to(tl.int64)
         seg = tl.program_id(0).to(tl.int64) * 0
-        words_ptr = status_ptr
     r = tl.arange(0, BL)
     if TIME_AXIS == 0:  # BL contiguous lanes q of one p
         p = group // QB
@@ -305,8 +305,8 @@ def recurrence_kernel(a_ptr, v_ptr, h_ptr, out_ptr, da_ptr, seed_ptr, status_ptr
             else:
                 start = (ones, carry[0])
                 ident = (one, zero)
-            prefix = _columns_prefix(agg, start, vid * BL + r, seg, group * segs, ident, words_ptr, flag_ptr,
-                                     agg_ptrs, incl_ptrs, epoch, PAIR, FLAT, False, WORDS, CHAINED, WINDOW, BL)
+            prefix = carry_columns(status, vid * BL + r, group * segs, seg, agg, start, ident, epoch, (PAIR, FLAT, False),
+                                   (WORDS, WINDOW, CHAINED), BL)
             if COMPLEX:
                 carry = prefix[2:]
             else:
@@ -480,36 +480,26 @@ def _launch(*, a, v, h, out, da, seed, axis: int, reverse: bool, backward: bool,
     segs = -(-T // plan.block_time) if plan.lookback else 1
     grid = groups * segs
     words = status_words((acc,) * nfields, None)
-    aggs = incls = ()
-    if plan.lookback:
-        entries = grid * plan.block_lanes
-        if words:
-            status = flags = torch.zeros(2 + entries * words, dtype=torch.int64, device=out.device)
-        else:
-            status = torch.zeros(2, dtype=torch.int64, device=out.device)
-            flags = torch.zeros(entries, dtype=torch.int32, device=out.device)
-            aggs = tuple(torch.empty(entries, dtype=acc, device=out.device) for _ in range(nfields))
-            incls = tuple(torch.empty(entries, dtype=acc, device=out.device) for _ in range(nfields))
-    else:
-        status = flags = _fields(out)  # unused without the look-back
-    if not aggs:
-        aggs = incls = (status,) * nfields
     fields = _fields(out)
-    args = (_fields(a), _fields(v), _fields(h) if h is not None else fields, fields,
-            _fields(da) if da is not None else fields, _fields(seed) if seed is not None else fields,
-            status, flags, aggs, incls, P, P2, T, Q, -(-Q // plan.block_lanes), segs, 1,
-            sa_p1, sa_p2, sa_t, sa_q, sv_p1, sv_p2, sv_t, sv_q)
+    stream = 0 if interpreter else runtime.current_stream(out.device)
     pair, flat = (_complex_affine_pair, _complex_affine_flat) if complex_values else (_affine_pair, _affine_flat)
     constexprs = dict(PAIR=pair, FLAT=flat, ACC=tl.float64 if acc == torch.float64 else tl.float32,
                       COMPLEX=complex_values, REVERSE=reverse, HAS_SEED=seed is not None, BACKWARD=backward,
-                      NEED_A=backward and da is not None, TIME_AXIS=0 if Q > 1 else 1, LOOKBACK=plan.lookback, WORDS=words,
-                      WINDOW=1 if deterministic else plan.window, CHAINED=deterministic,
+                      NEED_A=backward and da is not None, TIME_AXIS=0 if Q > 1 else 1, LOOKBACK=plan.lookback,
+                      WORDS=words, WINDOW=1 if deterministic else plan.window, CHAINED=deterministic,
                       BT=plan.block_time, BL=plan.block_lanes, TOTAL=total, STAGES=plan.stages,
                       CHUNKS=(1 if plan.lookback else -(-T // plan.block_time)) if interpreter else 0)
-    stream = 0 if interpreter else runtime.current_stream(out.device)
     specialized = (P2, T, Q, sa_p1, sa_p2, sa_t, sa_q, sv_p1, sv_p2, sv_t, sv_q)
-    runtime.launch_kernel(Launch(recurrence_kernel, grid, plan.num_warps, stream, interpreter, args, constexprs,
-                                 specialized))
+    # The look-back's status is the engine's (epoch-tagged words, the shared tile counter);
+    # a walk has no status at all.
+    with single_pass(out.device, stream, grid, grid * plan.block_lanes, (acc,) * nfields, words,
+                     single=not plan.lookback, placeholder=fields[0]) as status:
+        args = (_fields(a), _fields(v), _fields(h) if h is not None else fields, fields,
+                _fields(da) if da is not None else fields, _fields(seed) if seed is not None else fields,
+                status.buffers, status.counter, P, P2, T, Q, -(-Q // plan.block_lanes), segs, status.tile_base,
+                status.epoch, sa_p1, sa_p2, sa_t, sa_q, sv_p1, sv_p2, sv_t, sv_q)
+        runtime.launch_kernel(Launch(recurrence_kernel, grid, plan.num_warps, stream, interpreter, args, constexprs,
+                                     specialized))
 
 
 def _seed(init, shape: tuple, axis: int, dtype):

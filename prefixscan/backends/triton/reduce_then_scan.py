@@ -23,7 +23,7 @@ import triton
 import triton.language as tl
 
 from ...caches import register_cache
-from .blocks import _fn, _load_fields, _ordered_reduce, _scalars, _scan_tile, _store_fields, _where
+from .device.tiles import _fn, _load_fields, _ordered_reduce, _scalars, _scan_tile, _store_fields, _where
 from .job import ScanJob
 from .policy import current_policy
 from .strategy_blocks import (_bcast, _entries, _load_tile, _place, _seed, job_geometry, last_plan,

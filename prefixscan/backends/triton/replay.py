@@ -16,7 +16,7 @@ from typing import NamedTuple
 from . import planner
 from .job import SeedLayout
 from .runtime import Launch, constexpr_tail, hooks_active, int_width
-from .status import DeviceState
+from .engine.state import DeviceState
 
 __all__ = ["StatusRenewal", "Launched", "FastScan"]
 
@@ -64,7 +64,7 @@ class FastScan:
         self.compiled, self.grid, self.shape, self.dtype, self.device = compiled, grid, shape, dtype, device
         self.index = device.index if device.index is not None else torch.cuda.current_device()
         self.args, self.tail, self.replay, self.seed = args, tail, replay, seed
-        self.rest = args[4:] + tail
+        self.rest = args[1:] + tail
         # The compiled kernel took the tile base and epoch at these widths: a replay
         # must not pass it wider ones (compiled.run would overflow).
         self.widths = None if replay is None else (int_width(args[replay.at]), int_width(args[replay.at + 1]))
@@ -77,8 +77,11 @@ class FastScan:
         seeded where ``seed`` says how the seeds are laid out)."""
         launch = launched.launch
         tail = constexpr_tail(launch.kernel, len(launch.args), launch.constexprs)
-        # Not the first call's tensors (they would stay alive), nor its seeds.
-        args = (None, None) + launch.args[2:3] + ((None,) if seed is not None else launch.args[3:4]) + launch.args[4:]
+        # Not the first call's tensors (they would stay alive), nor its seeds: the kernel's
+        # first argument is the field tuples (x, y, identities, seeds), kept as identities
+        # and the unseeded seeds (which are the identities).
+        io = launch.args[0]
+        args = ((None, None, io[2], None if seed is not None else io[3]),) + launch.args[1:]
         return cls(launched.compiled, launch.grid, shape, dtype, device, args, tail, launched.renewal, seed)
 
     def expired(self) -> bool:
@@ -103,10 +106,10 @@ class FastScan:
             return None
         c = self.compiled
         stream = self.torch._C._cuda_getCurrentRawStream(self.index)
-        seeds = self.args[3] if self.seed is None else (self.seed.columns(init),)
+        planned_io = self.args[0]
+        io = ((x,), (y,), planned_io[2], planned_io[3] if self.seed is None else (self.seed.columns(init),))
         if self.replay is None:
-            c.run(self.grid, 1, 1, stream, c.function, c.packed_metadata, None, None, None, (x,), (y,),
-                  self.args[2], seeds, *self.rest)
+            c.run(self.grid, 1, 1, stream, c.function, c.packed_metadata, None, None, None, io, *self.rest)
             return y
         renewal = self.replay
         if stream != renewal.stream or self.torch._C._cuda_isCurrentStreamCapturing():
@@ -118,8 +121,8 @@ class FastScan:
         a, at = self.args, renewal.at
         try:
             c.run(self.grid, 1, 1, stream, c.function, c.packed_metadata, None, None, None,
-                  (x,), (y,), a[2], seeds, status, flags, aggs, incls, *a[8:at], state.tiles_issued, state.epoch,
-                  *a[at + 2:], *self.tail)
+                  io, (status, flags, aggs, incls), *a[2:at], state.tiles_issued, state.epoch, *a[at + 2:],
+                  *self.tail)
         except BaseException:
             state.launch_failed()  # the counter is the one the planned arguments hold: zeroed in place
             raise

@@ -63,13 +63,13 @@ def launch_key(launch: Launch, tensor_type) -> tuple:
     """The compiled variant ``launch`` needs (see the module docstring);
     ``tensor_type`` is ``torch.Tensor``.  One pass over the arguments: this runs on
     every launch that is not a planned replay."""
-    layout = []  # (dtype, 16-byte aligned) of every tensor, tuple parameters flattened
+    layout = []  # (dtype, 16-byte aligned) of every tensor, tuple parameters flattened (nested ones too)
     widths = []  # every integer argument: True for 32 bits, else int_width's name
-    for a in launch.args:
+    pending = list(reversed(launch.args))
+    while pending:
+        a = pending.pop()
         if isinstance(a, tuple):
-            for t in a:
-                if isinstance(t, tensor_type):
-                    layout.append((t.dtype, not t.data_ptr() % 16))
+            pending.extend(reversed(a))
         elif type(a) is int:
             widths.append(_I32_MIN <= a <= _I32_MAX or int_width(a))
         elif isinstance(a, tensor_type):

@@ -22,14 +22,14 @@ from ..._environment import interpreter_mode
 from . import persistent, reduce_then_scan, scan_then_propagate
 from .blocked import launch_blocked
 from .blocked_rules import blocked_applies
-from .combine import combine_functions
+from .device.combine import combine_functions
 from .job import ScanJob, SeedLayout
 from .lookback import launch_chained, launch_lookback
 from .planner import tuned_strategy
 from .registry import STRATEGY_NAMES
 from .replay import FastScan
 from .runtime import current_stream
-from .status import identity_tensor
+from .engine.state import identity_tensor
 
 #: The launcher of each strategy: ``launch(job)`` scans ``job.xs`` into ``job.ys``
 #: once (one order).  The look-back launchers also take every order in one pass.

@@ -39,7 +39,7 @@ import triton.language as tl
 
 from ...caches import register_cache
 from . import runtime
-from .blocks import _as_rows, _load_fields, _ordered_reduce, _scalars, _scan_tile, _store_fields, _where
+from .device.tiles import _as_rows, _load_fields, _ordered_reduce, _scalars, _scan_tile, _store_fields, _where
 from .job import ScanJob
 from .planner import choose_config
 from .runtime import Launch

@@ -1,4 +1,4 @@
-"""The launch runtime and planned replay (runtime.py, replay.py, status.py): integer
+"""The launch runtime and planned replay (runtime.py, replay.py, engine/state.py): integer
 widths in the variant key, replay following tile overrides and falling back,
 more than 2^31 elements, the backend's memos.
 
@@ -14,7 +14,8 @@ import pytest
 from .device import CUDA, DEVICE_MARK, random_data, to_device, torch
 
 import prefixscan as ps  # noqa: E402
-from prefixscan.backends.triton import job, lookback, replay, runtime, scan, status  # noqa: E402
+from prefixscan.backends.triton import job, lookback, replay, runtime, scan  # noqa: E402
+from prefixscan.backends.triton.engine import state as status  # noqa: E402
 
 pytestmark = DEVICE_MARK
 
@@ -189,9 +190,9 @@ def test_replay_falls_back_when_the_tile_base_outgrows_32_bits():
     state = status.DeviceState(torch.device("cpu"))
     ident = torch.zeros(1, dtype=torch.int32)
     words = torch.zeros(64, dtype=torch.int64)
-    at = 11  # scan_1d_kernel: tile_base at 11, epoch at 12
+    at = 5  # scan_1d_kernel: tile_base at 5, epoch at 6
     assert lookback.scan_1d_kernel.arg_names[at:at + 2] == ["tile_base", "epoch"]
-    args = (None, None, (ident,), (ident,), words, words, (words,), (words,), words, 96, 3, 0, 1, 3, 1)
+    args = ((None, None, (ident,), (ident,)), (words, words, (words,), (words,)), words, 96, 3, 0, 1, 3, 1)
     renewal = replay.StatusRenewal(state, 3, (torch.int32,), 1, 0, at)
     fast = replay.FastScan(compiled, 3, (96,), torch.int32, torch.device("cuda", 0), args, (), renewal)
     fast.torch = types.SimpleNamespace(_C=types.SimpleNamespace(_cuda_getCurrentRawStream=lambda index: 0,
@@ -213,7 +214,7 @@ def test_seeded_replay_lays_out_each_calls_seed():
     runs = []
     compiled = types.SimpleNamespace(function=None, packed_metadata=None, run=lambda *a: runs.append(a))
     ident = torch.zeros(1, dtype=torch.int64)
-    args = (None, None, (ident,), None, ident, ident, (ident,), (ident,), ident, 96, 1, 0, 1, 1, 1)
+    args = ((None, None, (ident,), None), (ident, ident, (ident,), (ident,)), ident, 96, 1, 0, 1, 1, 1)
     seed = job.SeedLayout(torch.int64, (3,), 3, 1, 1, torch.device("cpu"))
     fast = replay.FastScan(compiled, 1, (3, 32), torch.int64, torch.device("cpu", 0), args, (), None, seed)
     fast.torch = types.SimpleNamespace(_C=types.SimpleNamespace(_cuda_getCurrentRawStream=lambda index: 0),
@@ -221,7 +222,7 @@ def test_seeded_replay_lays_out_each_calls_seed():
     x = torch.ones((3, 32), dtype=torch.int64)
     for init in (np.array([5, -7, 1 << 40]), np.int64(-3), torch.tensor([2, 4, 6], dtype=torch.int32)):
         assert fast(x, None, init) is not None
-        seeds = runs[-1][9 + 3]  # the kernel arguments start at 9; init_ptr is the fourth
+        seeds = runs[-1][9][3]  # the kernel arguments start at 9; the seeds are the fourth field tuple
         want = torch.as_tensor(np.array(np.broadcast_to(np.asarray(init), (3,)))).to(torch.int64).reshape(3, 1)
         assert len(seeds) == 1 and seeds[0].dtype == torch.int64 and torch.equal(seeds[0], want)
 
@@ -231,7 +232,7 @@ def test_backend_memos_are_registered():
     from prefixscan.caches import registered_caches
 
     names = set(registered_caches())
-    for name in ("runtime.compiled", "status.states", "status.identities", "combine.functions",
+    for name in ("runtime.compiled", "engine.state.states", "engine.state.identities", "device.combine.functions",
                  "reduce_then_scan.segmented", "strategy_blocks.resident_blocks", "persistent.rings",
                  "persistent.grids"):
         assert f"prefixscan.backends.triton.{name}" in names, name

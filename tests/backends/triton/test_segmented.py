@@ -28,22 +28,30 @@ def _segmented(x, **kwargs):
     return ps.segmented_scan(x, backend="triton", **kwargs)
 
 
-def test_one_launch_of_the_segmented_kernel(kernels_run, rng):
-    from prefixscan.backends.triton.segmented import segmented_kernel
+def test_one_pass_of_the_segmented_kernel(kernels_run, rng):
+    """Offsets: the bit-setting launch over the offsets, then one pass of the segmented
+    kernel over x; flags and keys: that pass alone."""
+    from prefixscan.backends.triton.segmented import mark_offsets_kernel, segmented_kernel
 
     n = 1000 if CUDA else 150  # several tiles either way (interpreter tiles: 32 elements)
     x = rng.integers(-100, 100, n).astype(np.int32)
     offsets = np.sort(rng.integers(0, n, 9))
     offsets[0] = 0
     got = _segmented(_tensor(x), offsets=_tensor(offsets))
+    assert kernels_run == [mark_offsets_kernel, segmented_kernel]
+    np.testing.assert_array_equal(got.cpu().numpy(), reference_segmented_scan(x, offsets=offsets))
+    kernels_run.clear()
+    heads = np.zeros(n, bool)
+    heads[offsets] = True
+    got = _segmented(_tensor(x), flags=_tensor(heads))
     assert kernels_run == [segmented_kernel]
     np.testing.assert_array_equal(got.cpu().numpy(), reference_segmented_scan(x, offsets=offsets))
 
 
 @pytest.mark.parametrize("reverse", [False, True], ids=["fwd", "rev"])
 def test_tiles_full_of_empty_segments(rng, reverse):
-    """More offsets inside one tile than the tile has elements (empty segments):
-    the marking loop takes several rounds, and the search lands among duplicates."""
+    """More offsets inside one tile than the tile has elements (empty segments): bits
+    set by several offsets each, at tile edges too."""
     n = 100
     x = rng.integers(-100, 100, n).astype(np.int64)
     offsets = np.sort(np.concatenate([[0], np.full(70, 37), np.full(40, 64), rng.integers(0, n + 1, 20), [n, n]]))
@@ -53,15 +61,16 @@ def test_tiles_full_of_empty_segments(rng, reverse):
         np.testing.assert_array_equal(got.cpu().numpy(), expected)
 
 
-VARIANTS = {"search": dict(offsets="search"), "search-16": dict(offsets="search", block=16, num_warps=1),
-            "runs4-16": dict(flag_runs=4, block=16, num_warps=1), "runs4-64": dict(flag_runs=4, block=64, num_warps=1)}
+VARIANTS = {"16x1": dict(block=16, num_warps=1), "64x1": dict(block=64, num_warps=1),
+            "4/thread": dict(elements_per_thread=4)}
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
-def test_kernel_variants(rng, variant):
-    """Every variant of :class:`SegmentedTile` against the reference: offsets with
-    empty segments, duplicates inside and at tile edges and a trailing n (searched
-    per element, forward and reverse), flags read in runs (forward; reverse ignores runs)."""
+@pytest.mark.parametrize("kind", ["offsets", "flags", "keys"])
+def test_kernel_tiles(rng, variant, kind):
+    """Tiles of :class:`SegmentedTile` against the reference, every segment description:
+    offsets with empty segments, duplicates inside and at tile edges and a trailing n,
+    forward and reverse, inclusive and exclusive."""
     from prefixscan.backends.triton.segmented import SegmentedTile, forced_tile
 
     tile = SegmentedTile(**VARIANTS[variant])
@@ -70,7 +79,8 @@ def test_kernel_variants(rng, variant):
     offsets = np.sort(np.concatenate([[0, 16, 16, 32, 48, 64, n, n], np.full(20, 37), rng.integers(0, n, 9)]))
     heads = np.zeros(n, bool)
     heads[offsets[offsets < n]] = True
-    how = dict(offsets=offsets) if tile.offsets == "search" else dict(flags=heads)
+    how = {"offsets": dict(offsets=offsets), "flags": dict(flags=heads),
+           "keys": dict(keys=np.cumsum(heads).astype(np.int16))}[kind]
     cases = [(True, False), (False, False), (True, True), (False, True)]
     with forced_tile(tile):
         for inclusive, reverse in cases:
@@ -80,10 +90,10 @@ def test_kernel_variants(rng, variant):
             np.testing.assert_array_equal(got.cpu().numpy(), expected, err_msg=f"{inclusive=} {reverse=}")
 
 
-def test_variant_arguments_are_checked():
+def test_tile_arguments_are_checked():
     from prefixscan.backends.triton.segmented import SegmentedTile
 
-    for bad in (dict(offsets="scatter"), dict(block=48), dict(flag_runs=3)):
+    for bad in (dict(block=48), dict(elements_per_thread=0)):
         with pytest.raises(ValueError):
             SegmentedTile(**bad)
 

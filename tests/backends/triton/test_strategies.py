@@ -301,6 +301,17 @@ def test_raking(strategy, rake, launches):
 # ---------------------------------------------------------------------------
 # Which kernels each strategy runs.
 
+def _protocol(constexprs) -> tuple:
+    """(WORDS, WINDOW, CHAINED) of an engine launch; Nones for the other kernels."""
+    return constexprs.get("PROTOCOL", (None, None, constexprs.get("CHAINED")))
+
+
+def _tile(constexprs) -> tuple:
+    """The scan kernels' TILE (BLOCK or ROWS, RAKE, ...); the others' RAKE second."""
+    tile = constexprs.get("TILE")
+    return tile if isinstance(tile, tuple) else (None, constexprs.get("RAKE"))
+
+
 class _Summaries:
     """Recorded launches (runtime.recording) as (kernel name, grid, CHAINED, SEED, RAKE)."""
 
@@ -308,8 +319,8 @@ class _Summaries:
         self.launches = launches
 
     def _rows(self):
-        return [(l.kernel.fn.__name__, l.grid, l.constexprs.get("CHAINED"), l.constexprs.get("SEED"),
-                 l.constexprs.get("RAKE")) for l in self.launches]
+        return [(l.kernel.fn.__name__, l.grid, _protocol(l.constexprs)[2], l.constexprs.get("SEED"),
+                 _tile(l.constexprs)[1]) for l in self.launches]
 
     def clear(self):
         self.launches.clear()

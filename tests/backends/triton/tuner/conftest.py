@@ -38,7 +38,8 @@ def launches(fake_gpu, monkeypatch):
     interpreter), and runtime.launch_kernel records the kernel, the warps and the
     constexprs instead of compiling."""
     from prefixscan._environment import interpreter_mode
-    from prefixscan.backends.triton import planner, runtime, status
+    from prefixscan.backends.triton import lookback, planner, runtime
+    from prefixscan.backends.triton.engine import state as status
     from prefixscan.backends.triton import scan as scan_path
     from prefixscan.backends.triton.tuner import first_use, table
 
@@ -48,9 +49,12 @@ def launches(fake_gpu, monkeypatch):
 
     def record(launch):
         kernel = launch.kernel
-        seen.append(dict(kernel=kernel.fn.__name__ if hasattr(kernel, "fn") else str(kernel),
-                         num_warps=launch.num_warps, interpreter=launch.interpreter, maxnreg=launch.maxnreg,
-                         **launch.constexprs))
+        name = kernel.fn.__name__ if hasattr(kernel, "fn") else str(kernel)
+        constexprs = launch.constexprs
+        if name in lookback.CONSTEXPR_NAMES:  # the scan kernels' grouped constexprs, by name
+            constexprs = lookback.named_constexprs(kernel, constexprs)
+        seen.append(dict(kernel=name, num_warps=launch.num_warps, interpreter=launch.interpreter,
+                         maxnreg=launch.maxnreg, **constexprs))
 
     monkeypatch.setenv("PREFIXSCAN_AUTOTUNE", "0")
     monkeypatch.setattr(table, "TABLE_DEVICES", ("cuda", "cpu"))

@@ -16,7 +16,7 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as _gluon_language
 from triton.experimental.gluon.language.nvidia.ampere import async_copy as _async_copy
 
-from ..._environment import interpreter_mode
+from ...._environment import interpreter_mode
 
 __all__ = ["gl", "async_copy", "jit"]
 

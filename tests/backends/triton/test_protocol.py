@@ -1,4 +1,4 @@
-"""The jit building blocks (blocks.py): tagged status words read back bit for bit,
+"""The engine's status protocol (engine/protocol.py): tagged status words read back bit for bit,
 torn or stale entries read as not ready.
 
 Device, sizes and data: device.py of this folder.
@@ -14,7 +14,7 @@ from .device import DEVICE, DEVICE_MARK, torch
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
-from prefixscan.backends.triton import blocks  # noqa: E402
+from prefixscan.backends.triton.engine import protocol  # noqa: E402
 
 pytestmark = DEVICE_MARK
 
@@ -29,9 +29,9 @@ def _publish_then_read(status_ptr, a_ptr, b_ptr, state_ptr, a_out, b_out, epoch,
     if PUBLISH:
         for k in tl.static_range(N):
             value = (tl.load(a_ptr + k), tl.load(b_ptr + k))
-            blocks._publish(status_ptr, status_ptr, (a_ptr, b_ptr), k, value, 2, epoch, WORDS)
-    state, value = blocks._load_window(status_ptr, status_ptr, (a_ptr, b_ptr), (a_ptr, b_ptr), i, i >= 0,
-                                        epoch, ident, WORDS)
+            protocol.publish((status_ptr, status_ptr, (a_ptr, b_ptr), (a_ptr, b_ptr)), k, value, 2, epoch, WORDS)
+    state, value = protocol.read_entries((status_ptr, status_ptr, (a_ptr, b_ptr), (a_ptr, b_ptr)), i, i >= 0,
+                                         epoch, ident, WORDS)
     tl.store(state_ptr + i, state)
     tl.store(a_out + i, value[0])
     tl.store(b_out + i, value[1])
@@ -39,7 +39,7 @@ def _publish_then_read(status_ptr, a_ptr, b_ptr, state_ptr, a_out, b_out, epoch,
 
 @pytest.mark.parametrize("a_dtype,b_dtype", [(torch.int64, torch.float32), (torch.float64, torch.int16)])
 def test_status_words_round_trip_and_torn_reads(a_dtype, b_dtype):
-    """Tagged status words (blocks: WORDS): every field comes back bit for bit, and
+    """Tagged status words (the protocol's WORDS): every field comes back bit for bit, and
     an entry whose words carry different tags (a publication half seen) reads as
     not ready."""
     kernel = _publish_then_read

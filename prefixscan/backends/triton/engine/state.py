@@ -1,4 +1,4 @@
-"""Status buffers of the look-back kernels, per device and stream, and identities.
+"""The engine's host side: status buffers, epochs and the tile counter, per device and stream.
 
 The decoupled look-back (Merrill & Garland 2016, section 4) needs a status entry
 per tile and a tile counter.  They live per (device, stream) and are reused
@@ -21,12 +21,15 @@ runs at epoch 1 from tile 0 (the memset CUB issues before each look-back scan).
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass, field
+from typing import Iterator, NamedTuple
 
-from ...caches import register_cache
+from ....caches import register_cache
 
-__all__ = ["DeviceState", "state_for", "identity_tensor", "status_words", "EPOCH_LIMIT", "MAX_STATUS_WORDS"]
+__all__ = ["DeviceState", "Status", "single_pass", "state_for", "identity_tensor", "status_words", "EPOCH_LIMIT",
+           "MAX_STATUS_WORDS"]
 
 EPOCH_LIMIT = 1 << 29  # tags hold epoch * 4 + state in 32 bits
 
@@ -98,7 +101,7 @@ def _grow(n: int) -> int:
 
 
 _states: dict = {}
-register_cache("prefixscan.backends.triton.status.states", _states.clear)
+register_cache("prefixscan.backends.triton.engine.state.states", _states.clear)
 
 
 def state_for(device, stream: int) -> DeviceState:
@@ -122,7 +125,7 @@ def _capturing(device) -> bool:
 
 
 _identities: dict = {}
-register_cache("prefixscan.backends.triton.status.identities", _identities.clear)
+register_cache("prefixscan.backends.triton.engine.state.identities", _identities.clear)
 
 
 def identity_tensor(value, dtype, device):
@@ -144,3 +147,37 @@ def status_words(accs, packed: bool | None) -> int:
     if packed is False or (packed is None and words > MAX_STATUS_WORDS):
         return 0
     return words
+
+
+class Status(NamedTuple):
+    """What one single-pass launch hands the engine's device functions: ``buffers`` the
+    kernels' ``status`` tuple (words, flags, aggregates, inclusive prefixes), the tile
+    ``counter``, this launch's ``tile_base`` and ``epoch``."""
+
+    buffers: tuple
+    counter: object
+    tile_base: int
+    epoch: int
+
+
+@contextlib.contextmanager
+def single_pass(device, stream: int, tiles: int, entries: int, accs, words: int, *,
+                single: bool = False, placeholder=None) -> Iterator[Status]:
+    """Reserve the status of one launch of ``tiles`` tiles (``entries`` status entries of
+    ``words`` words, or flags and values of torch dtypes ``accs``) on ``device`` and
+    ``stream``, for the block that launches it.  The tiles count as issued only when
+    the block returns; a block that raises resets the counter
+    (:meth:`DeviceState.launch_failed`).  ``single``: one tile per lane, no look-back,
+    no status: every buffer is ``placeholder`` (a small tensor of the launch)."""
+    if single:
+        yield Status((placeholder, placeholder, (placeholder,) * len(accs), (placeholder,) * len(accs)),
+                     placeholder, 0, 0)
+        return
+    state = state_for(device, stream)
+    status, flags, aggs, incls = state.begin(entries, accs, words)
+    try:
+        yield Status((status, flags, aggs, incls), state.counter, state.tiles_issued, state.epoch)
+    except BaseException:
+        state.launch_failed()
+        raise
+    state.tiles_issued += tiles

@@ -18,11 +18,11 @@ import weakref
 import triton
 import triton.language as tl
 
-from ..._environment import interpreter_mode
-from ...caches import register_cache
+from ...._environment import interpreter_mode
+from ....caches import register_cache
 
 _compiled: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # monoid -> {key: (PAIR, FLAT)}
-register_cache("prefixscan.backends.triton.combine.functions", _compiled.clear)
+register_cache("prefixscan.backends.triton.device.combine.functions", _compiled.clear)
 _counter = 0
 
 
