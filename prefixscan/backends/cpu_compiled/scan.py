@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba.core.errors import NumbaError
 
-from ..._arrays import as_numpy, write_host
+from ..._arrays import as_numpy, writable_host, write_host
 from ...monoid import accumulator_dtype_name, resolve_op
 from . import chunked, kernels, monoids, parallel, simd
 from .jit_support import HALF, PLAIN, StaticInt, builtin_tag
@@ -106,8 +106,8 @@ def _output_views(request, geometry, inputs):
         target = None
         if request.out is not None and out_dtype != "bfloat16":
             ref = request.out[i]
-            if ref.library in ("numpy", "other", "torch"):
-                candidate = as_numpy(ref)
+            candidate = writable_host(ref) if ref.library in ("numpy", "other", "torch") else None
+            if candidate is not None:
                 if fmt is HALF:
                     candidate = candidate.view(np.uint16)
                 view = _view3(candidate, *geometry, writable=True)
