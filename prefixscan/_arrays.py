@@ -154,13 +154,18 @@ def writable_host(ref: ArrayRef) -> np.ndarray | None:
 
 
 def write_host(ref: ArrayRef, values: np.ndarray) -> None:
-    """Copy host ``values`` into the caller's host array ``ref`` (casting to its dtype)."""
+    """Copy host ``values`` into the caller's host array ``ref`` (casting to its dtype).
+    A cast runs before the copy: what it raises (an overflow the caller's
+    ``numpy.errstate`` makes an error) leaves ``ref`` unwritten."""
     if ref.library == "torch":
         import torch
 
         ref.obj.copy_(torch.from_numpy(np.ascontiguousarray(values)))
     else:
-        np.copyto(np.asarray(ref.obj), values, casting="unsafe")
+        target = np.asarray(ref.obj)
+        if values.dtype != target.dtype:
+            values = values.astype(target.dtype, casting="unsafe")
+        np.copyto(target, values)
 
 
 def as_torch(ref: ArrayRef):

@@ -98,13 +98,15 @@ def _same_view(a: np.ndarray, b: np.ndarray) -> bool:
             and a.strides == b.strides and a.shape == b.shape and a.dtype.itemsize == b.dtype.itemsize)
 
 
-def _output_views(request, geometry, inputs):
-    """Where the kernel writes: ``out``'s own memory where possible, else fresh arrays."""
+def _output_views(request, geometry, inputs, may_raise: bool):
+    """Where the kernel writes: ``out``'s own memory where possible, else fresh arrays.
+    A combine that ``may_raise`` (a user's) writes fresh arrays, copied into ``out``
+    once the whole scan has run: nothing is written to ``out`` when it raises."""
     arrays, views, fmts, direct = [], [], [], []
     for i, out_dtype in enumerate(request.out_dtypes):
         dtype, fmt = storage_dtype(out_dtype)
         target = None
-        if request.out is not None and out_dtype != "bfloat16":
+        if request.out is not None and out_dtype != "bfloat16" and not may_raise:
             ref = request.out[i]
             candidate = writable_host(ref) if ref.library in ("numpy", "other", "torch") else None
             if candidate is not None:
@@ -172,7 +174,9 @@ def run_scan(request):
     geometry = _geometry(request)
     acc = [_acc_dtype(name) for name in request.acc_dtypes]
     xs, fin = _input_views(request, geometry)
-    outs, ys, fout, direct = _output_views(request, geometry, xs)
+    # Built-in operators cannot raise in a kernel (integer division is not among
+    # them, and float errors give IEEE values); a user's combine may, part-way.
+    outs, ys, fout, direct = _output_views(request, geometry, xs, may_raise=found[1])
     job = _Job(found, _identity(request.identity, acc), _seeds(request, geometry, acc),
                (fin, tuple(fmt for _, fmt in acc), fout, tuple(PLAIN for _ in acc)),
                (request.init is not None, config.inclusive, config.reverse), config.order)
