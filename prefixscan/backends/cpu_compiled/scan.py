@@ -221,9 +221,14 @@ def _execute(job: _Job, xs: list, ys: list) -> bool:
     if not (outer and rows and width):
         return True
     narrow = 1 < width and width * min(job.order, MAX_STATIC_ORDER) <= kernels.NARROW
+    # float16 accumulators round to float16 after every combine, in index order, as
+    # NumPy's float16 accumulate does: any regrouping (the grouped order-1 kernel, the
+    # blocked logaddexp, threads) would round differently, so they run the plain chain.
+    half = any(f is HALF for f in job.fmts[1])
+    blocked_logaddexp = op is builtin_tag("logaddexp") and not half
     # The grouped order-1 kernel doubles the combines to shorten the carried chain;
     # logaddexp's combine is bound by its throughput, so it runs the plain chain.
-    if width == 1 and job.order == 1 and op is not builtin_tag("logaddexp"):
+    if width == 1 and job.order == 1 and op is not builtin_tag("logaddexp") and not half:
         kernel = kernels.scan_lanes_user if user else kernels.scan_lanes
         if not job.flags[2] and simd.supports(op, xs[0][:, :, 0], ys[0][:, :, 0], job.identity, job.fmts):
             kernel = simd.scan_lanes_vector
@@ -242,11 +247,11 @@ def _execute(job: _Job, xs: list, ys: list) -> bool:
     else:
         xs, ys = tuple(xs), tuple(ys)
     fmts, remaining = job.fmts, job.order
-    if width == 1 and parallel.worth_it(rows, outer, remaining) and op is not builtin_tag("logaddexp"):
+    if width == 1 and parallel.worth_it(rows, outer, remaining) and op is not builtin_tag("logaddexp") and not half:
         seed = tuple(s[0, 0] for s in job.seeds) if job.flags[0] else job.identity
         parallel.scan_lane_threaded(xs, ys, op, user, fmts, job.identity, seed, job.flags[0], job.flags[1])
         return True
-    if width == 1 and remaining == 1 and op is builtin_tag("logaddexp"):
+    if width == 1 and remaining == 1 and blocked_logaddexp:
         call(logaddexp_lanes, xs, ys, fmts, job.seeds, job.flags, static=(fmts,))
         return True
     try:
