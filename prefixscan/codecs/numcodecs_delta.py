@@ -66,7 +66,8 @@ class Delta(Codec):
             return delta_encode(flat, self.order, self.tuple_size)
         arr = ensure_contiguous_ndarray(buf).view(self.dtype).reshape(-1)
         self._check_length(arr.size)
-        return delta_encode(arr, self.order, self.tuple_size)
+        # Results come in native byte order; the stored bytes are those of the codec's dtype.
+        return delta_encode(arr, self.order, self.tuple_size).astype(self.dtype, copy=False)
 
     def decode(self, buf, out=None):
         if _on_device(buf):
@@ -79,7 +80,7 @@ class Delta(Codec):
             return out
         enc = ensure_contiguous_ndarray(buf).view(self.dtype).reshape(-1)
         self._check_length(enc.size)
-        dec = delta_decode(enc, self.order, self.tuple_size)
+        dec = delta_decode(enc, self.order, self.tuple_size).astype(self.dtype, copy=False)
         return ndarray_copy(dec, out)
 
     def get_config(self):
