@@ -183,15 +183,15 @@ def run_scan(request: ScanRequest) -> list:
             if is_truth_value_error(exc):
                 raise request.config.monoid.truth_value_error() from exc
             raise
-    results = []
-    for i, (w, out_dtype) in enumerate(zip(work, request.out_dtypes)):
-        y = from_lanes(w, request)
-        if request.out is not None:
-            write_host(request.out[i], y)
-            results.append(request.out[i].obj)
-        else:
-            results.append(np.ascontiguousarray(y.astype(np_dtype(out_dtype), copy=False)))
-    return results
+    # Every field cast to its output dtype (which may raise, under the caller's
+    # numpy.errstate) before the first is written into out.
+    results = [np.ascontiguousarray(from_lanes(w, request).astype(np_dtype(out_dtype), copy=False))
+               for w, out_dtype in zip(work, request.out_dtypes)]
+    if request.out is None:
+        return results
+    for ref, y in zip(request.out, results):
+        write_host(ref, y)
+    return [ref.obj for ref in request.out]
 
 
 def run_scan_planned(request: ScanRequest) -> tuple[list, "_AccumulateReplay | None"]:

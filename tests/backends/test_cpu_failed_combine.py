@@ -154,3 +154,17 @@ def test_builtin_float_accumulate_raising_under_errstate_leaves_out_untouched(n)
         with np.errstate(over="ignore"):
             run(out)
         assert np.isinf(out[1:]).all()
+
+
+def test_struct_cast_raising_under_errstate_leaves_every_out_untouched():
+    """float16 fields accumulate in float32 and are cast on output; a cast that
+    raises (the caller's errstate) for the second field leaves the first unwritten."""
+    pair = ps.Monoid(lambda a, b: (a[0] + b[0], a[1] + b[1]), (0, 0), name="pair")
+    x = (np.ones(5, np.float16), np.full(5, 30000, np.float16))
+    outs = (poisoned(5, np.float16), poisoned(5, np.float16))
+    with np.errstate(over="raise"), pytest.raises(FloatingPointError):
+        ps.scan(x, pair, out=outs)
+    assert all(np.isnan(o).all() for o in outs)
+    with np.errstate(over="ignore"):
+        ps.scan(x, pair, out=outs)
+    np.testing.assert_array_equal(outs[0], np.arange(1, 6))
