@@ -132,24 +132,51 @@ def _dlpack_on_cuda(obj: Any) -> bool:
         return False
 
 
+def native_order(a: np.ndarray) -> np.ndarray:
+    """``a`` itself when its dtype is in the machine's byte order (always, but for
+    NumPy arrays made with an explicit ``>`` or ``<``), else a byte-swapped copy of
+    the same values: the compiled kernels read memory as native numbers."""
+    if a.dtype.isnative:
+        return a
+    return a.astype(a.dtype.newbyteorder("="))
+
+
 def as_numpy(ref: ArrayRef) -> np.ndarray:
-    """Zero-copy NumPy view of a host array (bfloat16 tensors are widened)."""
+    """NumPy view of a host array to read from: zero-copy, except that bfloat16
+    tensors are widened and arrays of non-native byte order are swapped
+    (:func:`native_order`).  For writing into the caller's ``out``, see
+    :func:`writable_host`."""
     obj = ref.obj
     if ref.library == "torch":
         if ref.dtype == "bfloat16":
             return obj.detach().float().numpy()
         return obj.detach().numpy()
-    return np.asarray(obj)
+    return native_order(np.asarray(obj))
+
+
+def writable_host(ref: ArrayRef) -> np.ndarray | None:
+    """Zero-copy NumPy view of the caller's host ``out`` that a kernel may write
+    into; None where the values must go through :func:`write_host` instead
+    (bfloat16 tensors, non-native byte order)."""
+    if ref.library == "torch":
+        return None if ref.dtype == "bfloat16" else ref.obj.detach().numpy()
+    a = np.asarray(ref.obj)
+    return a if a.dtype.isnative else None
 
 
 def write_host(ref: ArrayRef, values: np.ndarray) -> None:
-    """Copy host ``values`` into the caller's host array ``ref`` (casting to its dtype)."""
+    """Copy host ``values`` into the caller's host array ``ref`` (casting to its dtype).
+    A cast runs before the copy: what it raises (an overflow the caller's
+    ``numpy.errstate`` makes an error) leaves ``ref`` unwritten."""
     if ref.library == "torch":
         import torch
 
         ref.obj.copy_(torch.from_numpy(np.ascontiguousarray(values)))
     else:
-        np.copyto(np.asarray(ref.obj), values, casting="unsafe")
+        target = np.asarray(ref.obj)
+        if values.dtype != target.dtype:
+            values = values.astype(target.dtype, casting="unsafe")
+        np.copyto(target, values)
 
 
 def as_torch(ref: ArrayRef):

@@ -20,6 +20,9 @@ smaller cases); CUDA tensors on the compiled kernels when a GPU is present
 (``compact``, ``segmented_scan``, ``linear_recurrence``) run wherever the array
 type sends them.
 
+tests/test_fuzz_hostile.py fuzzes, with these helpers, inputs of non-native byte
+order and combines that raise part-way.
+
 Profiles, chosen by ``PREFIXSCAN_FUZZ_PROFILE``: ``ci`` (the default: a bounded
 number of examples, derandomized so every run draws the same cases), ``gpu``
 (many more, for the device machine) and ``dev`` (``ci``'s counts with fresh

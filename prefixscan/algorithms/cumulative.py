@@ -8,7 +8,10 @@ integer, as NumPy does; ``cummax``/``cummin`` keep the dtype), plus
 Accumulator: ``cumsum``/``cumprod`` follow NumPy's rule, not :func:`prefixscan.scan`'s:
 they accumulate in the result dtype, so float16 sums and products accumulate in
 float16, as ``numpy.cumsum`` does (bfloat16 in bfloat16 on the GPU), where
-``scan`` accumulates 16-bit floats in float32 and rounds once on output.
+``scan`` accumulates 16-bit floats in float32 and rounds once on output.  On the
+CPU a float16 accumulator is rounded to float16 after every step, in index order,
+on every path: the results are ``numpy.cumsum``'s and ``numpy.cumprod``'s bit for
+bit, and appending elements leaves the earlier outputs unchanged.
 ``cummax``/``cummin`` are exact in any accumulator.
 """
 
@@ -142,7 +145,8 @@ def cummin(a, axis=None, dtype=None, out=None, *, exclusive=False, reverse=False
     return _cumulative("cummin", "min", None, a, axis, dtype, out, exclusive, reverse, backend)
 
 
-_NUMPY_ACCUMULATOR = ("\n        Accumulates in that dtype, as NumPy does: float16 in float16, unlike"
+_NUMPY_ACCUMULATOR = ("\n        Accumulates in that dtype, as NumPy does: float16 in float16 (on the CPU"
+                      "\n        rounded after every step in index order: NumPy's results bit for bit), unlike"
                       "\n        :func:`prefixscan.scan`, which accumulates 16-bit floats in float32; bfloat16"
                       "\n        accumulates in bfloat16 on the GPU (the CPU backend holds it in float32)."
                       "\n        Pass ``dtype=np.float32`` to accumulate (and return) float32.")

@@ -121,6 +121,16 @@ def _direct_ufunc(request: ScanRequest):
     return ufunc
 
 
+def _raises_after_writing(acc_dtype: str) -> bool:
+    """Whether a float ``ufunc.accumulate`` may raise after writing its whole output:
+    NumPy tests the floating-point flags at the end, and the caller's
+    ``numpy.errstate`` may turn overflow or invalid results into exceptions.
+    Then ``out`` is written only after the accumulate has succeeded."""
+    if np.dtype(acc_dtype).kind not in "fc":
+        return False
+    return any(v in ("raise", "call") for v in np.geterr().values())
+
+
 def _direct_accumulate(request: ScanRequest):
     """The common case in one ufunc call from input to output, no working copy."""
     config = request.config
@@ -134,8 +144,9 @@ def _direct_accumulate(request: ScanRequest):
     if config.reverse:
         x = np.flip(x, axis)
     out = None
-    if request.out is not None and request.out[0].library == "numpy" and not np.shares_memory(
-            request.out[0].obj, request.fields[0].obj):
+    if (request.out is not None and request.out[0].library == "numpy"
+            and not np.shares_memory(request.out[0].obj, request.fields[0].obj)
+            and not _raises_after_writing(request.acc_dtypes[0])):
         out = request.out[0].obj
     result_view = np.flip(out, axis) if (out is not None and config.reverse) else out
     y = ufunc.accumulate(x, axis=axis, dtype=request.acc_dtypes[0], out=result_view)
@@ -172,15 +183,15 @@ def run_scan(request: ScanRequest) -> list:
             if is_truth_value_error(exc):
                 raise request.config.monoid.truth_value_error() from exc
             raise
-    results = []
-    for i, (w, out_dtype) in enumerate(zip(work, request.out_dtypes)):
-        y = from_lanes(w, request)
-        if request.out is not None:
-            write_host(request.out[i], y)
-            results.append(request.out[i].obj)
-        else:
-            results.append(np.ascontiguousarray(y.astype(np_dtype(out_dtype), copy=False)))
-    return results
+    # Every field cast to its output dtype (which may raise, under the caller's
+    # numpy.errstate) before the first is written into out.
+    results = [np.ascontiguousarray(from_lanes(w, request).astype(np_dtype(out_dtype), copy=False))
+               for w, out_dtype in zip(work, request.out_dtypes)]
+    if request.out is None:
+        return results
+    for ref, y in zip(request.out, results):
+        write_host(ref, y)
+    return [ref.obj for ref in request.out]
 
 
 def run_scan_planned(request: ScanRequest) -> tuple[list, "_AccumulateReplay | None"]:
@@ -202,6 +213,7 @@ class _AccumulateReplay:
 
     def __init__(self, ufunc, axis, dtype):
         self.ufunc, self.axis, self.dtype = ufunc, axis, dtype
+        self.inexact = dtype.kind in "fc"
 
     def expired(self) -> bool:
         return False
@@ -211,7 +223,7 @@ class _AccumulateReplay:
             x = x.reshape(-1)
         if out is None:
             return np.ascontiguousarray(self.ufunc.accumulate(x, axis=self.axis or 0, dtype=self.dtype))
-        if np.may_share_memory(x, out):
+        if np.may_share_memory(x, out) or (self.inexact and _raises_after_writing(self.dtype)):
             return None
         self.ufunc.accumulate(x, axis=self.axis or 0, dtype=self.dtype, out=out)
         return out

@@ -33,6 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from numba import njit
 
+from ..._arrays import native_order
 from .launch import call
 
 __all__ = ["compact", "partition", "storage_view"]
@@ -123,7 +124,7 @@ def compact(fields, mask, size=None, fills=None, *, threads: int | None = None):
     m = _mask_bytes(mask)
     n = m.shape[0]
     pieces = _pieces(n, threads)
-    xs = [np.ascontiguousarray(f.reshape(-1)) for f in fields]
+    xs = [np.ascontiguousarray(native_order(f).reshape(-1)) for f in fields]
     if len(pieces) == 1:
         return _compact_serial(xs, m, size, fills)
     counts = [int(np.count_nonzero(m[a:b])) for a, b in pieces]
@@ -171,7 +172,7 @@ def partition(fields, mask, *, threads: int | None = None):
     pieces = _pieces(m.shape[0], threads)
     counts = [int(np.count_nonzero(m[a:b])) for a, b in pieces]
     total = sum(counts)
-    xs = [np.ascontiguousarray(f.reshape(-1)) for f in fields]
+    xs = [np.ascontiguousarray(native_order(f).reshape(-1)) for f in fields]
     values = [np.empty(x.shape[0], x.dtype) for x in xs]
     jobs = []
     kept_before = 0

@@ -48,6 +48,16 @@ def _key(value):
     return value  # markers and jitted functions: one type per object (kept alive by the key)
 
 
+def _check_native(value) -> None:
+    if type(value) is np.ndarray:
+        if not value.dtype.isnative:
+            raise TypeError(f"internal error: an array of non-native byte order ({value.dtype.str}) reached a "
+                            "compiled kernel; the backend swaps such arrays first")
+    elif type(value) is tuple:
+        for v in value:
+            _check_native(v)
+
+
 def call(dispatcher, *args, static=None):
     """``dispatcher(*args)``, through the cached entry point of its signature.
     ``static``: a hashable stand-in for the types of every argument that is not an
@@ -60,6 +70,10 @@ def call(dispatcher, *args, static=None):
     entry = _ENTRIES.get(key)
     if entry is not None:
         return entry(*args)
+    # Keys hold dtypes with their byte order, so an array of the other byte order
+    # never reaches a cached entry; Numba's own dispatcher would run it on the
+    # native signature's machine code, reading swapped bytes as numbers.
+    _check_native(args)
     result = dispatcher(*args)  # compiles (or loads from disk) on first use
     types = tuple(dispatcher.typeof_pyval(a) for a in args)
     compiled = dispatcher.overloads.get(types)

@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from ..._arrays import native_order
 from ...monoid import accumulator_dtype_name, resolve_op
 from . import monoids
 from .jit_support import HALF, PLAIN, StaticInt
@@ -20,7 +21,8 @@ __all__ = ["segmented_scan", "linear_recurrence", "linear_recurrence_total", "de
 
 
 def _host(a) -> np.ndarray:
-    return np.asarray(a.detach().cpu().numpy() if hasattr(a, "detach") else a)
+    """A host array in native byte order (the kernels read native numbers)."""
+    return native_order(np.asarray(a.detach().cpu().numpy() if hasattr(a, "detach") else a))
 
 
 def _to_storage(a: np.ndarray):

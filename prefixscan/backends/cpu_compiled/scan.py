@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba.core.errors import NumbaError
 
-from ..._arrays import as_numpy, write_host
+from ..._arrays import as_numpy, writable_host, write_host
 from ...monoid import accumulator_dtype_name, resolve_op
 from . import chunked, kernels, monoids, parallel, simd
 from .jit_support import HALF, PLAIN, StaticInt, builtin_tag
@@ -98,16 +98,18 @@ def _same_view(a: np.ndarray, b: np.ndarray) -> bool:
             and a.strides == b.strides and a.shape == b.shape and a.dtype.itemsize == b.dtype.itemsize)
 
 
-def _output_views(request, geometry, inputs):
-    """Where the kernel writes: ``out``'s own memory where possible, else fresh arrays."""
+def _output_views(request, geometry, inputs, may_raise: bool):
+    """Where the kernel writes: ``out``'s own memory where possible, else fresh arrays.
+    A combine that ``may_raise`` (a user's) writes fresh arrays, copied into ``out``
+    once the whole scan has run: nothing is written to ``out`` when it raises."""
     arrays, views, fmts, direct = [], [], [], []
     for i, out_dtype in enumerate(request.out_dtypes):
         dtype, fmt = storage_dtype(out_dtype)
         target = None
-        if request.out is not None and out_dtype != "bfloat16":
+        if request.out is not None and out_dtype != "bfloat16" and not may_raise:
             ref = request.out[i]
-            if ref.library in ("numpy", "other", "torch"):
-                candidate = as_numpy(ref)
+            candidate = writable_host(ref) if ref.library in ("numpy", "other", "torch") else None
+            if candidate is not None:
                 if fmt is HALF:
                     candidate = candidate.view(np.uint16)
                 view = _view3(candidate, *geometry, writable=True)
@@ -172,7 +174,9 @@ def run_scan(request):
     geometry = _geometry(request)
     acc = [_acc_dtype(name) for name in request.acc_dtypes]
     xs, fin = _input_views(request, geometry)
-    outs, ys, fout, direct = _output_views(request, geometry, xs)
+    # Built-in operators cannot raise in a kernel (integer division is not among
+    # them, and float errors give IEEE values); a user's combine may, part-way.
+    outs, ys, fout, direct = _output_views(request, geometry, xs, may_raise=found[1])
     job = _Job(found, _identity(request.identity, acc), _seeds(request, geometry, acc),
                (fin, tuple(fmt for _, fmt in acc), fout, tuple(PLAIN for _ in acc)),
                (request.init is not None, config.inclusive, config.reverse), config.order)
@@ -217,9 +221,14 @@ def _execute(job: _Job, xs: list, ys: list) -> bool:
     if not (outer and rows and width):
         return True
     narrow = 1 < width and width * min(job.order, MAX_STATIC_ORDER) <= kernels.NARROW
+    # float16 accumulators round to float16 after every combine, in index order, as
+    # NumPy's float16 accumulate does: any regrouping (the grouped order-1 kernel, the
+    # blocked logaddexp, threads) would round differently, so they run the plain chain.
+    half = any(f is HALF for f in job.fmts[1])
+    blocked_logaddexp = op is builtin_tag("logaddexp") and not half
     # The grouped order-1 kernel doubles the combines to shorten the carried chain;
     # logaddexp's combine is bound by its throughput, so it runs the plain chain.
-    if width == 1 and job.order == 1 and op is not builtin_tag("logaddexp"):
+    if width == 1 and job.order == 1 and op is not builtin_tag("logaddexp") and not half:
         kernel = kernels.scan_lanes_user if user else kernels.scan_lanes
         if not job.flags[2] and simd.supports(op, xs[0][:, :, 0], ys[0][:, :, 0], job.identity, job.fmts):
             kernel = simd.scan_lanes_vector
@@ -238,11 +247,11 @@ def _execute(job: _Job, xs: list, ys: list) -> bool:
     else:
         xs, ys = tuple(xs), tuple(ys)
     fmts, remaining = job.fmts, job.order
-    if width == 1 and parallel.worth_it(rows, outer, remaining) and op is not builtin_tag("logaddexp"):
+    if width == 1 and parallel.worth_it(rows, outer, remaining) and op is not builtin_tag("logaddexp") and not half:
         seed = tuple(s[0, 0] for s in job.seeds) if job.flags[0] else job.identity
         parallel.scan_lane_threaded(xs, ys, op, user, fmts, job.identity, seed, job.flags[0], job.flags[1])
         return True
-    if width == 1 and remaining == 1 and op is builtin_tag("logaddexp"):
+    if width == 1 and remaining == 1 and blocked_logaddexp:
         call(logaddexp_lanes, xs, ys, fmts, job.seeds, job.flags, static=(fmts,))
         return True
     try:
