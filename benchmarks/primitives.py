@@ -12,20 +12,24 @@ process, so ``ratio`` 1.00 is copy speed.  CPU times are wall-clock medians.
 Cases:
 
 * ``compact``: ``prefixscan.compact`` (one pass: read x and the mask, write the
-  kept elements) at keep fractions 1%, 50%, 99%, float32 and int64 at 2^27,
-  against ``x[mask]``; its roof moves n * (itemsize + 1) + kept * itemsize bytes.
-  Also the kernel's variants (loads only where kept; tiles) and the fixed-size
-  form (``size=n``, no host synchronization), and n = 2^16 per call.
-* ``partition``: ``prefixscan.partition`` against ``torch.cat((x[m], x[~m]))``
-  (NumPy: ``np.concatenate((x[m], x[~m]))``); roof n * (2 * itemsize + 1) bytes.
+  kept elements) at keep fractions 1%, 50%, 99%, int32, float32 and int64 at 2^27,
+  against ``x[mask]`` and CUB's select (cuda.compute, planned, with the predicate
+  ``x > 0``; the data are drawn so that the mask is ``x > 0``: CUB reads x only); its roof
+  moves n * (itemsize + 1) + kept * itemsize bytes.  Also the fixed-size form
+  (``size=n``, no host synchronization), n = 2^16 per call, and with ``--sweep`` the
+  kernel's tiles.
+* ``partition``: ``prefixscan.partition`` against ``torch.cat((x[m], x[~m]))`` and CUB's
+  three-way partition (cuda.compute, planned; NumPy: ``np.concatenate((x[m], x[~m]))``);
+  roof n * (2 * itemsize + 1) bytes.
 * ``segmented`` (cuda): ``prefixscan.segmented_scan`` sums, int32 and float32 at
   2^27, segment lengths 1, 32, 1000, 10^6 and a random mix (log-uniform 1 to
   10^5), given by offsets, flags and keys; roof: a copy of x, y and the segment
   description; peer: the torch idiom (cumsum, then each segment's base
-  subtracted, expanded per segment by ``repeat_interleave``).  Also a tile sweep
-  (int32, offsets of 1000 and a mixed flags case), the kernel's variants
-  (``SegmentedTile``: offsets searched per element, flags read in runs of 4) and
-  n = 2^16 per call (offsets marked and searched, flags: the host path's share).
+  subtracted, expanded per segment by ``repeat_interleave``).  Also n = 2^16 per
+  call, and with ``--sweep`` the kernel's tiles (``SegmentedTile``).
+
+CUB's peers (``benchmarks/peers/cub_compute.py``) need the ``cuda-cccl`` wheel; without
+it their rows carry the import error.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ import argparse
 import json
 import os
 import statistics
+import sys
 import time
 from pathlib import Path
 
@@ -41,6 +46,8 @@ import numpy as np
 
 import prefixscan as ps
 from prefixscan.timing import median_cuda_seconds
+
+sys.path.insert(0, str(Path(__file__).parent / "peers"))  # cub_compute, the CUB peers
 
 FRACTIONS = (0.01, 0.5, 0.99)
 
@@ -78,8 +85,8 @@ def row(case, device, dtype, n, fraction, impl, seconds, roof=None, peer=None, *
              elements_per_s=n / seconds if seconds else None)
     if roof is not None:
         r["roof_seconds"] = roof
-        r["ratio_to_roof"] = roof / seconds
-    if peer is not None:
+        r["ratio_to_roof"] = roof / seconds if seconds else None
+    if peer is not None and seconds:
         r["speedup_vs_peer"] = peer / seconds
     r.update(extra)
     return r
@@ -89,30 +96,48 @@ def row(case, device, dtype, n, fraction, impl, seconds, roof=None, peer=None, *
 # GPU cases.
 
 def _gpu_data(dtype: str, n: int, fraction: float):
+    """Random x of ``dtype`` about ``fraction`` of which is positive, and the mask ``x > 0``:
+    the selection CUB's predicate ``x > 0`` makes too (one compiled predicate per dtype)."""
+    import math
+
     import torch
 
     gen = torch.Generator(device="cuda").manual_seed(1)
     if dtype.startswith("float"):
-        x = torch.randn(n, device="cuda", generator=gen, dtype=getattr(torch, dtype))
+        shift = math.sqrt(2.0) * torch.erfinv(torch.tensor(2.0 * fraction - 1.0, dtype=torch.float64)).item()
+        x = (torch.randn(n, device="cuda", generator=gen, dtype=torch.float64) + shift).to(getattr(torch, dtype))
     else:
         x = torch.randint(-(1 << 30), 1 << 30, (n,), device="cuda", generator=gen, dtype=getattr(torch, dtype))
-    mask = torch.rand(n, device="cuda", generator=gen) < fraction
-    return x, mask
+        x = x + int((fraction - 0.5) * 2 * (1 << 30))
+    return x, x > 0
 
 
 def _compaction_variants(itemsize: int) -> list:
-    """Kernel variants of the sweep: the 1-D tile (the former default, with sparse
-    loads), and row tiles of 16 bytes (one vector) to 64 bytes per thread's row,
-    storing from the rows or through the warp-contiguous layout above an eighth kept."""
+    """Tiles of the sweep: 32 and 64 bytes of values per thread's row, 4 and 8 warps,
+    the store form chosen by the tile's count or always through the warp-contiguous
+    layout."""
     from prefixscan.backends.triton.compaction import CompactionTile
 
-    out = [CompactionTile(2048, 4), CompactionTile(4096, 8, sparse_loads=True)]
-    for block, warps in ((4096, 8), (8192, 8)):
-        for row_bytes in (16, 64):
-            for dense in (True, False):
-                out.append(CompactionTile(block, warps, rows=row_bytes // itemsize, dense_stores=dense))
-    out.append(CompactionTile(16384, 8, rows=64 // itemsize, dense_stores=False))
+    out = []
+    for block, warps in ((8192, 4), (4096, 4), (8192, 8)):
+        for row_bytes in (32, 64):
+            out.append(CompactionTile(block, warps, rows=row_bytes // itemsize))
+    out.append(CompactionTile(8192, 4, rows=32 // itemsize, store="dense"))
     return out
+
+
+def _cub(kind: str, x, repeats: int):
+    """Seconds of CUB's select or three-way partition (cuda.compute, planned) of ``x > 0``
+    (the mask of :func:`_gpu_data`), or the error that kept it from running."""
+    try:
+        import cub_compute  # benchmarks/peers/, on the path above
+    except ImportError as exc:
+        return None, f"{type(exc).__name__}: {exc}"
+    try:
+        run = cub_compute.select(x, 0)[0] if kind == "compact" else cub_compute.partition(x, 0)
+        return gpu_time(run, repeats), None
+    except Exception as exc:  # noqa: BLE001 - a peer that cannot run is reported, not fatal
+        return None, f"{type(exc).__name__}: {exc}"[:300]
 
 
 def gpu_compact(args) -> list:
@@ -123,7 +148,7 @@ def gpu_compact(args) -> list:
     rows = []
     n = args.n
     sweep_repeats = max(5, args.repeats // 3)
-    for dtype in ("float32", "int64"):
+    for dtype in ("int32", "float32", "int64"):
         for fraction in FRACTIONS:
             x, mask = _gpu_data(dtype, n, fraction)
             s = x.element_size()
@@ -131,17 +156,23 @@ def gpu_compact(args) -> list:
             roof = copy_roof(n * (s + 1) + kept * s, args.repeats)
             peer = gpu_time(lambda: x[mask], args.repeats)
             rows.append(row("compact", "cuda", dtype, n, fraction, "x[mask]", peer, roof))
+            cub, error = _cub("compact", x, args.repeats)
+            rows.append(row("compact", "cuda", dtype, n, fraction, "CUB select (cuda.compute, x > 0)", cub, roof,
+                            error=error))
             got = ps.compact(x, mask)
             assert torch.equal(got, x[mask]), (dtype, fraction)
             t = gpu_time(lambda: ps.compact(x, mask), args.repeats)
-            rows.append(row("compact", "cuda", dtype, n, fraction, "prefixscan.compact", t, roof, peer))
+            rows.append(row("compact", "cuda", dtype, n, fraction, "prefixscan.compact", t, roof, peer,
+                            speedup_vs_cub=cub / t if cub else None))
             t = gpu_time(lambda: ps.compact(x, mask, size=n), args.repeats)
-            rows.append(row("compact", "cuda", dtype, n, fraction, "prefixscan.compact(size=n)", t, roof, peer))
-            for tile in _compaction_variants(s):
-                (got,), _ = compaction.compact_fields([x], mask, size=None, tile=tile)
-                assert torch.equal(got, x[mask]), tile
-                t = gpu_time(lambda: compaction.compact_fields([x], mask, size=None, tile=tile), sweep_repeats)
-                rows.append(row("compact", "cuda", dtype, n, fraction, f"kernel {tile}", t, roof, peer))
+            rows.append(row("compact", "cuda", dtype, n, fraction, "prefixscan.compact(size=n)", t, roof, peer,
+                            speedup_vs_cub=cub / t if cub else None))
+            if args.sweep and dtype == "int32":
+                for tile in _compaction_variants(s):
+                    (got,), _ = compaction.compact_fields([x], mask, size=None, tile=tile)
+                    assert torch.equal(got, x[mask]), tile
+                    t = gpu_time(lambda: compaction.compact_fields([x], mask, size=None, tile=tile), sweep_repeats)
+                    rows.append(row("compact", "cuda", dtype, n, fraction, f"kernel {tile}", t, roof, peer))
             del x, mask
     for dtype in ("float32", "int64"):  # small calls: the host path
         for fraction in (0.5,):
@@ -156,15 +187,11 @@ def gpu_compact(args) -> list:
 
 
 def _partition_variants(itemsize: int) -> list:
-    """Partition's sweep: every element is written, so row tiles store through the
-    warp-contiguous layout (dense) or from the rows."""
+    """Partition's sweep: every element is written (through the warp-contiguous layout)."""
     from prefixscan.backends.triton.compaction import CompactionTile
 
-    out = [CompactionTile(2048, 4)]
-    for block, warps in ((4096, 8), (8192, 8)):
-        for dense in (True, False):
-            out.append(CompactionTile(block, warps, rows=64 // itemsize, dense_stores=dense))
-    return out
+    return [CompactionTile(block, warps, rows=row_bytes // itemsize)
+            for block, warps in ((8192, 4), (4096, 4), (8192, 8)) for row_bytes in (16, 32)]
 
 
 def gpu_partition(args) -> list:
@@ -174,22 +201,27 @@ def gpu_partition(args) -> list:
 
     rows = []
     n = args.n
-    for dtype in ("float32", "int64"):
+    for dtype in ("int32", "float32", "int64"):
         for fraction in FRACTIONS:
             x, mask = _gpu_data(dtype, n, fraction)
             s = x.element_size()
             roof = copy_roof(n * (2 * s + 1), args.repeats)
             peer = gpu_time(lambda: torch.cat((x[mask], x[~mask])), args.repeats)
             rows.append(row("partition", "cuda", dtype, n, fraction, "torch.cat((x[m], x[~m]))", peer, roof))
+            cub, error = _cub("partition", x, args.repeats)
+            rows.append(row("partition", "cuda", dtype, n, fraction, "CUB three-way partition (cuda.compute, x > 0)",
+                            cub, roof, error=error))
             values, count = ps.partition(x, mask)
             assert torch.equal(values, torch.cat((x[mask], x[~mask]))), (dtype, fraction)
             t = gpu_time(lambda: ps.partition(x, mask), args.repeats)
-            rows.append(row("partition", "cuda", dtype, n, fraction, "prefixscan.partition", t, roof, peer))
-            for tile in _partition_variants(s):
-                (got,), _ = compaction.partition_fields([x], mask, tile=tile)
-                assert torch.equal(got, values), tile
-                t = gpu_time(lambda: compaction.partition_fields([x], mask, tile=tile), max(5, args.repeats // 3))
-                rows.append(row("partition", "cuda", dtype, n, fraction, f"kernel {tile}", t, roof, peer))
+            rows.append(row("partition", "cuda", dtype, n, fraction, "prefixscan.partition", t, roof, peer,
+                            speedup_vs_cub=cub / t if cub else None))
+            if args.sweep and dtype == "int32" and fraction == 0.5:
+                for tile in _partition_variants(s):
+                    (got,), _ = compaction.partition_fields([x], mask, tile=tile)
+                    assert torch.equal(got, values), tile
+                    t = gpu_time(lambda: compaction.partition_fields([x], mask, tile=tile), max(5, args.repeats // 3))
+                    rows.append(row("partition", "cuda", dtype, n, fraction, f"kernel {tile}", t, roof, peer))
             del x, mask
     for dtype in ("float32",):
         x, mask = _gpu_data(dtype, 1 << 16, 0.5)
@@ -283,9 +315,6 @@ def _torch_idiom(x, starts, lengths, n: int):
 def gpu_segmented(args) -> list:
     import torch
 
-    from prefixscan.backends.triton.tiles import TileConfig
-    from prefixscan.tuning import override
-
     rows = []
     n = args.n
     for dtype in ("int32", "float32"):
@@ -308,41 +337,29 @@ def gpu_segmented(args) -> list:
                                 segments=label))
             del starts, lengths
         del x
-    # Tiles: int32 with offsets of 1000 and with flags of the mix.
-    x, _ = _gpu_data("int32", n, 0.5)
-    for length, kind in ((1000, "offsets"), ("mix", "flags")):
-        given, nbytes = _descriptions(n, _segment_starts(n, length))[kind]
-        roof = copy_roof(2 * n * 4 + nbytes, args.repeats)
-        for block in (2048, 4096, 8192, 16384):
-            for warps in (4, 8):
-                with override(TileConfig(block, warps, 32)):
-                    t = gpu_time(lambda: ps.segmented_scan(x, **{kind: given}), args.repeats)
-                rows.append(row("segmented", "cuda", "int32", n, None, f"prefixscan {kind} tile {block}x{warps}", t,
-                                roof, segments=f"segments {length}"))
-    # Kernel variants (prefixscan.backends.triton.segmented.SegmentedTile), int32,
-    # checked against the torch idiom: offsets searched per element instead of
-    # marked, flags read in runs of 4 bytes (x's layout), at the default and larger tiles.
+    # Tiles (prefixscan.backends.triton.segmented.SegmentedTile), int32, checked against
+    # the torch idiom: elements per thread at 4 warps, and fixed tiles.
     from prefixscan.backends.triton.segmented import SegmentedTile, forced_tile
 
-    sweep = {"offsets": [SegmentedTile(offsets="search"), SegmentedTile(4096, 4, offsets="search"),
-                         SegmentedTile(8192, 8, offsets="search")],
-             "flags": [SegmentedTile(flag_runs=4), SegmentedTile(4096, 4, flag_runs=4),
-                       SegmentedTile(8192, 8, flag_runs=4), SegmentedTile(16384, 8, flag_runs=4)]}
-    for kind, tiles in sweep.items():
-        for length in ((32, 1000, "mix") if kind == "offsets" else (1000, "mix")):
-            starts = _segment_starts(n, length)
-            lengths = torch.diff(starts, append=torch.tensor([n], device="cuda"))
-            expected = _torch_idiom(x, starts, lengths, n)
-            given, nbytes = _descriptions(n, starts)[kind]
-            roof = copy_roof(2 * n * 4 + nbytes, args.repeats)
-            for tile in tiles:
-                with forced_tile(tile):
-                    assert torch.equal(ps.segmented_scan(x, **{kind: given}), expected), (kind, length, str(tile))
-                    t = gpu_time(lambda: ps.segmented_scan(x, **{kind: given}), args.repeats)
-                rows.append(row("segmented", "cuda", "int32", n, None, f"prefixscan {kind} {tile}", t, roof,
-                                segments=f"segments {length}"))
-            del starts, lengths, expected
-    del x
+    if args.sweep:
+        x, _ = _gpu_data("int32", n, 0.5)
+        tiles = [SegmentedTile(elements_per_thread=e) for e in (8, 32)]
+        tiles += [SegmentedTile(block, warps) for block, warps in ((2048, 8), (4096, 8), (1024, 4))]
+        for kind in ("offsets", "flags", "keys"):
+            for length in (32, 1000):
+                starts = _segment_starts(n, length)
+                lengths = torch.diff(starts, append=torch.tensor([n], device="cuda"))
+                expected = _torch_idiom(x, starts, lengths, n)
+                given, nbytes = _descriptions(n, starts)[kind]
+                roof = copy_roof(2 * n * 4 + nbytes, args.repeats)
+                for tile in tiles:
+                    with forced_tile(tile):
+                        assert torch.equal(ps.segmented_scan(x, **{kind: given}), expected), (kind, length, str(tile))
+                        t = gpu_time(lambda: ps.segmented_scan(x, **{kind: given}), args.repeats)
+                    rows.append(row("segmented", "cuda", "int32", n, None, f"prefixscan {kind} {tile}", t, roof,
+                                    segments=f"segments {length}"))
+                del starts, lengths, expected
+        del x
     m = 1 << 16  # per call
     for dtype in ("int32", "float32"):
         x, _ = _gpu_data(dtype, m, 0.5)
@@ -354,10 +371,6 @@ def gpu_segmented(args) -> list:
                             segments=f"segments {length}"))
             t = gpu_time(lambda: ps.segmented_scan(x, offsets=starts), args.repeats * 5)
             rows.append(row("segmented", "cuda", dtype, m, None, "prefixscan offsets", t, None, peer,
-                            segments=f"segments {length}"))
-            with forced_tile(SegmentedTile(offsets="search")):
-                t = gpu_time(lambda: ps.segmented_scan(x, offsets=starts), args.repeats * 5)
-            rows.append(row("segmented", "cuda", dtype, m, None, "prefixscan offsets search", t, None, peer,
                             segments=f"segments {length}"))
             heads = _descriptions(m, starts)["flags"][0]
             t = gpu_time(lambda: ps.segmented_scan(x, flags=heads), args.repeats * 5)
@@ -395,6 +408,7 @@ def main(argv=None) -> int:
     parser.add_argument("--n", type=int, default=None, help="elements (default: 2^27 on cuda, 10^7 on cpu)")
     parser.add_argument("--repeats", type=int, default=None, help="timed calls (default: 30 on cuda, 7 on cpu)")
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--sweep", action="store_true", help="also time the kernels' tile variants")
     args = parser.parse_args(argv)
     args.n = args.n or DEFAULT_N[args.device]
     args.repeats = args.repeats or (30 if args.device == "cuda" else 7)

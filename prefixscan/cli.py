@@ -281,10 +281,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "prefixscan.scan over sizes 2^a..2^b and dtypes, next to the peers "
                     "available here (CPU: numpy.cumsum, numpy.add.accumulate; CUDA: "
                     "torch.cumsum, cupy.cumsum, cuda.compute, jax.numpy.cumsum) and a copy "
-                    "of the same bytes.  Every result is verified against NumPy.  Times reported: "
-                    "on the CPU the fastest of interleaved rounds (other processes only ever slow a "
-                    "round down), on CUDA the median of CUDA-event timings; results.json keeps both "
-                    "statistics (seconds_min, seconds_median).")
+                    "of the same bytes.  Every result is verified against NumPy.  Times reported: the "
+                    "median (of interleaved rounds on the CPU, of CUDA-event timings on CUDA); "
+                    "results.json keeps the fastest sample too (seconds_min, seconds_median).")
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     p.add_argument("--sizes", type=checked_by(parse_sizes, "--sizes"), default=None, metavar="A:B[:STEP]",
                    help="log2 sizes: A:B (every exponent), A:B:STEP, or a list 10,16,20 "
@@ -300,7 +299,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--repeats", type=integer(1, 1000), default=None, metavar="N",
                    help="timed samples per measurement, 1..1000 (default cpu 9, cuda 20; --quick: 3, 5).  "
                         "CPU: interleaved rounds (at least 3, fewer than N once a measurement has taken "
-                        "1.5 s per implementation), the fastest round reported; CUDA: the median reported")
+                        "1.5 s per implementation); the median reported on both")
     p.add_argument("--quick", action="store_true",
                    help="fewer repeats and smaller default sizes")
     p.add_argument("--order", type=integer(1, MAX_ORDER), default=1, metavar="Q",

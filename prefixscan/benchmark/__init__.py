@@ -120,8 +120,8 @@ def run_benchmark(
     ``backends.triton.traffic.traffic_per_element``) and ``model_ratio`` =
     2 / traffic; on ``cpu`` they run in Triton's interpreter (a smoke test).
     Each record holds impl, dtype, n, log2n, order, tuple_size, seconds
-    (CPU: the fastest of interleaved rounds; CUDA: the median; ``metadata["statistic"]``
-    says which, and both ``seconds_min`` and ``seconds_median`` are kept),
+    (the median: of interleaved rounds on the CPU, of CUDA-event timings on CUDA;
+    ``metadata["statistic"]`` says so, and ``seconds_min`` is kept beside it),
     gelem_per_s, gb_per_s, ratio_to_copy, verified, status.  ``primitives``
     (default: on ``cpu`` unless ``quick`` or ``strategies``) adds one record per
     primitive at ``n = 2**primitive_log2`` (:func:`.primitives.measure_primitives`).

@@ -86,23 +86,23 @@ def cuda_device_info() -> dict:
     }
 
 
-#: The statistic of the samples that ``seconds`` reports, per device: on the CPU the
-#: fastest round (other processes only slow a round down; docs/design/cpu_compiled.md
-#: has the measurement), on CUDA the median of the event timings.
-STATISTIC = {"cpu": "min", "cuda": "median"}
+#: The statistic of the samples that ``seconds`` reports, on every device: the median
+#: (``seconds_min``, the fastest sample, is kept beside it: on a loaded CPU it is the
+#: steadier of the two, docs/design/cpu_compiled.md has the measurement).
+STATISTIC = {"cpu": "median", "cuda": "median"}
 
 
 def describe_statistic(device: str) -> str:
     """``seconds`` in words, for the tables' headers."""
-    return "fastest of interleaved rounds" if STATISTIC[device] == "min" else "median of CUDA-event timings"
+    return "median of interleaved rounds" if device == "cpu" else "median of CUDA-event timings"
 
 
 def describe_timing(device: str, per_call_calls: int) -> str:
     """The timing method, as recorded in the metadata."""
     if device == "cpu":
         return ("perf_counter, inner loop of ~2 ms per sample, every implementation once per round in "
-                "rounds of rotating order, the fastest round reported (seconds = seconds_min; "
-                "seconds_median kept) (after a warm-up call)")
+                "rounds of rotating order, the median round reported (seconds = seconds_median; "
+                "seconds_min kept) (after a warm-up call)")
     return ("torch.cuda.Event pairs per call behind a GPU sleep (device time; for an "
             "implementation that synchronizes inside a call, its host time too), median of "
             "repeats after warm-up reported (seconds = seconds_median; seconds_min kept); buffers "

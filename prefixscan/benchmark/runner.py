@@ -8,10 +8,10 @@ and timed (timers from :mod:`prefixscan.timing`):
 
 * CPU: ``time.perf_counter`` around an inner loop sized to ~2 ms, every
   implementation once per round, in rounds that rotate their order
-  (:func:`time_interleaved`), the fastest round reported (``seconds`` =
-  ``seconds_min``; ``seconds_median`` kept): other processes on a shared
-  machine slow some rounds down, never speed one up, and under load the median
-  moves with the load (docs/design/cpu_compiled.md).  The copy roof is the
+  (:func:`time_interleaved`), the median round reported (``seconds`` =
+  ``seconds_median``; ``seconds_min`` kept: other processes on a shared machine
+  slow some rounds down, never speed one up, so under load the fastest round is
+  the steadier, docs/design/cpu_compiled.md).  The copy roof is the
   faster of the copies of :mod:`.roof`;
 * CUDA: ``torch.cuda.Event`` pairs around each call, queued behind a short GPU
   sleep so that the host's launch overhead is hidden (device time), the median
@@ -202,7 +202,7 @@ def measure_host(impls: list[Implementation], case: SizeCase, rng: np.random.Gen
         for rec, _ in timed:
             rec.update(status="error", error=short_error(exc), verified=False)
     for (rec, _), seconds in zip(timed, samples):
-        rec.update(seconds=min(seconds), seconds_min=min(seconds), seconds_median=statistics.median(seconds),
+        rec.update(seconds=statistics.median(seconds), seconds_min=min(seconds), seconds_median=statistics.median(seconds),
                    samples=len(seconds))
     recs = merge_copies(recs, [i.name for i in impls if i.is_copy])
     for rec in recs:

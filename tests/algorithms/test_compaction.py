@@ -245,26 +245,26 @@ def test_mask_on_another_device_refused(rng):
         ps.partition(x, torch.ones(50, dtype=torch.bool))
 
 
-#: Kernel variants forced by the tests: (rows, dense_stores, sparse_loads) over the default tile.
-VARIANTS = {"1d": (0, True, False), "1d-sparse": (0, True, True), "rows": (4, True, False),
-            "rows-scatter": (4, False, False), "rows-sparse": (8, True, True)}
+#: Kernel variants forced by the tests: (rows per thread, store form) over the default tile.
+VARIANTS = {"rows1": (1, "auto"), "rows4": (4, "auto"), "rows4-scatter": (4, "rows"), "rows4-dense": (4, "dense"),
+            "rows16": (16, "auto")}
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
 def test_kernel_variants(backend, rng, variant):
-    """Every kernel variant (1-D or row tile, stores from the rows or through the
-    warp-contiguous layout, dense or sparse loads): compact, compact with a size and
-    partition, across tile boundaries, empty tiles and tiles under and over an eighth kept."""
+    """Every kernel variant (rows of 1 to 16 elements per thread, stores from the rows,
+    through the warp-contiguous layout or by the tile's count): compact, compact with a
+    size and partition, across tile boundaries, empty tiles and tiles under and over an
+    eighth kept."""
     if not backend.is_triton:
         pytest.skip("a Triton kernel variant")
     import torch
 
     from prefixscan.backends.triton import compaction
 
-    rows, dense, sparse = VARIANTS[variant]
+    rows, store = VARIANTS[variant]
     interpreter = backend.name != "cuda"
-    tile = dataclasses.replace(compaction.default_tile(4, interpreter), rows=rows, dense_stores=dense,
-                               sparse_loads=sparse)
+    tile = dataclasses.replace(compaction.default_tile(4, interpreter), rows=rows, store=store)
     sizes = [1, 31, 33, 100, 257] if interpreter else [1, 31, 4097, 65537, 1_000_003]
     for n in sizes:
         x = torch.from_numpy(random_array(rng, "int32", (n,))).to(backend.device)
@@ -298,11 +298,10 @@ def test_large_on_the_gpu(dtype, variant):
     n = (1 << 24) + 3
     gen = torch.Generator(device="cuda").manual_seed(5)
     x = torch.randint(-1000, 1000, (n,), device="cuda", generator=gen).to(getattr(torch, dtype))
-    rows, dense, sparse = VARIANTS[variant]
+    rows, store = VARIANTS[variant]
     for p in [0.0, 0.01, 0.5, 0.99, 1.0]:
         mask = torch.rand(n, device="cuda", generator=gen) < p
-        tile = dataclasses.replace(compaction.default_tile(x.element_size(), False), rows=rows * 4,
-                                   dense_stores=dense, sparse_loads=sparse)
+        tile = dataclasses.replace(compaction.default_tile(x.element_size(), False), rows=rows, store=store)
         (got,), count = compaction.compact_fields([x], mask, size=None, tile=tile)
         assert torch.equal(got, x[mask]) and int(count) == int(mask.sum()), p
         (parted,), count = compaction.partition_fields([x], mask, tile=tile)

@@ -154,7 +154,8 @@ BAD_IDENTITIES = [
 
 
 @pytest.mark.parametrize("combine,identity,dtype,error,said", BAD_IDENTITIES,
-                         ids=[f"{c.__name__}-{i!r}-{d}" for c, i, d, _, _ in BAD_IDENTITIES])
+                         ids=[f"{c.__name__}-{'callable' if callable(i) else repr(i)}-{d}-{k}"
+                              for k, (c, i, d, _, _) in enumerate(BAD_IDENTITIES)])
 def test_a_wrong_identity_is_refused(backend, backend_calls, rng, combine, identity, dtype, error, said):
     x = random_array(rng, dtype, 12, "add")
     msg = refused(backend, backend_calls, x, ps.Monoid(combine, identity, name="mine"), error=error, inclusive=False)

@@ -17,11 +17,10 @@ as a primitive of the engine (:mod:`.engine`):
   least an eighth (each warp's store covers 32 consecutive slots: whole sectors).
 
 Each element is read once and each kept element written once: the traffic of
-``x[mask]`` without its separate count and index passes.  On the H200 (int32, 2^27,
-1% / 50% / 99% kept) this tile ran in 0.389 / 0.446 / 0.535 ms against 0.753 / 0.865
-/ 0.890 ms for the kernel it replaced (its own look-back and a memset per call, 4096
-elements on 8 warps) and 0.390 / 0.924 / 1.43 ms for ``x[mask]``
-(docs/design/compaction.md).
+``x[mask]`` without its separate count and index passes.  Measured on the H200
+(docs/design/compaction.md): below CUB's select (cuda.compute) at every kept fraction;
+the kernel issues an instruction every 3.6 cycles with 2 warps per scheduler at its
+register count (Nsight Compute), latency-bound where the scan keeps 5 tiles per SM.
 
 Partition (stable, kept first) needs the total count up front: a rejected element at
 global index i goes to ``total + i - (kept before i)`` (the complementary count), so
@@ -30,7 +29,8 @@ kernel then writes every element.
 
 With a ``limit`` (``compact(size=k)``), kept elements past the first ``limit`` are
 dropped and a second small launch writes the fill value after the count (the count is
-on the device: nothing waits for the host).
+on the device: nothing waits for the host; a few programs stride over the tail, so a
+tail that needs no fill costs one small launch).
 """
 
 from __future__ import annotations
@@ -55,6 +55,8 @@ __all__ = ["CompactionTile", "compact_fields", "partition_fields", "default_tile
 STORE_FORMS = ("rows", "dense", "auto")
 #: Mask bytes counted per program of :func:`count_kernel`.
 COUNT_BLOCK = 8192
+#: Programs of the fill after a fixed-size compaction (each strides over the tail).
+FILL_PROGRAMS = 1024
 
 
 @dataclass(frozen=True)
@@ -83,17 +85,19 @@ INTERPRETER_TILE = CompactionTile(block=32, num_warps=1, rows=4, window=4)
 
 
 def default_tile(nbytes: int, interpreter: bool, partition: bool = False) -> CompactionTile:
-    """The tile for elements of ``nbytes`` bytes over all fields (values only): 32 bytes
-    of values per row, 64 elements per thread for 4-byte values.  Measured on the H200
-    (int32, 2^27, ms at 1% / 50% / 99% kept): 8192x4 rows of 8 0.389 / 0.446 / 0.535,
-    rows of 16 0.395 / 0.496 / 0.547, 4096x4 rows of 4 0.478 / 0.507 / 0.553, 8192x8
-    rows of 8 0.516 / 0.622 / 0.718; partition (half kept) 8192x4 rows of 8 the fastest
-    of five tiles.  Wider values keep 32 bytes a row."""
+    """The tile for elements of ``nbytes`` bytes over all fields (values only): 4096
+    elements on 4 warps, rows of 64 bytes of values per thread for elements of up to 4
+    bytes, 32 for wider ones (a power of two of elements, at least one); int64 at rows
+    of 4 ran 0.63 / 0.75 / 0.85 ms.  Measured on the H200 in the engine's kernel (int32, 2^27,
+    ms at 1% / 50% / 99% kept): 4096x4 rows of 16 0.530 / 0.540 / 0.576, rows of 8
+    0.536 / 0.663 / 0.696; 8192x4 rows of 8 0.874 / 0.903 / 1.006 (255 registers: it
+    spills where the prototype without the engine's carry, 254 registers, ran 0.389 /
+    0.446 / 0.535); 8192x8 rows of 8 0.538 / 0.679 / 0.747 (docs/design/compaction.md)."""
     if interpreter:
         return INTERPRETER_TILE
-    rows = max(1, min(16, 32 // max(nbytes, 1)))
-    block = 8192 if nbytes <= 4 else 4096 if nbytes <= 8 else 2048
-    return CompactionTile(block=block, num_warps=4, rows=rows)
+    row_bytes = 64 if nbytes <= 4 else 32  # 8-byte rows of 8: 231 registers (ptxas, sm_90)
+    rows = 1 << max(0, (row_bytes // max(nbytes, 1)).bit_length() - 1)  # a power of two <= row_bytes / nbytes
+    return CompactionTile(block=4096, num_warps=4, rows=min(rows, 16))
 
 
 @triton.jit(do_not_specialize=["n"])
@@ -193,16 +197,18 @@ def select_kernel(io, status, counter_ptr, n, limit, tiles, tile_base, epoch, MO
 
 @triton.jit(do_not_specialize=["limit"])
 def fill_tail_kernel(out_ptrs, fill_ptrs, count_ptr, limit, BLOCK: tl.constexpr):
-    """``out[count:limit] = fill`` for every field, ``count`` read on the device;
-    programs wholly before the count write nothing."""
-    start = tl.program_id(0).to(tl.int64) * BLOCK
-    count = tl.load(count_ptr)
-    if start + BLOCK > count:
-        rank = tl.arange(0, BLOCK)
+    """``out[count:limit] = fill`` for every field, ``count`` read on the device: the
+    programs stride over the blocks from the count's, so a tail that needs no fill (the
+    count at or past ``limit``) costs a load per program."""
+    count = tl.minimum(tl.load(count_ptr), limit)
+    rank = tl.arange(0, BLOCK)
+    start = (count // BLOCK + tl.program_id(0)) * BLOCK
+    while start < limit:
         where = (start + rank >= count) & (start + rank < limit)
         for i in tl.static_range(len(out_ptrs)):
             fill = tl.load(fill_ptrs[i] + rank * 0)  # the fill's bits, broadcast
             tl.store((out_ptrs[i] + start) + rank, fill, mask=where)
+        start += tl.num_programs(0) * BLOCK
 
 
 def _kernel_view(t):
@@ -309,7 +315,8 @@ def _fill_tail(outs, fills, count, limit: int, tile: CompactionTile | None):
     block = 32 if interpreter else 1024
     device = count.device
     stream = current_stream(device) if device.type == "cuda" else 0
-    runtime.launch_kernel(Launch(fill_tail_kernel, -(-limit // block), 1 if interpreter else 4, stream, interpreter,
+    programs = min(-(-limit // block), FILL_PROGRAMS)
+    runtime.launch_kernel(Launch(fill_tail_kernel, programs, 1 if interpreter else 4, stream, interpreter,
                                  (tuple(outs), tuple(fills), count, limit), dict(BLOCK=block)))
 
 

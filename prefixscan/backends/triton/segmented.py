@@ -19,9 +19,10 @@ Per tile (``BLOCK`` elements, scan order; reverse scans mirror the indices):
 1. load x and the head flags in scan order: ``flags`` read as bytes (reverse: the
    flag of the element after, since a reverse segment starts at its end); ``keys``
    compared with the neighbour in scan order; ``offsets`` as bits: a small launch
-   first sets bit ``o`` of an n-bit mask for every offset ``o`` (one atomic ``or``
-   per offset into zeroed words, n / 8 bytes), and the tile reads its heads from
-   the words (L1 hits: 32 elements share one);
+   first sets bit ``o`` of an n-bit mask for every offset ``o`` (the bits of a word
+   ORed in registers, one atomic ``or`` per word touched, into zeroed words: n / 8
+   bytes), and a forward tile reads its BLOCK / 32 words and spreads them over its
+   elements (a reverse tile, which does not start on a word, reads each element's);
 2. ``init`` seeds every segment: folded into each head's value (the left operand,
    or the right one in reverse: the seed sits after a reverse segment's last
    element, as in :func:`prefixscan.scan`);
@@ -151,15 +152,31 @@ def segmented_combine(pair, nfields: int):
 # ---------------------------------------------------------------------------
 # Kernels.
 
+@triton.jit
+def _same_word_or(w1, b1, w2, b2):
+    """The OR of the bits of a run of equal words (offsets are sorted, so equal words
+    are adjacent): ``(w2, b2 | (b1 if w1 == w2))``, associative for non-decreasing words."""
+    return w2, tl.where(w1 == w2, b1 | b2, b2)
+
+
 @triton.jit(do_not_specialize=["count"])
 def mark_offsets_kernel(offsets_ptr, count, bits_ptr, n, BLOCK: tl.constexpr):
     """Set bit ``o`` of the zeroed int32 words ``bits_ptr`` for every offset ``o < n``
-    of the ``count`` offsets (repeated offsets, empty segments, set one bit)."""
+    of the ``count`` sorted offsets (repeated offsets, empty segments, set one bit).
+    The bits of one word are ORed in registers first (a segmented OR over the runs of
+    equal words), so there is one atomic per word a block touches, not one per offset:
+    offsets of segments of length 1 (one per element) set 32 bits per atomic."""
     index = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     valid = index < count
     o = tl.load(offsets_ptr + index, mask=valid, other=0).to(tl.int64)
     valid = valid & (o < n)
-    tl.atomic_or(bits_ptr + (o >> 5), (1 << (o & 31)).to(tl.int32), mask=valid, sem="relaxed")
+    word = tl.where(valid, o >> 5, 9223372036854775807)  # past the end: a run of its own, never stored
+    bit = tl.where(valid, (1 << (o & 31)).to(tl.int32), 0)
+    _, run = tl.associative_scan((word, bit), 0, _same_word_or)
+    following = tl.load(offsets_ptr + index + 1, mask=index + 1 < count, other=0).to(tl.int64)
+    last = valid & ((index + 1 >= count) | ((following >> 5) != word) | (following >= n) |
+                    (tl.arange(0, BLOCK) == BLOCK - 1))
+    tl.atomic_or(bits_ptr + word, run, mask=last, sem="relaxed")
 
 
 @triton.jit
@@ -177,11 +194,13 @@ def _keys_differ(key, before):
 
 
 @triton.jit
-def _heads(seg_ptr, start, local, neighbour, inside, lane_first, n, KIND: tl.constexpr, REVERSE: tl.constexpr):
+def _heads(seg_ptr, start, local, neighbour, inside, lane_first, n, KIND: tl.constexpr, REVERSE: tl.constexpr,
+           BLOCK: tl.constexpr):
     """Head flags in scan order of the tile's elements at memory ``start + local``: a
     segment starts there (forward), or the element after starts one (reverse, whose
     segments start at their end).  ``lane_first`` (scan position 0 of the lane) is
     left to the caller."""
+    VECTOR_BITS: tl.constexpr = KIND == 1 and not REVERSE and BLOCK >= 32
     if KIND == 2:  # keys: a head where the key differs from the one before in scan order
         key = tl.load((seg_ptr + start) + local, mask=inside) if inside is not None else \
             tl.load((seg_ptr + start) + local)
@@ -199,6 +218,12 @@ def _heads(seg_ptr, start, local, neighbour, inside, lane_first, n, KIND: tl.con
                 heads = tl.load((seg_ptr + start) + at) != 0
             else:
                 heads = tl.load((seg_ptr + start) + at, mask=where, other=0) != 0
+        elif VECTOR_BITS:
+            # A forward tile starts on a word: its BLOCK / 32 words, each spread over 32 flags.
+            lanes = tl.arange(0, BLOCK // 32)
+            words = tl.load(seg_ptr + (start // 32 + lanes), mask=start + lanes * 32 < n, other=0)
+            bits = (words[:, None] >> tl.arange(0, 32)[None, :]) & 1
+            heads = tl.reshape(bits, (BLOCK,)) != 0
         else:
             position = start + at
             if where is None:
@@ -232,7 +257,7 @@ def _tile(io, seg_ptr, status, n, vid, epoch, MONOID: tl.constexpr, PROTOCOL: tl
         neighbour = rank - 1
     lane_first = (vid == 0) & (rank == 0)  # scan position 0 of the lane: always a head
     x = _load_at(x_ptrs, start, local, inside, ident)
-    heads = _heads(seg_ptr, start, local, neighbour, inside, lane_first, n, KIND, REVERSE) | lane_first
+    heads = _heads(seg_ptr, start, local, neighbour, inside, lane_first, n, KIND, REVERSE, BLOCK) | lane_first
     if inside is not None:
         heads = heads & inside
     if HAS_INIT:
