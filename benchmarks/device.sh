@@ -67,6 +67,12 @@
 #   scaling     several GPUs: the NCCL tests (tests/distributed), then benchmarks/scaling.py (weak
 #               and strong scaling of prefixscan.distributed over 1, 2, 4, ... GPUs; needs a kind
 #               with several GPUs)
+#   engine      the engine's primitives: their GPU tests (scan kernels, segmented, compaction,
+#               partition, recurrence; then the > 2^31-element ones), the primitives repeated and
+#               compared bitwise (tools/race_check.py --primitives), benchmarks/primitives.py for
+#               compact, partition and segmented next to CUB (cuda.compute, from the cuda-cccl
+#               wheel in .whl/) and torch, and the recurrence's forward against accelerated-scan
+#               (wheel in .whl/); about 9 minutes
 #   cub         CUB's scan, scan-by-key, select and partition on the same cases (benchmarks/peers/
 #               cub_peers.cu, built with nvcc for sm_90): the peer of the scan and primitives tables
 #   all         tests fuzz bench orders strategies race (about 55 minutes, the tests about 30 of
@@ -101,7 +107,7 @@ for profile in "$@"; do
   case $profile in
     all) profiles+=(tests_backends tests_algorithms tests_api tests_slow fuzz bench orders strategies race) ;;
     tests) profiles+=(tests_backends tests_algorithms tests_api tests_slow) ;;
-    tests_backends|tests_algorithms|tests_api|tests_slow|fuzz|cub|scaling|bench|fresh|tune_compare|stability|orders|strategies|race|compile|tune|compaction|segmented|recurrence|\
+    tests_backends|tests_algorithms|tests_api|tests_slow|fuzz|cub|scaling|bench|fresh|tune_compare|stability|orders|strategies|race|compile|tune|compaction|segmented|recurrence|engine|\
     scaleout|scaleout_dask|\
     scaleout_zarr)
       profiles+=("$profile") ;;
@@ -306,6 +312,24 @@ profile_segmented() {
   tail -3 "$OUT/segmented/tests.log"
   step segmented/segmented-cuda 280 $PY benchmarks/primitives.py --case segmented --device cuda --out "$OUT/segmented"
   grep "prefixscan\|torch" "$OUT/segmented/segmented-cuda.md"
+}
+
+profile_engine() {
+  mkdir -p "$OUT/engine"
+  from_wheels "cuda.compute, accelerated_scan"
+  gpu_tests engine 200 "gpu and not slow" 14 tests/backends/triton/test_protocol.py \
+    tests/backends/triton/test_segmented.py tests/backends/triton/test_lookback.py tests/backends/triton/test_runtime.py \
+    tests/backends/triton/test_blocked.py tests/backends/triton/test_recurrence.py tests/algorithms/test_compaction.py \
+    tests/algorithms/test_partition.py tests/algorithms/test_segmented.py tests/algorithms/test_segment_arguments.py
+  gpu_tests engine-slow 60 "gpu and slow" 1 tests/algorithms/test_compaction.py
+  step engine/race 40 $PY tools/race_check.py --primitives --repeats 4 --json "$OUT/engine/race.json"
+  grep -c "wrong runs 0/" "$OUT/engine/race.log"; grep -v "wrong runs 0/" "$OUT/engine/race.log" | head -5
+  for case in compact:90 partition:60 segmented:80; do
+    step engine/${case%%:*} ${case##*:} $PY benchmarks/primitives.py --case ${case%%:*} --device cuda --repeats 10 \
+      --out "$OUT/engine"
+  done
+  step engine/recurrence 45 $PY benchmarks/recurrence.py --device cuda --out "$OUT/engine" --repeats 10 --no-plans \
+    --forward-only
 }
 
 profile_recurrence() {

@@ -39,6 +39,7 @@ import prefixscan as ps
 from prefixscan.timing import median_cuda_seconds
 
 GPU_SHAPES = [  # (name, shape, axis)
+    ("BCT 8x1024x4096", (8, 1024, 4096), 2),
     ("BTC 8x1024x4096", (8, 1024, 4096), 1),
     ("BTC 8x4096x1024", (8, 4096, 1024), 1),
     ("BCT 1x64x2^20", (1, 64, 1 << 20), 2),
@@ -133,7 +134,7 @@ def _bct(shape, axis):
     return (shape[0], shape[2], shape[1])
 
 
-def bench_cuda(repeats: int, plans: bool) -> list[dict]:
+def bench_cuda(repeats: int, plans: bool, forward_only: bool = False) -> list[dict]:
     import torch
 
     from prefixscan.backends.triton import recurrence as R
@@ -145,7 +146,7 @@ def bench_cuda(repeats: int, plans: bool) -> list[dict]:
     for name, shape, axis in GPU_SHAPES:
         n = math.prod(shape)
         copy32 = _copy_ms(n, 4, repeats)
-        for dtype, itemsize in ((torch.float32, 4), (torch.bfloat16, 2)):
+        for dtype, itemsize in ((torch.float32, 4),) + ((() if forward_only else ((torch.bfloat16, 2),))):
             copy = copy32 if itemsize == 4 else _copy_ms(n, 2, repeats)
             a, b = _inputs(shape, dtype)
             ours = _cuda_time(lambda: ps.linear_recurrence(a, b, axis=axis), repeats)
@@ -174,6 +175,8 @@ def bench_cuda(repeats: int, plans: bool) -> list[dict]:
                     rec["associative_scan_error"] = note
             records.append(rec)
             print(json.dumps(rec), flush=True)
+        if forward_only:
+            continue
         # forward + backward, float32
         a, b = _inputs(shape, torch.float32, requires_grad=True)
         grad = torch.randn(shape, device="cuda")
@@ -203,7 +206,8 @@ def bench_cuda(repeats: int, plans: bool) -> list[dict]:
         if plans:
             records.extend(_plan_sweep(name, shape, axis, repeats, copy32))
         torch.cuda.empty_cache()
-    records.append(_cumsum_case(repeats))
+    if not forward_only:
+        records.append(_cumsum_case(repeats))
     return records
 
 
@@ -372,13 +376,15 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=Path("."))
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--no-plans", action="store_true", help="skip the sweep of the kernel's tilings")
+    parser.add_argument("--forward-only", action="store_true",
+                        help="float32 forward passes only (no bfloat16, backward or cumsum case)")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     if args.device == "cuda":
         import torch
 
         info = dict(device=torch.cuda.get_device_name(0), torch=torch.__version__)
-        records = bench_cuda(max(20, args.repeats), plans=not args.no_plans)
+        records = bench_cuda(max(20, args.repeats), plans=not args.no_plans, forward_only=args.forward_only)
     else:
         import platform
 

@@ -6,9 +6,13 @@ integer result of NumPy (the first failing run is reported with its count of
 wrong elements).  The cases are the layouts that once failed (the chained 2-D
 scan of a (56829, 3) array along axis 0 with an init) and the large 1-D and 2-D
 decoupled look-back scans (32- and 64-bit status), under every strategy
-(docs/design/status-words.md says why a race shows this way).
+(docs/design/status-words.md says why a race shows this way).  ``--primitives``
+checks the engine's other primitives the same way instead: compaction, partition, the
+segmented scan by offsets, flags and keys, and the linear recurrence's look-back,
+each against torch's own result.
 
     python tools/race_check.py --repeats 30 --json race.json   # on a CUDA machine, package installed
+    python tools/race_check.py --primitives --repeats 10
 """
 
 from __future__ import annotations
@@ -53,6 +57,52 @@ def cases(rng):
     yield "int64 8*(2^19+3) tuple 8", x, -1, None, 8, False, True, 1
 
 
+def primitive_cases(torch):
+    """(name, run, expected): the engine's primitives at sizes of many tiles, int32 values."""
+    gen = torch.Generator(device="cuda").manual_seed(3)
+    n = (1 << 24) + 11
+    x = torch.randint(-1000, 1000, (n,), device="cuda", generator=gen, dtype=torch.int32)
+    for fraction in (0.01, 0.5, 0.99):
+        mask = torch.rand(n, device="cuda", generator=gen) < fraction
+        yield f"compact {fraction}", (lambda m=mask: ps.compact(x, m)), x[mask]
+        yield f"partition {fraction}", (lambda m=mask: ps.partition(x, m)[0]), torch.cat((x[mask], x[~mask]))
+    for length in (1, 37, 4099):
+        starts = torch.arange(0, n, length, device="cuda", dtype=torch.int64)
+        lengths = torch.diff(starts, append=torch.tensor([n], device="cuda"))
+        c = torch.cumsum(x, 0, dtype=torch.int32)
+        expected = c - torch.repeat_interleave((c - x)[starts], lengths, output_size=n)
+        heads = torch.zeros(n, dtype=torch.bool, device="cuda")
+        heads[starts] = True
+        keys = torch.cumsum(heads, 0, dtype=torch.int32)
+        yield f"segmented offsets {length}", (lambda s=starts: ps.segmented_scan(x, offsets=s)), expected
+        yield f"segmented flags {length}", (lambda h=heads: ps.segmented_scan(x, flags=h)), expected
+        yield f"segmented keys {length}", (lambda k=keys: ps.segmented_scan(x, keys=k)), expected
+    a = (torch.rand((4, 1 << 21), device="cuda", generator=gen) < 0.9).double()  # exact in float64: 0/1 decays
+    b = torch.randint(-5, 5, (4, 1 << 21), device="cuda", generator=gen).double()
+    yield "recurrence look-back (4, 2^21)", (lambda: ps.linear_recurrence(a, b)), \
+        ps.linear_recurrence(a.cpu().numpy(), b.cpu().numpy())
+
+
+def check_primitives(torch, repeats: int) -> tuple[list, int]:
+    report, bad = [], 0
+    for name, run, expected in primitive_cases(torch):
+        expected = torch.as_tensor(expected).cuda()
+        wrong_runs = 0
+        for _ in range(repeats):
+            torch.cuda.empty_cache()  # fresh allocations each run
+            try:
+                got = run()
+                same = got.shape == expected.shape and torch.equal(got, expected)
+            except Exception as exc:  # noqa: BLE001 - reported as a wrong run, the other cases go on
+                print(f"{name}: {type(exc).__name__}: {exc}"[:300], flush=True)
+                same = False
+            wrong_runs += not same
+        bad += wrong_runs
+        report.append({"case": name, "repeats": repeats, "wrong_runs": wrong_runs})
+        print(f"{name:34s} wrong runs {wrong_runs}/{repeats}", flush=True)
+    return report, bad
+
+
 def reference(x, axis, init, tuple_size, reverse, inclusive, order):
     return ps.scan(x, axis=axis, init=init, tuple_size=tuple_size, reverse=reverse, inclusive=inclusive,
                    order=order, backend="cpu")
@@ -65,10 +115,13 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--json", default=None)
     parser.add_argument("--only", default=None, help="run the cases whose name contains this")
+    parser.add_argument("--primitives", action="store_true", help="the engine's primitives instead of the scans")
     args = parser.parse_args()
     rng = np.random.default_rng(7)
     report, bad = [], 0
-    for name, x, axis, init, s, reverse, inclusive, order in cases(rng):
+    if args.primitives:
+        report, bad = check_primitives(torch, args.repeats)
+    for name, x, axis, init, s, reverse, inclusive, order in ([] if args.primitives else cases(rng)):
         if args.only and args.only not in name:
             continue
         expected = reference(x, axis, init, s, reverse, inclusive, order)
