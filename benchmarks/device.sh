@@ -317,18 +317,18 @@ profile_segmented() {
 profile_engine() {
   mkdir -p "$OUT/engine"
   from_wheels "cuda.compute, accelerated_scan"
-  gpu_tests engine 200 "gpu and not slow" 14 tests/backends/triton/test_protocol.py \
+  gpu_tests engine 190 "gpu and not slow" 14 tests/backends/triton/test_protocol.py \
     tests/backends/triton/test_segmented.py tests/backends/triton/test_lookback.py tests/backends/triton/test_runtime.py \
     tests/backends/triton/test_blocked.py tests/backends/triton/test_recurrence.py tests/algorithms/test_compaction.py \
     tests/algorithms/test_partition.py tests/algorithms/test_segmented.py tests/algorithms/test_segment_arguments.py
-  gpu_tests engine-slow 60 "gpu and slow" 1 tests/algorithms/test_compaction.py
-  step engine/race 40 $PY tools/race_check.py --primitives --repeats 4 --json "$OUT/engine/race.json"
+  gpu_tests engine-slow 50 "gpu and slow" 1 tests/algorithms/test_compaction.py
+  step engine/race 35 $PY tools/race_check.py --primitives --repeats 4 --json "$OUT/engine/race.json"
   grep -c "wrong runs 0/" "$OUT/engine/race.log"; grep -v "wrong runs 0/" "$OUT/engine/race.log" | head -5
-  for case in compact:90 partition:60 segmented:80; do
+  for case in compact:110 partition:80 segmented:70; do
     step engine/${case%%:*} ${case##*:} $PY benchmarks/primitives.py --case ${case%%:*} --device cuda --repeats 10 \
       --out "$OUT/engine"
   done
-  step engine/recurrence 45 $PY benchmarks/recurrence.py --device cuda --out "$OUT/engine" --repeats 10 --no-plans \
+  step engine/recurrence 40 $PY benchmarks/recurrence.py --device cuda --out "$OUT/engine" --repeats 10 --no-plans \
     --forward-only
 }
 
