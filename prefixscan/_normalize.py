@@ -30,7 +30,7 @@ from ._monoid_probe import probe
 from ._out import check_out, check_out_dtype, check_out_writable, numpy_out_accumulator
 from ._request import ScanConfig, ScanRequest, np_dtype
 from ._segments import check_keys, check_offsets, check_segments
-from .backends.triton.registry import DETERMINISTIC_STRATEGIES, STRATEGY_NAMES
+from .backends.triton.planning.registry import DETERMINISTIC_STRATEGIES, STRATEGY_NAMES
 from .monoid import Monoid, accumulator_dtype_name, resolve_op
 
 __all__ = ["ALGORITHMS", "STRATEGIES", "make_config", "build_request", "check_init", "check_init_shape", "check_axis",
@@ -41,7 +41,7 @@ __all__ = ["ALGORITHMS", "STRATEGIES", "make_config", "build_request", "check_in
            "numpy_out_accumulator"]
 
 ALGORITHMS = ("auto", "serial", "kogge_stone", "sklansky", "brent_kung", "reduce_then_scan")
-# GPU meta-strategies (backends/triton/registry.py); "auto" asks the tuner (decoupled
+# GPU meta-strategies (backends/triton/planning/registry.py); "auto" asks the tuner (decoupled
 # look-back unless a tuned table says otherwise).
 STRATEGIES = ("auto",) + STRATEGY_NAMES
 

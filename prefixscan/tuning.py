@@ -23,16 +23,16 @@ Importing this module imports neither torch nor triton.
 
 from __future__ import annotations
 
-from .backends.triton.planner import override, set_override
-from .backends.triton.tiles import TileConfig
-from .backends.triton.tuner.candidates import strategy_available
+from .backends.triton.planning.planner import override, set_override
+from .backends.triton.planning.tiles import TileConfig
+from .backends.triton.planning.registry import strategy_available
 from .backends.triton.tuner.compare import compare_tuned, fixed_choices, format_comparison, resolved_choice
 from .backends.triton.tuner.search import TuningError
 from .backends.triton.tuner.session import (DEFAULT_DTYPES, DEFAULT_SIZES, LAYOUTS, OP_CLASSES, TUNE_ROUNDS,
                                             check_tune_args, format_table, info_lines, unavailable_reason)
 from .backends.triton.tuner.session import tune_all as tune
-from .backends.triton.tuner.table import TuningCacheWarning, cache_dir, cache_path
-from .backends.triton.tuner.table import clear_cache as clear
+from .backends.triton.planning.table import TuningCacheWarning, cache_dir, cache_path
+from .backends.triton.tuner.store import clear_cache as clear
 
 __all__ = ["tune", "clear", "cache_dir", "cache_path", "info_lines", "check_tune_args", "DEFAULT_DTYPES",
            "DEFAULT_SIZES", "OP_CLASSES", "LAYOUTS", "TUNE_ROUNDS", "unavailable_reason", "strategy_available",

@@ -43,7 +43,7 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import prefixscan as ps  # noqa: E402
-from prefixscan.backends.triton.registry import STRATEGY_NAMES  # noqa: E402
+from prefixscan.backends.triton.planning.registry import STRATEGY_NAMES  # noqa: E402
 from prefixscan.testing import (  # noqa: E402
     ALL_DTYPES,
     BUILTIN_OP_NAMES,

@@ -27,7 +27,7 @@ from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
 from prefixscan import AFFINE
-from prefixscan.backends.triton import lookback
+from prefixscan.backends.triton.scan import lookback
 from prefixscan.backends.triton.device.combine import combine_functions
 from prefixscan.monoid import BUILTIN_OPS
 

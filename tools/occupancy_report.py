@@ -26,7 +26,7 @@ import tempfile
 import triton
 from compile_report import INTS_1D, INTS_2D, INTS_COLS, compile_variant  # tools/ is the script's folder
 
-from prefixscan.backends.triton import lookback
+from prefixscan.backends.triton.scan import lookback
 from prefixscan.backends.triton.device.combine import combine_functions
 from prefixscan.monoid import BUILTIN_OPS
 

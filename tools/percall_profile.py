@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 import prefixscan as ps
-from prefixscan.backends.triton import runtime
+from prefixscan.backends.triton.runtime import launch as runtime
 from prefixscan.timing import per_call_wall, time_wall
 
 

@@ -25,7 +25,7 @@ import time
 import numpy as np
 
 import prefixscan as ps
-from prefixscan.backends.triton.registry import STRATEGY_NAMES as STRATEGIES
+from prefixscan.backends.triton.planning.registry import STRATEGY_NAMES as STRATEGIES
 
 
 def cases(rng):

@@ -25,7 +25,7 @@ import triton
 from triton.backends.compiler import GPUTarget
 from triton.experimental.gluon._runtime import GluonASTSource
 
-from prefixscan.backends.triton import blocked, blocked_rules
+from prefixscan.backends.triton.scan import orders as blocked, orders_rules as blocked_rules
 
 
 def compile_case(dtype: str, order: int, tuple_size: int, window: int | None = None, window_warps: int | None = None,

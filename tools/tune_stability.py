@@ -28,7 +28,7 @@ import sys
 from pathlib import Path
 
 from prefixscan.backends.triton.tuner import measure  # neither imports torch or triton until a
-from prefixscan.backends.triton.tuner.keys import Candidate, tile_from  # workload runs
+from prefixscan.backends.triton.planning.keys import Candidate, tile_from  # workload runs
 from prefixscan.backends.triton.tuner.search import QUARTILE_ROUNDS, interleave, paired_ratio
 
 TILE_FIELDS = ("block", "num_warps", "window", "max_kb", "packed", "raking", "occupancy")

@@ -19,7 +19,7 @@ Capability flags replace tests of a backend's name:
 * ``TAKES_ALGORITHM``: runs the CPU scan networks that ``algorithm=`` names
   (:mod:`prefixscan.networks`: Kogge-Stone, Sklansky, Brent-Kung, ...);
 * ``TAKES_STRATEGY``: runs the GPU meta-strategies that ``strategy=`` names
-  (:mod:`prefixscan.backends.triton.registry`);
+  (:mod:`prefixscan.backends.triton.planning.registry`);
 * ``COMPLEX_TYPES``: scans complex dtypes (Triton has no complex types: a
   complex scan there is refused before any work, by
   :func:`prefixscan.dispatch.check_capabilities`).

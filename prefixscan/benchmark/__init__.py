@@ -117,7 +117,7 @@ def run_benchmark(
     always runs).  ``strategies`` ("all" or names) adds ``prefixscan.scan`` with
     each GPU meta-strategy as ``strategy:<name>``, whose records also hold the
     grid, the tile and the counted ``traffic_per_element`` (see
-    ``backends.triton.traffic.traffic_per_element``) and ``model_ratio`` =
+    ``backends.triton.planning.traffic.traffic_per_element``) and ``model_ratio`` =
     2 / traffic; on ``cpu`` they run in Triton's interpreter (a smoke test).
     Each record holds impl, dtype, n, log2n, order, tuple_size, seconds
     (the median: of interleaved rounds on the CPU, of CUDA-event timings on CUDA;

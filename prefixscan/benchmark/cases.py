@@ -18,7 +18,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..backends.triton.registry import STRATEGY_NAMES
+from ..backends.triton.planning.registry import STRATEGY_NAMES
 
 __all__ = ["DEFAULT_DTYPES", "SUPPORTED_DTYPES", "INTERPRETER_SIZES", "MAX_LOG2", "MAX_ORDER", "SizeCase",
            "default_sizes", "parse_sizes", "parse_dtypes", "parse_strategies", "check_run", "host_memory_bytes",

@@ -298,7 +298,7 @@ def strategy_plan(impl: Implementation, case: SizeCase, device: str) -> dict:
         return {}
     import torch
 
-    from ..backends.triton import traffic
+    from ..backends.triton.planning import traffic
 
     interpreted = device == "cpu"
     info = traffic.plan(impl.strategy, case.n, case.tuple_size, getattr(torch, case.dtype),

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from prefixscan._environment import interpreter_mode
-from prefixscan.backends.triton.registry import STRATEGY_NAMES
+from prefixscan.backends.triton.planning.registry import STRATEGY_NAMES
 from prefixscan.benchmark import parse_strategies
 from prefixscan.cli import main
 
@@ -20,9 +20,7 @@ from prefixscan.cli import main
 def test_bench_strategies_smoke(tmp_path, capsys):
     pytest.importorskip("torch")
     pytest.importorskip("triton")
-    from prefixscan.backends.triton import (
-        traffic,  # imports Triton, an optional dependency
-    )
+    from prefixscan.backends.triton.planning import traffic
     status = main(["bench", "--device", "cpu", "--strategies", "all", "--sizes", "6", "--dtypes", "int32",
                    "--repeats", "1", "--out", str(tmp_path), "--no-progress"])
     text = capsys.readouterr().out

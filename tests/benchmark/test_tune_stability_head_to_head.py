@@ -11,9 +11,9 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
 from prefixscan._environment import interpreter_mode  # noqa: E402
-from prefixscan.backends.triton import planner  # noqa: E402
-from prefixscan.backends.triton.tiles import default_config  # noqa: E402
-from prefixscan.backends.triton.tuner import keys  # noqa: E402
+from prefixscan.backends.triton.planning import planner  # noqa: E402
+from prefixscan.backends.triton.planning.tiles import default_config  # noqa: E402
+from prefixscan.backends.triton.planning import keys  # noqa: E402
 from tests.repo_scripts import load_script  # noqa: E402
 
 tune_stability = load_script("tools/tune_stability.py", "tune_stability")

@@ -7,7 +7,7 @@ tests the kernel logic without a GPU.  Nothing here imports torch or triton
 until a scan runs.
 
 Implements :class:`prefixscan.backends.base.Backend` as a module: the scan path
-is :mod:`.scan` (strategies from :mod:`.registry`, tiles from :mod:`.planner`),
+is :mod:`.scan` (strategies from :mod:`.planning.registry`, tiles from :mod:`.planning.planner`),
 delta encoding is the one-pass stencil kernel of :mod:`.delta`, and compaction
 and partition the one-pass look-back kernel of :mod:`.compaction`.
 """
@@ -28,7 +28,7 @@ NAME = "triton"
 DEVICES = ("cuda",)
 NATIVE_LIBRARY = "torch"  # run_scan returns torch tensors
 TAKES_ALGORITHM = False  # algorithm= names CPU scan networks
-TAKES_STRATEGY = True  # strategy= picks a strategy of .registry
+TAKES_STRATEGY = True  # strategy= picks a strategy of .planning.registry
 COMPLEX_TYPES = False  # Triton has no complex types (complex recurrences split into real fields)
 
 
@@ -68,7 +68,7 @@ def run_scan(request):
     tuned first, once per process (:func:`.tuner.first_use.ensure_for`); the scan
     path below only reads the table."""
     # The scan path loads triton: imported on the first scan, not with the package.
-    from .scan import run_scan as _run
+    from .scan.route import run_scan as _run
     from .tuner.first_use import ensure_for
 
     ensure_for(request)
@@ -78,7 +78,7 @@ def run_scan(request):
 def run_scan_planned(request):
     """``run_scan`` plus a replay function for later calls of the same signature
     (or None): ``fast(x, out, init) -> result or None`` (None: take the full path)."""
-    from .scan import run_scan as _run
+    from .scan.route import run_scan as _run
     from .tuner.first_use import ensure_for
 
     ensure_for(request)

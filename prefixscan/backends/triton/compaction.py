@@ -42,11 +42,11 @@ import triton.language as tl
 
 from ..._environment import interpreter_mode
 from ...monoid import BUILTIN_OPS
-from . import runtime
+from .runtime import launch as runtime
 from .device.combine import combine_functions
 from .engine.pipeline import carry, tile_id
 from .engine.state import single_pass, status_words
-from .runtime import Launch, current_stream
+from .runtime.launch import Launch, current_stream
 
 __all__ = ["CompactionTile", "compact_fields", "partition_fields", "default_tile", "STORE_FORMS"]
 

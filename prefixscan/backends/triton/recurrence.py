@@ -56,10 +56,10 @@ import triton.language as tl
 
 from ..._environment import interpreter_mode
 from ...caches import register_cache
-from . import runtime
+from .runtime import launch as runtime
 from .device.tiles import _fn, _select
 from .engine.pipeline import carry_columns
-from .runtime import Launch
+from .runtime.launch import Launch
 from .engine.state import single_pass, status_words
 
 __all__ = ["RecurrencePlan", "plan_for", "linear_recurrence", "linear_recurrence_backward",

@@ -52,14 +52,15 @@ import triton.language as tl
 from ..._arrays import as_torch
 from ..._environment import interpreter_mode
 from ...caches import register_cache
-from . import planner, runtime
+from .planning import planner
+from .runtime import launch as runtime
 from .device.tiles import _fn, _load_at, _ordered_reduce, _scalars, _store_at, _where, _within
 from .device.combine import combine_functions
 from .engine.pipeline import carry, tile_id
 from .engine.state import identity_tensor, single_pass, status_words
-from .job import SeedLayout
-from .planner import choose_config
-from .runtime import Launch, current_stream
+from .scan.job import SeedLayout
+from .planning.planner import choose_config
+from .runtime.launch import Launch, current_stream
 
 __all__ = ["run_segmented", "segmented_kernel", "segmented_combine", "SEGMENT_KINDS", "SegmentedTile", "DEFAULT_TILE",
            "forced_tile"]

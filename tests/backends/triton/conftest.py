@@ -31,7 +31,7 @@ class RecordedKernels:
 @pytest.fixture
 def kernels_run():
     """The kernels launched during the test, in order (runtime.recording)."""
-    from prefixscan.backends.triton import runtime
+    from prefixscan.backends.triton.runtime import launch as runtime
 
     with runtime.recording() as launches:
         yield RecordedKernels(launches)

@@ -22,7 +22,10 @@ import numpy as np
 import torch
 
 import prefixscan as ps
-from prefixscan.backends.triton import blocked, compaction, lookback, planner, runtime, segmented, tiles
+from prefixscan.backends.triton.scan import orders as blocked, lookback
+from prefixscan.backends.triton import compaction, segmented
+from prefixscan.backends.triton.planning import planner, tiles
+from prefixscan.backends.triton.runtime import launch as runtime
 from prefixscan.testing import reference_scan, reference_segmented_scan
 
 CUDA = torch.cuda.is_available()

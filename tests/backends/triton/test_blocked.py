@@ -18,10 +18,11 @@ from .device import CUDA, DEVICE_MARK, random_data, to_device, torch
 import triton.language as tl  # noqa: E402
 
 import prefixscan as ps  # noqa: E402
-from prefixscan.backends.triton import blocked, blocked_lookback, blocked_rules  # noqa: E402
+from prefixscan.backends.triton.scan import (orders as blocked, orders_lookback as blocked_lookback,
+                                             orders_rules as blocked_rules)  # noqa: E402
 from prefixscan.backends.triton.device import gluon as gluon_interpreter  # noqa: E402
 from prefixscan.backends.triton.engine import state as status  # noqa: E402
-from prefixscan.backends.triton.policy import routing  # noqa: E402
+from prefixscan.backends.triton.planning.policy import routing  # noqa: E402
 
 pytestmark = DEVICE_MARK
 

@@ -17,7 +17,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
 import prefixscan as ps  # noqa: E402
-from prefixscan.backends.triton.registry import STRATEGY_NAMES  # noqa: E402
+from prefixscan.backends.triton.planning.registry import STRATEGY_NAMES  # noqa: E402
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")]
 

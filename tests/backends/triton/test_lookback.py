@@ -14,8 +14,9 @@ import pytest
 from .device import CUDA, DEVICE_MARK, random_data, reference, to_device, torch, tuples_per_lane
 
 import prefixscan as ps  # noqa: E402
-from prefixscan.backends.triton import blocked, lookback, planner, tiles  # noqa: E402
-from prefixscan.backends.triton.policy import routing  # noqa: E402
+from prefixscan.backends.triton.scan import orders as blocked, lookback  # noqa: E402
+from prefixscan.backends.triton.planning import planner, tiles  # noqa: E402
+from prefixscan.backends.triton.planning.policy import routing  # noqa: E402
 from prefixscan.testing import assert_scan_equal, tolerance_for  # noqa: E402
 
 pytestmark = DEVICE_MARK

@@ -18,7 +18,7 @@ pytest.importorskip("triton")
 
 import prefixscan as ps  # noqa: E402
 from prefixscan.backends.triton import recurrence as R  # noqa: E402
-from prefixscan.backends.triton import runtime  # noqa: E402
+from prefixscan.backends.triton.runtime import launch as runtime  # noqa: E402
 from prefixscan.testing import reference_linear_recurrence  # noqa: E402
 
 CUDA = torch.cuda.is_available()

@@ -14,7 +14,8 @@ import pytest
 from .device import CUDA, DEVICE_MARK, random_data, to_device, torch
 
 import prefixscan as ps  # noqa: E402
-from prefixscan.backends.triton import job, lookback, replay, runtime, scan  # noqa: E402
+from prefixscan.backends.triton.scan import job, lookback, route as scan  # noqa: E402
+from prefixscan.backends.triton.runtime import replay, launch as runtime  # noqa: E402
 from prefixscan.backends.triton.engine import state as status  # noqa: E402
 
 pytestmark = DEVICE_MARK
@@ -27,7 +28,7 @@ def test_a_length_past_int32_after_a_small_one():
     """A kernel variant compiled for a 32-bit length is not relaunched with a 64-bit one
     (compiled.run raised OverflowError: the variant key did not hold the width).  One
     forced tile, so that both scans take the same constexprs."""
-    from prefixscan.backends.triton import planner, tiles
+    from prefixscan.backends.triton.planning import planner, tiles
 
     small = torch.randint(0, 3, (100_007,), dtype=torch.int8, device="cuda")  # % 16 == 7, as the large one
     n = (1 << 31) + 7
@@ -56,7 +57,7 @@ def test_beyond_int32_indexing():
 def test_replay_follows_a_tile_override():
     """A planned replay must not keep launching its old tile once an override (the
     tuner's, a sweep's) is set or lifted: it is planned again."""
-    from prefixscan.backends.triton import planner, tiles
+    from prefixscan.backends.triton.planning import planner, tiles
 
     s = ps.make_scan()
     rng = np.random.default_rng(10)
@@ -232,7 +233,7 @@ def test_backend_memos_are_registered():
     from prefixscan.caches import registered_caches
 
     names = set(registered_caches())
-    for name in ("runtime.compiled", "engine.state.states", "engine.state.identities", "device.combine.functions",
-                 "reduce_then_scan.segmented", "strategy_blocks.resident_blocks", "persistent.rings",
-                 "persistent.grids"):
+    for name in ("runtime.launch.compiled", "engine.state.states", "engine.state.identities",
+                 "device.combine.functions", "scan.reduce_then_scan.segmented", "scan.strategy_blocks.resident_blocks",
+                 "scan.persistent.rings", "scan.persistent.grids"):
         assert f"prefixscan.backends.triton.{name}" in names, name

@@ -25,9 +25,11 @@ from .device import CUDA, DEVICE, DEVICE_MARK, to_device, torch
 
 import prefixscan as ps  # noqa: E402
 from prefixscan._environment import interpreter_mode  # noqa: E402
-from prefixscan.backends.triton import persistent, planner, runtime, strategy_blocks, tiles, traffic  # noqa: E402
-from prefixscan.backends.triton.policy import routing  # noqa: E402
-from prefixscan.backends.triton.registry import STRATEGY_NAMES  # noqa: E402
+from prefixscan.backends.triton.scan import persistent, strategy_blocks  # noqa: E402
+from prefixscan.backends.triton.planning import planner, tiles, traffic  # noqa: E402
+from prefixscan.backends.triton.runtime import launch as runtime  # noqa: E402
+from prefixscan.backends.triton.planning.policy import routing  # noqa: E402
+from prefixscan.backends.triton.planning.registry import STRATEGY_NAMES  # noqa: E402
 from prefixscan.testing import (affine, assert_scan_equal, matmul2, poisoned, random_array,  # noqa: E402
                                 reference_scan)
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import prefixscan as ps
-from prefixscan.backends.triton.registry import STRATEGY_NAMES
+from prefixscan.backends.triton.planning.registry import STRATEGY_NAMES
 from prefixscan.testing import (affine_data, affine_monoid, assert_scan_equal, backends_under_test,
                                 reference_scan)
 

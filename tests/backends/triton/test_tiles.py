@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from prefixscan.backends.triton import tiles
-from prefixscan.backends.triton.tiles import TileConfig
+from prefixscan.backends.triton.planning import tiles
+from prefixscan.backends.triton.planning.tiles import TileConfig
 
 
 @pytest.mark.parametrize("occupancy, warps, cap", [(0, 4, None), (4, 4, 128), (3, 4, 168), (5, 4, 96), (6, 4, 80),

@@ -2,7 +2,7 @@
 
 Triton compiles a function from its source, so the monoid's own ``combine`` is
 wrapped with ``triton.jit`` unchanged.  The kernels need it in two shapes
-(see :mod:`.blocks`): ``PAIR(a, b)`` on tuples of fields, and ``FLAT(a0, ..,
+(see :mod:`.tiles`): ``PAIR(a, b)`` on tuples of fields, and ``FLAT(a0, ..,
 b0, ..)`` as ``tl.associative_scan``/``tl.reduce`` call it; reverse scans of
 non-commutative monoids also need the operands swapped.  These adapters are
 one-line functions generated once per (monoid, fields, swapped) and registered

@@ -1,4 +1,4 @@
-"""Gluon as the orders kernel (:mod:`.blocked`) sees it: the real language on a GPU,
+"""Gluon as the orders kernel (:mod:`..scan.orders`) sees it: the real language on a GPU,
 ``triton.language`` with layouts ignored under ``TRITON_INTERPRET=1``.
 
 Gluon kernels cannot run in Triton's interpreter.  The orders kernel is written

@@ -22,7 +22,7 @@ between tiles.  Here:
   predecessors in one vector of atomics, folds every entry after the nearest
   inclusive prefix, and reads again where an entry is not ready, keeping what it
   folded.  The stop rule (:func:`fold_stop`) is written with elementwise operations
-  and one reduction only, so the Gluon orders kernel (:mod:`..blocked_lookback`),
+  and one reduction only, so the Gluon orders kernel (:mod:`..scan.orders_lookback`),
   whose entries are carry vectors read as 16-byte vectors, applies the same rule.
 
 Kernels name the status buffers as one tuple ``status = (words_ptr, flags_ptr,

@@ -1,10 +1,10 @@
 """Which (strategy, tile) pairs the tuner measures.
 
-Every strategy of :mod:`..registry` can run (each has a launcher in the scan
+Every strategy of :mod:`..planning.registry` can run (each has a launcher in the scan
 path), so availability is the registry's list, not an import probe.  The grid
 is small and ordered most promising first, so a budget that runs out skips
 the least likely ones: each strategy's hand-measured default tile
-of the key (:func:`..tiles.default_config`), then the decoupled look-back's
+of the key (:func:`..planning.tiles.default_config`), then the decoupled look-back's
 neighbours.
 The full grid adds every fixed tile that ``benchmarks/sweep.py`` times, so
 the tuned choice is measured against each of them, and the raking in-tile scan
@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..registry import DETERMINISTIC_STRATEGIES, STRATEGY_NAMES
-from ..tiles import TileConfig, default_config
-from .keys import Candidate
+from ..planning.registry import STRATEGY_NAMES, strategy_available
+from ..planning.tiles import TileConfig, default_config
+from ..planning.keys import Candidate
 
 __all__ = ["BENCH_TILES", "EXTRA_TILES", "CHAINED_TILES", "OCCUPANCY_CANDIDATES", "candidate_grid",
-           "strategy_available", "available_strategies", "runnable"]
+           "available_strategies"]
 
 #: Every fixed (block, warps, window) that ``benchmarks/sweep.py`` times (its CONFIGS):
 #: all are candidates, so the tuned choice is measured against each of them.
@@ -36,28 +36,16 @@ CHAINED_TILES = ((16384, 4), (32768, 8))
 OCCUPANCY_CANDIDATES = {4: (4, 5), 8: (2, 3)}
 
 
-def strategy_available(name: str) -> bool:
-    """Whether ``name`` is a strategy this library runs."""
-    return name in STRATEGY_NAMES
-
-
 def available_strategies(names: Sequence[str] = STRATEGY_NAMES) -> list[str]:
     """The strategies of ``names`` that can run here, in order."""
     return [s for s in names if strategy_available(s)]
-
-
-def runnable(name: str | None, deterministic: bool) -> bool:
-    """Whether a table's choice ``name`` may run a scan (auto or deterministic)."""
-    if not name or not strategy_available(name):
-        return False
-    return name in DETERMINISTIC_STRATEGIES if deterministic else True
 
 
 def candidate_grid(strategies: Sequence[str], nbytes: int, floating: bool, n: int,
                    quick: bool = False, K: int = 1) -> list[Candidate]:
     """A small grid of tiles per strategy, most promising first.
 
-    Every strategy's default tile (the key's, :func:`..tiles.default_config`, for
+    Every strategy's default tile (the key's, :func:`..planning.tiles.default_config`, for
     ``n`` elements per lane in ``K`` streams) comes first, then the default's neighbours
     for the decoupled look-back (block x2 and /2, the other warp count).  That
     is all in ``quick`` mode (first use).  Otherwise also: the decoupled

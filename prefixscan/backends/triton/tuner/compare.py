@@ -16,12 +16,12 @@ from typing import Callable, Sequence
 
 from ...._arrays import as_torch
 from ...._environment import interpreter_mode
-from .. import planner
-from ..registry import STRATEGY_NAMES
-from ..tiles import TileConfig, default_config
+from ..planning import planner
+from ..planning.registry import STRATEGY_NAMES
+from ..planning.tiles import TileConfig, default_config
 from . import first_use
 from .candidates import BENCH_TILES, available_strategies
-from .keys import Candidate, tile_dict
+from ..planning.keys import Candidate, tile_dict
 from .measure import cuda_event_timer, repeated_scan, scan_request
 
 __all__ = ["compare_tuned", "fixed_choices", "resolved_choice", "format_comparison"]
@@ -34,7 +34,7 @@ _NAMED_TILE = ("decoupled_lookback", "chained")
 def resolved_choice(x, op="add", *, axis=None) -> tuple[str, TileConfig]:
     """(strategy, tile) that ``scan(x, op, axis=axis)`` runs with here and now:
     the tuned table's (tuning it on first use), else the defaults."""
-    from .. import scan  # loads triton
+    from ..scan import route as scan  # loads triton
 
     request = scan_request(x, op, axis=axis)
     first_use.ensure_for(request)
@@ -53,7 +53,7 @@ def fixed_choices(nbytes: int, floating: bool, tiles=None, strategies=None, *, K
                   n: int | None = None) -> list[tuple[str, Candidate]]:
     """The fixed (untuned) choices a comparison times: the decoupled look-back on
     the key's default tile (``n`` elements per lane in ``K`` streams,
-    :func:`..tiles.default_config`) and on every (block, warps, window) of
+    :func:`..planning.tiles.default_config`) and on every (block, warps, window) of
     ``tiles`` (default :data:`.candidates.BENCH_TILES`), and every other
     available strategy of ``strategies`` (default all) on the default tile.
     (label, Candidate)."""
@@ -88,7 +88,7 @@ def compare_tuned(x, op="add", *, axis=None, out=None, tiles=None, strategies=No
     """
     import torch
 
-    from .. import scan  # loads triton
+    from ..scan import route as scan  # loads triton
 
     if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
         raise ValueError(f"rounds: expected an integer >= 1, got {rounds!r}")

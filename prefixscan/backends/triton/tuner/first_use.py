@@ -5,7 +5,7 @@ runs.
 The Triton backend's entry (``backends/triton/__init__.py``, ``run_scan``)
 calls :func:`ensure_for` with every request, ahead of the scan path, so the
 planner below only ever reads the table.  A GPU with a shipped table of its
-own or of its architecture (:mod:`.sources`) never tunes: a key that table
+own or of its architecture (:mod:`..planning.sources`) never tunes: a key that table
 lacks runs the defaults.  Elsewhere a missing key is tuned with the quick grid
 (:func:`.candidates.candidate_grid`) at the size its bucket serves (2^26
 elements for the largest bucket, never 2^24: choices made at 2^24 and served
@@ -36,11 +36,12 @@ import warnings
 from ...._arrays import as_torch
 from ...._environment import interpreter_mode
 from ....caches import register_cache
-from .. import planner
-from . import measure, sources, table
-from .keys import Candidate, bucket_size, entry_key, size_bucket
+from ..planning import planner, sources, table
+from ..planning.keys import Candidate, bucket_size, entry_key, size_bucket
+from ..planning.table import TuningCacheWarning, table_device
+from . import measure
 from .search import MIN_ROUNDS
-from .table import TuningCacheWarning, table_device
+from .store import store
 
 __all__ = ["ensure_for", "resolve", "autotune_enabled", "first_use_budget", "DEFAULT_BUDGET", "ROUNDS", "DUEL_ROUNDS",
            "WORKSPACE_COPIES", "reset"]
@@ -133,7 +134,7 @@ def ensure_for(request) -> None:
     seen = (x.get_device(), request.shape, request.axis, config.tuple_size, request.acc_dtypes, builtin)
     if seen in _ensured or interpreter_mode() or planner.overridden():
         return
-    from .. import scan  # the backend entry loaded it already (it imports triton)
+    from ..scan import route as scan  # the backend entry loaded it already (it imports triton)
 
     B, M, K = scan._layout(request)
     if B * M * K == 0:
@@ -151,7 +152,7 @@ def ensure_for(request) -> None:
 def resolve(device, nbytes: int, floating: bool, opclass: str, K: int, n: int, *, accs=None,
             monoid=None) -> tuple:
     """(the entry of the key or None, whether that answer holds for the rest of
-    the process): the user's entry, else the shipped table's (:mod:`.sources`).
+    the process): the user's entry, else the shipped table's (:mod:`..planning.sources`).
     A key missing from both is tuned here, once per process, unless a shipped
     table serves the GPU or first-use tuning is off; the answer is not final
     while a tuning run, another thread's tuning or a graph capture postpones it."""
@@ -196,7 +197,7 @@ def resolve(device, nbytes: int, floating: bool, opclass: str, K: int, n: int, *
                           f"({type(exc).__name__}: {exc}); the default choice runs", TuningCacheWarning,
                           stacklevel=2)
             return None, True
-        entry = table.store(tbl, key, result.to_record(n=size, K=K, source="first-use", budget=budget),
+        entry = store(tbl, key, result.to_record(n=size, K=K, source="first-use", budget=budget),
                             properties=table.gpu_properties(device))
         log.info("tuned %s on %s in %.1f s: %s (cached in %s)", key, tbl.gpu, time.monotonic() - t0,
                  Candidate(entry.strategy, entry.tile).label, tbl.path)

@@ -1,8 +1,8 @@
 """The device side of tuning: time and verify real scans of one key.
 
 Each candidate runs through the Triton backend's scan path
-(:func:`..scan.run_scan`) on a request built by :mod:`prefixscan._normalize`,
-its strategy named and its tile forced (:func:`..planner.override`), on fresh
+(:func:`..scan.route.run_scan`) on a request built by :mod:`prefixscan._normalize`,
+its strategy named and its tile forced (:func:`..planning.planner.override`), on fresh
 random non-zero data.  Its output, poisoned first, is compared with the
 decoupled look-back default's (bitwise for integers), and the default's own
 result is first checked against ``torch.cumsum`` for sums.  A candidate is timed
@@ -25,11 +25,11 @@ from typing import Callable
 
 from ...._normalize import build_request, make_config
 from ....timing import time_cuda_events
-from .. import planner
-from ..registry import STRATEGY_NAMES
-from ..tiles import default_config
+from ..planning import planner
+from ..planning.registry import STRATEGY_NAMES
+from ..planning.tiles import default_config
 from .candidates import available_strategies, candidate_grid
-from .keys import Candidate
+from ..planning.keys import Candidate
 from .search import DUEL_MAX_ROUNDS, ROUNDS, SearchResult, TuningError, refine_occupancy, search
 
 __all__ = ["tune_workload", "workload", "Workload", "cuda_event_timer", "repeated_scan", "scan_request",
@@ -152,7 +152,7 @@ def repeated_scan(run_scan, request, x, out) -> Callable[[], object]:
     tensors do (:class:`prefixscan.Scan`): the first call plans, the following
     ones replay the plan (``run_scan(request, plan=True)``'s replay, while not
     expired) or, without one, take the full path.  ``run_scan`` is the scan
-    path's entry (:func:`..scan.run_scan`)."""
+    path's entry (:func:`..scan.route.run_scan`)."""
     state = {"planned": False, "fast": None}
 
     def call():
@@ -206,7 +206,7 @@ def workload(device, accs, monoid=None, K: int = 1, n: int = 1 << 20, *, strateg
     median of ``repeats``); a CPU device (the interpreter) needs one."""
     import torch
 
-    from .. import scan  # loads triton: only when a tuning runs
+    from ..scan import route as scan  # loads triton: only when a tuning runs
 
     names = available_strategies(strategies or STRATEGY_NAMES)
     nbytes = sum(a.itemsize for a in accs)

@@ -23,9 +23,9 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from ..registry import DETERMINISTIC_STRATEGIES
+from ..planning.registry import DETERMINISTIC_STRATEGIES
 from .candidates import OCCUPANCY_CANDIDATES
-from .keys import Candidate, tile_dict
+from ..planning.keys import Candidate, tile_dict
 
 __all__ = ["TuningError", "SearchResult", "Duel", "search", "refine_occupancy", "duel", "interleave",
            "paired_ratio", "verdict", "measured_noise", "notch", "NOISE_FLOOR", "WIN_GAIN", "FINALISTS", "ROUNDS",

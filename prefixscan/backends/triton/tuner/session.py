@@ -18,13 +18,15 @@ from typing import Mapping, Sequence
 
 from ....monoid import Monoid, accumulator_dtype_name
 from .. import unavailable_reason as backend_unavailable_reason
-from ..registry import STRATEGY_NAMES
-from . import measure, sources, table
+from ..planning import sources, table
+from ..planning.keys import BUCKETS, entry_key, size_bucket
+from ..planning.registry import STRATEGY_NAMES
+from ..planning.shipped import shipped_tables
+from . import measure
 from .candidates import available_strategies
 from .first_use import autotune_enabled, first_use_budget
-from .keys import BUCKETS, entry_key, size_bucket
 from .search import MIN_ROUNDS
-from .shipped import shipped_tables
+from .store import store
 
 __all__ = ["tune_all", "check_tune_args", "format_table", "info_lines", "unavailable_reason", "DEFAULT_DTYPES",
            "DEFAULT_SIZES", "OP_CLASSES", "LAYOUTS", "CLI_K", "COMPILE_WEIGHT", "MAX_LOG2"]
@@ -184,7 +186,7 @@ def tune_all(*, device: str = "cuda", dtypes: Sequence[str] = DEFAULT_DTYPES,
             continue
         record = result.to_record(n=n, K=K, source="prefixscan tune", budget=share,
                                   rounds=rounds)
-        table.store(tbl, key, record, properties=properties)
+        store(tbl, key, record, properties=properties)
         entries[key] = record
         for c, why in result.excluded.items():
             print(f"    excluded {c.label}: {why}", file=stream, flush=True)
@@ -215,8 +217,8 @@ def format_table(entries: Mapping[str, dict]) -> str:
 def info_lines(gpu_names: Sequence[str | table.GpuProperties] | None = None) -> list[str]:
     """What ``prefixscan info`` says about tuning: cache directory, first-use
     tuning, and per GPU which table it uses (user, shipped, closest shipped for
-    <GPU>, a user table over one of those, or none; :mod:`.sources`) with the
-    files.  ``gpu_names``: names or :class:`.table.GpuProperties` (default: this
+    <GPU>, a user table over one of those, or none; :mod:`..planning.sources`) with the
+    files.  ``gpu_names``: names or :class:`..planning.table.GpuProperties` (default: this
     machine's GPUs, with their SM counts and compute capabilities)."""
     d = table.cache_dir()
     source = ("PREFIXSCAN_CACHE_DIR" if os.environ.get("PREFIXSCAN_CACHE_DIR") else

@@ -13,8 +13,9 @@ import pytest
 @pytest.fixture
 def fake_gpu(monkeypatch, tmp_path):
     """A CUDA device named GPU whose tables live in tmp_path; first-use tuning on."""
-    from prefixscan.backends.triton import planner
-    from prefixscan.backends.triton.tuner import first_use, table
+    from prefixscan.backends.triton.planning import planner
+    from prefixscan.backends.triton.tuner import first_use
+    from prefixscan.backends.triton.planning import table
 
     from .fakes import GPU, forget
 
@@ -38,10 +39,13 @@ def launches(fake_gpu, monkeypatch):
     interpreter), and runtime.launch_kernel records the kernel, the warps and the
     constexprs instead of compiling."""
     from prefixscan._environment import interpreter_mode
-    from prefixscan.backends.triton import lookback, planner, runtime
+    from prefixscan.backends.triton.scan import lookback
+    from prefixscan.backends.triton.planning import planner
+    from prefixscan.backends.triton.runtime import launch as runtime
     from prefixscan.backends.triton.engine import state as status
-    from prefixscan.backends.triton import scan as scan_path
-    from prefixscan.backends.triton.tuner import first_use, table
+    from prefixscan.backends.triton.scan import route as scan_path
+    from prefixscan.backends.triton.tuner import first_use
+    from prefixscan.backends.triton.planning import table
 
     if not interpreter_mode():
         pytest.skip("CPU tensors reach the Triton backend only with TRITON_INTERPRET=1")
@@ -89,7 +93,7 @@ def as_gpu(fake_gpu, monkeypatch):
     """as_gpu(name, sm_count, (major, minor)): the fake CUDA device DEV becomes that GPU
     (properties None: asking for them fails the test -- a GPU with a table of its own
     must not need them)."""
-    from prefixscan.backends.triton.tuner import table
+    from prefixscan.backends.triton.planning import table
 
     from .fakes import forget
 

@@ -18,9 +18,9 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
 import prefixscan as ps  # noqa: E402
-from prefixscan.backends.triton import planner  # noqa: E402
-from prefixscan.backends.triton.tiles import TileConfig, default_config  # noqa: E402
-from prefixscan.backends.triton.tuner import first_use, keys, search, shipped, table  # noqa: E402
+from prefixscan.backends.triton.planning import keys, planner, shipped, table  # noqa: E402
+from prefixscan.backends.triton.planning.tiles import TileConfig, default_config  # noqa: E402
+from prefixscan.backends.triton.tuner import first_use, search, store  # noqa: E402
 
 GPU = "Fake GPU 9000 (test)"
 DEV = collections.namedtuple("FakeDevice", "type index")("cuda", 0)  # what lookup sees of a CUDA device
@@ -52,7 +52,7 @@ def searched(times, wrong=(), **kw):
 
 def write_table(entries, gpu=GPU, directory=None):
     records = {k: (r.to_record() if isinstance(r, search.SearchResult) else r) for k, r in entries.items()}
-    return table.save_table(table.cache_path(gpu, directory=directory), gpu, records)
+    return store.save_table(table.cache_path(gpu, directory=directory), gpu, records)
 
 
 def two_tile_result():

@@ -11,9 +11,10 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
-from prefixscan.backends.triton.registry import STRATEGY_NAMES  # noqa: E402
-from prefixscan.backends.triton.tiles import TileConfig, default_config  # noqa: E402
-from prefixscan.backends.triton.tuner import candidates, keys  # noqa: E402
+from prefixscan.backends.triton.planning.registry import STRATEGY_NAMES  # noqa: E402
+from prefixscan.backends.triton.planning.tiles import TileConfig, default_config  # noqa: E402
+from prefixscan.backends.triton.tuner import candidates  # noqa: E402
+from prefixscan.backends.triton.planning import keys  # noqa: E402
 from tests.repo_scripts import load_script  # noqa: E402
 
 

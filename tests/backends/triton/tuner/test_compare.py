@@ -12,9 +12,10 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
 from prefixscan._environment import interpreter_mode  # noqa: E402
-from prefixscan.backends.triton import planner, tiles  # noqa: E402
-from prefixscan.backends.triton.tiles import TileConfig, default_config  # noqa: E402
-from prefixscan.backends.triton.tuner import candidates, compare, keys  # noqa: E402
+from prefixscan.backends.triton.planning import planner, tiles  # noqa: E402
+from prefixscan.backends.triton.planning.tiles import TileConfig, default_config  # noqa: E402
+from prefixscan.backends.triton.tuner import candidates, compare  # noqa: E402
+from prefixscan.backends.triton.planning import keys  # noqa: E402
 
 from .fakes import D4  # noqa: E402
 

@@ -15,10 +15,11 @@ pytest.importorskip("triton")
 
 import prefixscan as ps  # noqa: E402
 from prefixscan._environment import interpreter_mode  # noqa: E402
-from prefixscan.backends.triton import planner, tiles  # noqa: E402
-from prefixscan.backends.triton.scan import strategy_for  # noqa: E402
-from prefixscan.backends.triton.tiles import TileConfig, default_config  # noqa: E402
-from prefixscan.backends.triton.tuner import first_use, keys, measure, search, sources, table  # noqa: E402
+from prefixscan.backends.triton.planning import planner, tiles  # noqa: E402
+from prefixscan.backends.triton.scan.route import strategy_for  # noqa: E402
+from prefixscan.backends.triton.planning.tiles import TileConfig, default_config  # noqa: E402
+from prefixscan.backends.triton.tuner import first_use, measure, search  # noqa: E402
+from prefixscan.backends.triton.planning import keys, sources, table  # noqa: E402
 
 from .fakes import D20, DEV, GPU, first_use_tile, forget, scan_config, two_tile_result  # noqa: E402
 

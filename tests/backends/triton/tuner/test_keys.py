@@ -1,4 +1,4 @@
-"""Table keys (tuner/keys.py): coarse size buckets, operator classes, tiles as
+"""Table keys (planning/keys.py): coarse size buckets, operator classes, tiles as
 records.
 
 Fakes and fixtures: fakes.py and conftest.py of this folder.
@@ -12,8 +12,8 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
 import prefixscan as ps  # noqa: E402
-from prefixscan.backends.triton.tiles import TileConfig  # noqa: E402
-from prefixscan.backends.triton.tuner import keys  # noqa: E402
+from prefixscan.backends.triton.planning.tiles import TileConfig  # noqa: E402
+from prefixscan.backends.triton.planning import keys  # noqa: E402
 
 
 def test_size_buckets():

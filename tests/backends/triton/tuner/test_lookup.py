@@ -1,4 +1,4 @@
-"""How scans read the tuned table (planner.py, tuner/sources.py): tiles and
+"""How scans read the tuned table (planning/planner.py, planning/sources.py): tiles and
 strategies per key, what a launch gets, the tile override, the memo.
 
 Fakes and fixtures: fakes.py and conftest.py of this folder.
@@ -14,12 +14,12 @@ pytest.importorskip("triton")
 import prefixscan as ps  # noqa: E402
 import prefixscan.tuning as tuning  # noqa: E402
 from prefixscan._environment import interpreter_mode  # noqa: E402
-from prefixscan.backends.triton import lookback, planner, tiles  # noqa: E402
-from prefixscan.backends.triton import scan as scan_path  # noqa: E402
-from prefixscan.backends.triton.policy import routing  # noqa: E402
-from prefixscan.backends.triton.scan import strategy_for  # noqa: E402
-from prefixscan.backends.triton.tiles import TileConfig, default_config  # noqa: E402
-from prefixscan.backends.triton.tuner import candidates, keys, sources, table  # noqa: E402
+from prefixscan.backends.triton.planning import keys, planner, registry, sources, table, tiles  # noqa: E402
+from prefixscan.backends.triton.planning.policy import routing  # noqa: E402
+from prefixscan.backends.triton.planning.tiles import TileConfig, default_config  # noqa: E402
+from prefixscan.backends.triton.scan import lookback  # noqa: E402
+from prefixscan.backends.triton.scan import route as scan_path  # noqa: E402
+from prefixscan.backends.triton.scan.route import strategy_for  # noqa: E402
 
 from .fakes import D4, D20, DEV, KEY_20, C, forget, scan_config, searched, two_tile_result, write_table  # noqa: E402
 
@@ -79,7 +79,7 @@ def test_a_strategy_this_version_lacks_falls_back(fake_gpu, monkeypatch):
     write_table({KEY_20: dict(r.to_record(), strategy="warp_shuffle_2030")})
     with pytest.warns(table.TuningCacheWarning, match="warp_shuffle_2030"):
         assert strategy_for(scan_config(), DEV, [torch.int32], 1 << 20, 1, False) == "decoupled_lookback"
-    assert not candidates.strategy_available("warp_shuffle_2030")
+    assert not registry.strategy_available("warp_shuffle_2030")
     assert strategy_for(scan_config(deterministic=True), DEV, [torch.int32], 1 << 20, 1, False) == "chained"
 
 
@@ -91,8 +91,8 @@ def test_deterministic_never_gets_a_look_back_strategy(fake_gpu, monkeypatch):
     write_table({KEY_20: r})
     assert strategy_for(scan_config(deterministic=True), DEV, [torch.int32], 1 << 20, 1, False) == "chained"
     assert planner.choose_config(DEV, 4, False, 1 << 20, 1, False, strategy="chained") == D20
-    assert not candidates.runnable("decoupled_lookback", True) and candidates.runnable("persistent", True)
-    assert candidates.runnable("chained", True) and candidates.runnable("chained", False)
+    assert not registry.runnable("decoupled_lookback", True) and registry.runnable("persistent", True)
+    assert registry.runnable("chained", True) and registry.runnable("chained", False)
 
 
 @pytest.mark.interpreter

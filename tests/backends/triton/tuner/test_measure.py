@@ -13,9 +13,10 @@ pytest.importorskip("triton")
 
 import prefixscan as ps  # noqa: E402
 from prefixscan._environment import interpreter_mode  # noqa: E402
-from prefixscan.backends.triton import planner  # noqa: E402
-from prefixscan.backends.triton.tiles import default_config  # noqa: E402
-from prefixscan.backends.triton.tuner import keys, measure, search  # noqa: E402
+from prefixscan.backends.triton.planning import planner  # noqa: E402
+from prefixscan.backends.triton.planning.tiles import default_config  # noqa: E402
+from prefixscan.backends.triton.planning import keys  # noqa: E402
+from prefixscan.backends.triton.tuner import measure, search  # noqa: E402
 
 
 def test_same_is_bitwise_for_integers_and_tolerant_for_floats():
@@ -42,7 +43,7 @@ def test_tune_workload_verifies_real_scans_and_excludes_a_wrong_strategy(monkeyp
     """A 'persistent' scan that corrupts one element must be excluded; the real
     candidates pass verification against the decoupled look-back.  The tuner runs
     its candidates through the scan path (scan.run_scan), never prefixscan.scan."""
-    from prefixscan.backends.triton import scan as scan_path
+    from prefixscan.backends.triton.scan import route as scan_path
 
     real = scan_path.run_scan
 

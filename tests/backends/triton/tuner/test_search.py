@@ -17,8 +17,9 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
-from prefixscan.backends.triton.tiles import TileConfig  # noqa: E402
-from prefixscan.backends.triton.tuner import candidates, keys, search  # noqa: E402
+from prefixscan.backends.triton.planning.tiles import TileConfig  # noqa: E402
+from prefixscan.backends.triton.tuner import candidates, search  # noqa: E402
+from prefixscan.backends.triton.planning import keys  # noqa: E402
 
 from .fakes import C, searched  # noqa: E402
 

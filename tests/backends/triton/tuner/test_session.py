@@ -18,8 +18,9 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
 import prefixscan.tuning as tuning  # noqa: E402
-from prefixscan.backends.triton import planner  # noqa: E402
-from prefixscan.backends.triton.tuner import keys, measure, session, table  # noqa: E402
+from prefixscan.backends.triton.planning import planner  # noqa: E402
+from prefixscan.backends.triton.planning import keys, table  # noqa: E402
+from prefixscan.backends.triton.tuner import measure, session  # noqa: E402
 from prefixscan.cli import main  # noqa: E402
 
 from .fakes import DEV, GPU, KEY_20, forget, two_tile_result, write_table  # noqa: E402

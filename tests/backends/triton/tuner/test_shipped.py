@@ -1,4 +1,4 @@
-"""Shipped tables (tuner/shipped.py): a known GPU uses its own, an unknown one the
+"""Shipped tables (planning/shipped.py, tuner/ship.py): a known GPU uses its own, an unknown one the
 closest of its architecture, the user's table overrides them key by key.
 
 Fakes and fixtures: fakes.py and conftest.py of this folder.
@@ -19,9 +19,9 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
 import prefixscan as ps  # noqa: E402
-from prefixscan.backends.triton import planner  # noqa: E402
-from prefixscan.backends.triton.tiles import default_config  # noqa: E402
-from prefixscan.backends.triton.tuner import first_use, keys, session, shipped, sources, table  # noqa: E402
+from prefixscan.backends.triton.planning import keys, planner, shipped, sources, table  # noqa: E402
+from prefixscan.backends.triton.planning.tiles import default_config  # noqa: E402
+from prefixscan.backends.triton.tuner import first_use, session, ship, store  # noqa: E402
 
 from .fakes import (DEV, GPU, H100, H200, KEY_20, KEY_26, first_use_tile, forget, shipped_entry,  # noqa: E402
                     two_tile_result, write_table)
@@ -165,12 +165,12 @@ def test_table_metadata_round_trip(tmp_path):
     r = two_tile_result()[0]
     path = table.cache_path(GPU, directory=tmp_path)
     props = table.GpuProperties(GPU, 46, (8, 9))
-    table.save_table(path, GPU, {KEY_20: r.to_record()}, properties=props)
-    table.save_table(path, GPU, {"k2": r.to_record()})
+    store.save_table(path, GPU, {KEY_20: r.to_record()}, properties=props)
+    store.save_table(path, GPU, {"k2": r.to_record()})
     data, problem = table.read_file(path, GPU, ps.__version__)
     assert problem is None and set(data["entries"]) == {KEY_20, "k2"}
     assert (data["sm_count"], data["compute_capability"]) == (46, [8, 9])
-    out = shipped.make_shipped(path, sm_count=46, capability=(8, 9), directory=tmp_path / "tables",
+    out = ship.make_shipped(path, sm_count=46, capability=(8, 9), directory=tmp_path / "tables",
                                provenance={"date": "2026-01-01", "command": "prefixscan tune"})
     assert out == shipped.shipped_path(GPU, tmp_path / "tables") and oct(out.stat().st_mode & 0o777) == "0o644"
     loaded = shipped.load_shipped(out)
@@ -181,7 +181,7 @@ def test_table_metadata_round_trip(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"gpu": GPU, "entries": {KEY_20: {"strategy": "warp_drive"}}}))
     with pytest.raises(ValueError, match="warp_drive"):
-        shipped.make_shipped(bad, sm_count=1, capability=(1, 0), provenance={}, directory=tmp_path)
+        ship.make_shipped(bad, sm_count=1, capability=(1, 0), provenance={}, directory=tmp_path)
 
 
 def test_a_shipped_table_from_the_parts_of_one_tune(tmp_path):
@@ -193,29 +193,29 @@ def test_a_shipped_table_from_the_parts_of_one_tune(tmp_path):
     for name, key in (("one", KEY_20), ("two", key_2d)):
         path = tmp_path / name / "table.json"
         path.parent.mkdir()
-        table.save_table(path, GPU, {key: r.to_record()})
+        store.save_table(path, GPU, {key: r.to_record()})
         parts.append(path)
     tables = tmp_path / "tables"
-    assert shipped.main(["add", *map(str, parts), "--sm-count", "46", "--capability", "8.9", "--command",
+    assert ship.main(["add", *map(str, parts), "--sm-count", "46", "--capability", "8.9", "--command",
                          "prefixscan tune --layouts 1d; prefixscan tune --layouts 2d", "--out", str(tables)]) == 0
     loaded = shipped.load_shipped(shipped.shipped_path(GPU, tables))
     assert set(loaded.entries) == {KEY_20, key_2d} and loaded.provenance["command"].endswith("--layouts 2d")
     other = tmp_path / "other.json"
-    table.save_table(other, "Another GPU", {"k3": r.to_record()})
+    store.save_table(other, "Another GPU", {"k3": r.to_record()})
     for bad, message in (((parts[0], parts[0]), "already come from another source"),
                          ((parts[0], other), "a table of 'Another GPU'")):
         with pytest.raises(ValueError, match=message):
-            shipped.make_shipped(*bad, sm_count=1, capability=(1, 0), provenance={}, directory=tmp_path / "no")
+            ship.make_shipped(*bad, sm_count=1, capability=(1, 0), provenance={}, directory=tmp_path / "no")
     assert not (tmp_path / "no").exists()
     with pytest.raises(ValueError, match="no table given"):
-        shipped.make_shipped(sm_count=1, capability=(1, 0), provenance={})
+        ship.make_shipped(sm_count=1, capability=(1, 0), provenance={})
 
 
 def test_defaults_are_the_best_tiles_across_the_shipped_tables():
     """tiles.py's default per key is what derive_defaults finds in the shipped tables
     (the comment there lists the ratios): after a shipped table changes, both change."""
     forget()
-    derived = shipped.derive_defaults(shipped.shipped_tables())
+    derived = ship.derive_defaults(shipped.shipped_tables())
     assert len(derived) == 32
     for (nbytes, floating, layout, bucket), (tile, ratios) in derived.items():
         n = keys.bucket_size(bucket)
@@ -242,7 +242,7 @@ def test_info_says_which_table_each_gpu_uses(fake_gpu):
 def test_loading_the_shipped_table_is_lazy():
     """Importing prefixscan (and its tuning module) reads no table and imports no torch."""
     code = ("import sys, prefixscan, prefixscan.tuning\n"
-            "from prefixscan.backends.triton.tuner import shipped\n"
+            "from prefixscan.backends.triton.planning import shipped\n"
             "assert 'torch' not in sys.modules and 'triton' not in sys.modules, 'imported'\n"
             "assert not shipped._loaded and not shipped._all, 'a table was read'\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

@@ -1,4 +1,4 @@
-"""The tuning table on disk (tuner/table.py): where it lives, its file format, and
+"""The tuning table on disk (planning/table.py, tuner/store.py): where it lives, its file format, and
 that a broken file or entry never breaks a scan.
 
 Fakes and fixtures: fakes.py and conftest.py of this folder.
@@ -15,9 +15,9 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
 import prefixscan as ps  # noqa: E402
-from prefixscan.backends.triton import planner  # noqa: E402
-from prefixscan.backends.triton.tiles import TileConfig  # noqa: E402
-from prefixscan.backends.triton.tuner import table  # noqa: E402
+from prefixscan.backends.triton.planning import planner, table  # noqa: E402
+from prefixscan.backends.triton.planning.tiles import TileConfig  # noqa: E402
+from prefixscan.backends.triton.tuner import store  # noqa: E402
 
 from .fakes import D4, D20, DEV, GPU, C, searched  # noqa: E402
 
@@ -45,8 +45,8 @@ def test_cache_file_named_by_sanitized_gpu_and_version(monkeypatch, tmp_path):
 def test_round_trip_and_merge(tmp_path):
     r1 = searched({C("decoupled_lookback", 16384): 1.0, C("decoupled_lookback", 4096, 8): 0.5})
     path = table.cache_path(GPU, directory=tmp_path)
-    table.save_table(path, GPU, {"k1": r1.to_record()})
-    table.save_table(path, GPU, {"k2": r1.to_record(source="other")})  # merged, k1 kept
+    store.save_table(path, GPU, {"k1": r1.to_record()})
+    store.save_table(path, GPU, {"k2": r1.to_record(source="other")})  # merged, k1 kept
     data = json.loads(path.read_text())
     assert data["format"] == table.FORMAT and data["gpu"] == GPU and data["version"] == ps.__version__
     entries = table.load_table(path, GPU)
@@ -60,7 +60,7 @@ def test_round_trip_and_merge(tmp_path):
 def test_failed_write_keeps_the_old_file(tmp_path, monkeypatch):
     path = table.cache_path(GPU, directory=tmp_path)
     rec = searched({C("decoupled_lookback", 16384): 1.0}).to_record()
-    table.save_table(path, GPU, {"k1": rec})
+    store.save_table(path, GPU, {"k1": rec})
     before = path.read_bytes()
 
     def boom(src, dst):
@@ -68,7 +68,7 @@ def test_failed_write_keeps_the_old_file(tmp_path, monkeypatch):
 
     monkeypatch.setattr(table.os, "replace", boom)
     with pytest.raises(OSError):
-        table.save_table(path, GPU, {"k2": rec})
+        store.save_table(path, GPU, {"k2": rec})
     assert path.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == [path.name]
 

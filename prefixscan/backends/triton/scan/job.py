@@ -2,7 +2,7 @@
 
 A scan is a ``(B, M, K)`` row-major view scanned along M: B lanes, M steps, K
 interleaved streams (a tuple size, or the extent after the scanned axis).  The
-scan path (:mod:`.scan`) prepares the tensors and the monoid's Triton functions
+scan path (:mod:`.route`) prepares the tensors and the monoid's Triton functions
 once and hands each launcher a :class:`ScanJob`; a scan of order q > 1 that a
 kernel cannot do in one pass runs q jobs that differ only in ``xs`` and ``ys``.
 """

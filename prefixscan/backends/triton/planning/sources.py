@@ -6,10 +6,10 @@ Precedence, key by key:
    directory, per GPU name and library version, :mod:`.table`);
 2. the shipped table (:mod:`.shipped`): the GPU's own, else the closest one of
    the same architecture (compute capability, then SM count);
-3. the default tile of the key (:mod:`..tiles`, the best across the shipped
+3. the default tile of the key (:mod:`.tiles`, the best across the shipped
    tables) with the default strategies.
 
-First-use tuning (:mod:`.first_use`) runs only for a GPU that no shipped table
+First-use tuning (:mod:`..tuner.first_use`) runs only for a GPU that no shipped table
 serves, so a scan on a known GPU never tunes.  Nothing here tunes, and nothing
 imports torch until a GPU without a table of its own asks for its properties.
 """

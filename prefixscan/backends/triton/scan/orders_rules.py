@@ -1,4 +1,4 @@
-"""Which scans the orders kernel (:mod:`.blocked`) takes, and its tile.
+"""Which scans the orders kernel (:mod:`.orders`) takes, and its tile.
 
 The orders kernel does integer sums of order q and tuple size s in one pass with
 one look-back over the carry vector (SAM, Maleki, Yang & Burtscher, PLDI 2016,
@@ -11,7 +11,7 @@ torch or triton.
 
 from __future__ import annotations
 
-from .policy import current_policy
+from ..planning.policy import current_policy
 
 __all__ = ["blocked_applies", "blocked_tile", "blocked_block", "blocked_strided", "blocked_register_cap",
            "blocked_chunks", "blocked_reader", "BLOCKED_ROW_BYTES", "BLOCKED_LONG_ROWS_ORDER",

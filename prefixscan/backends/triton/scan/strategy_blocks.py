@@ -5,7 +5,7 @@ The strategies of :mod:`.reduce_then_scan`, :mod:`.scan_then_propagate` and
 :mod:`.persistent` (Merrill & Grimshaw 2009, section 3.4; SAM, Maleki, Yang &
 Burtscher, PLDI 2016, section 2.2) scan the ``(B, M, K)`` row-major layout
 along M once per launch sequence (the scan path loops over orders), with the
-tiles of the look-back kernels (:func:`geometry`, :func:`.planner.choose_config`):
+tiles of the look-back kernels (:func:`geometry`, :func:`..planning.planner.choose_config`):
 ``[BLOCK]`` tiles when ``K == 1`` and ``[ROWS, KB]`` tiles (KB interleaved
 columns) otherwise, so that the strategies differ only in how carries travel
 between tiles.  A *group* is one lane and one block of KB columns; its tiles are
@@ -21,12 +21,12 @@ the sizes and, for the two fixed-grid ones, by the grid (which depends only on
 the device and the kernel): floating-point results are bitwise reproducible
 from run to run, so ``deterministic=True`` accepts them.
 
-Raking (``TileConfig.raking``, :func:`.blocks._scan_tile`): every kernel here
+Raking (``TileConfig.raking``, :func:`..device.tiles._scan_tile`): every kernel here
 and the look-back kernels scan a tile either with ``tl.associative_scan`` or by
 raking, the SRTS of Merrill & Grimshaw 2009 (section 4.3.2): rows of RAKE
 elements scanned serially, then the row totals, then each row combined with its
 exclusive prefix.  Triton cannot pin a row to a thread (the layout after the
-reshape is the compiler's), see the comment in :mod:`.blocks`.
+reshape is the compiler's), see the comment in :mod:`..device.tiles`.
 """
 
 from __future__ import annotations
@@ -37,17 +37,17 @@ from dataclasses import dataclass
 import triton
 import triton.language as tl
 
-from ...caches import register_cache
-from . import runtime
-from .device.tiles import _as_rows, _load_fields, _ordered_reduce, _scalars, _scan_tile, _store_fields, _where
+from ....caches import register_cache
+from ..runtime import launch as runtime
+from ..device.tiles import _as_rows, _load_fields, _ordered_reduce, _scalars, _scan_tile, _store_fields, _where
 from .job import ScanJob
-from .planner import choose_config
-from .runtime import Launch
-from .tiles import raking_rows
+from ..planning.planner import choose_config
+from ..runtime.launch import Launch
+from ..planning.tiles import raking_rows
 
 #: What the last launch of each strategy used: {"grid": C or G (programs),
 #: "tile": elements per tile, "tiles": tiles in all, "levels"/"launches"}; for the
-#: benchmark's traffic model (:func:`.traffic.plan`).
+#: benchmark's traffic model (:func:`..planning.traffic.plan`).
 last_plan: dict = {}
 
 
@@ -248,7 +248,7 @@ def multiprocessors(device) -> int:
 
 
 _occupancy: dict = {}
-register_cache("prefixscan.backends.triton.strategy_blocks.resident_blocks", _occupancy.clear)
+register_cache("prefixscan.backends.triton.scan.strategy_blocks.resident_blocks", _occupancy.clear)
 
 
 def resident_blocks(kernel, args, constexprs, num_warps: int, device) -> int:

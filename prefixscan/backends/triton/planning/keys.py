@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from ..registry import DETERMINISTIC_STRATEGIES, STRATEGY_NAMES
-from ..tiles import SIZE_BUCKETS, TileConfig, size_bucket
+from .registry import DETERMINISTIC_STRATEGIES, STRATEGY_NAMES
+from .tiles import SIZE_BUCKETS, TileConfig, size_bucket
 
 __all__ = ["BUCKETS", "size_bucket", "bucket_size", "op_class", "layout_class", "entry_key", "Candidate", "Entry",
            "tile_dict", "tile_from"]

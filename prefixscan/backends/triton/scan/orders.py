@@ -15,7 +15,7 @@ decoupled look-back of Merrill & Garland 2016 works on these q x s vectors as on
 single sums: a tile publishes its local vector at once (flag A), folds the window's
 entries up to the nearest inclusive prefix (flag P) with shifts of whole tiles, and
 publishes its inclusive vector.  Coefficients are computed exactly modulo 2^64
-(:func:`.blocked_lookback._coefficients`), which is what integer wrap-around needs; they
+(:func:`.orders_lookback._coefficients`), which is what integer wrap-around needs; they
 are why this kernel takes integer sums only (floats keep the loop over orders, :mod:`.lookback`).
 
 **Thread-contiguous tiles (why Gluon).**  Triton's ``tl.associative_scan`` on the
@@ -49,10 +49,10 @@ the tile's vector; after the look-back each row's carry gets the tile's prefix s
 the rows before it, and q in-thread scans write the output, order r's seed added to the
 row's first element only (one add per row, not per element).
 
-Status words, the carry's binomial shift and the look-back: :mod:`.blocked_lookback`.
-Which scans come here and with which tile: :mod:`.blocked_rules`.  Under
+Status words, the carry's binomial shift and the look-back: :mod:`.orders_lookback`.
+Which scans come here and with which tile: :mod:`.orders_rules`.  Under
 ``TRITON_INTERPRET=1`` the kernel runs as a ``triton.jit`` function with Gluon's names
-mapped onto ``triton.language`` and layouts ignored (:mod:`.device.gluon`), so its
+mapped onto ``triton.language`` and layouts ignored (:mod:`..device.gluon`), so its
 logic is tested on the CPU like the other kernels.
 """
 
@@ -60,14 +60,15 @@ import triton
 import triton.language as tl
 from triton.experimental.gluon import language as _gluon_language
 
-from . import blocked_rules, runtime
-from .blocked_lookback import (FLAG_AGGREGATE, FLAG_PREFIX, STASH_WORDS, _add, _cast, _coefficients, _lookback,
-                               _publish, _shift_into, _words_padded)
-from .device.gluon import async_copy, gl, jit
-from .policy import current_policy
-from .runtime import Launch
-from .engine.protocol import tag_of
-from .engine.state import state_for
+from . import orders_rules as blocked_rules
+from ..runtime import launch as runtime
+from .orders_lookback import (FLAG_AGGREGATE, FLAG_PREFIX, STASH_WORDS, _add, _cast, _coefficients, _lookback, _publish,
+                              _shift_into, _words_padded)
+from ..device.gluon import async_copy, gl, jit
+from ..planning.policy import current_policy
+from ..runtime.launch import Launch
+from ..engine.protocol import tag_of
+from ..engine.state import state_for
 
 
 @triton.constexpr_function
@@ -395,8 +396,8 @@ def launch_blocked(x, y, acc, length: int, order: int, tuple_size: int, stream: 
     Studies may pass ``window`` entries spread over ``window_warps`` warps and a
     register cap ``maxnreg`` instead of the defaults, ``tile`` = (rows, warps),
     ``lookback=False`` for wrong results without the look-back, ``vectors`` (see
-    :func:`.blocked_rules.blocked_reader`) and ``strided`` (see
-    :func:`.blocked_rules.blocked_strided`).  Returns the launch made."""
+    :func:`.orders_rules.blocked_reader`) and ``strided`` (see
+    :func:`.orders_rules.blocked_strided`).  Returns the launch made."""
     itemsize = acc.itemsize
     strided = blocked_rules.blocked_strided(order, tuple_size) if strided is None else strided
     block, columns, rows, warps = blocked_rules.blocked_block(itemsize, tuple_size, interpreter, tile, order, strided)

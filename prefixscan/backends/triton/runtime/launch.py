@@ -19,7 +19,7 @@ import contextlib
 from dataclasses import dataclass
 from typing import Iterator
 
-from ...caches import register_cache
+from ....caches import register_cache
 
 __all__ = ["Launch", "launch_kernel", "launch_key", "int_width", "current_stream", "hooks_active",
            "constexpr_tail", "recording"]
@@ -31,7 +31,7 @@ class Launch:
     non-constexpr arguments in the kernel's order (tuples of tensors for tuple
     parameters); ``specialized_ints`` those integer arguments Triton specializes
     on (not in the kernel's ``do_not_specialize``); ``maxnreg`` the register cap
-    (:func:`.tiles.register_cap`), None for the compiler's choice."""
+    (:func:`..planning.tiles.register_cap`), None for the compiler's choice."""
 
     kernel: object
     grid: int
@@ -79,7 +79,7 @@ def launch_key(launch: Launch, tensor_type) -> tuple:
 
 
 _compiled: dict = {}  # launch_key -> compiled kernel
-register_cache("prefixscan.backends.triton.runtime.compiled", _compiled.clear)
+register_cache("prefixscan.backends.triton.runtime.launch.compiled", _compiled.clear)
 
 _recorders: list = []  # lists that :func:`recording` appends launches to
 

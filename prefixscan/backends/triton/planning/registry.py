@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = ["Strategy", "STRATEGIES", "STRATEGY_NAMES", "DETERMINISTIC_STRATEGIES", "strategy",
-           "is_deterministic"]
+           "is_deterministic", "strategy_available", "runnable"]
 
 
 @dataclass(frozen=True)
@@ -58,3 +58,15 @@ def strategy(name: str) -> Strategy:
 
 def is_deterministic(name: str) -> bool:
     return strategy(name).deterministic
+
+
+def strategy_available(name: str) -> bool:
+    """Whether ``name`` is a strategy this library runs."""
+    return name in STRATEGY_NAMES
+
+
+def runnable(name: str | None, deterministic: bool) -> bool:
+    """Whether a table's choice ``name`` may run a scan (auto or deterministic)."""
+    if not name or not strategy_available(name):
+        return False
+    return name in DETERMINISTIC_STRATEGIES if deterministic else True

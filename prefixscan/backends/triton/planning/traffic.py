@@ -9,7 +9,7 @@ strategies of Merrill & Garland 2016 and SAM, Maleki et al. PLDI 2016).
 from __future__ import annotations
 
 from .registry import STRATEGY_NAMES
-from .strategy_blocks import geometry, last_plan
+from ..scan.strategy_blocks import geometry, last_plan
 
 __all__ = ["plan", "traffic_per_element"]
 

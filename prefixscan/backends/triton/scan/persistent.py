@@ -42,11 +42,11 @@ from dataclasses import dataclass, field
 import triton
 import triton.language as tl
 
-from ...caches import register_cache
-from .device.tiles import _load_fields, _ordered_reduce, _scalars, _scan_tile, _store_fields, _where
-from .engine.protocol import bits32, from_bits32, read_word
+from ....caches import register_cache
+from ..device.tiles import _load_fields, _ordered_reduce, _scalars, _scan_tile, _store_fields, _where
+from ..engine.protocol import bits32, from_bits32, read_word
 from .job import ScanJob
-from .policy import current_policy
+from ..planning.policy import current_policy
 from .strategy_blocks import (_bcast, _entries, _load_tile, _seed, job_geometry, last_plan, launch_strategy_kernel,
                               multiprocessors, pow2, resident_blocks, single_tile, strategy_constexprs)
 
@@ -243,8 +243,8 @@ class _Ring:
 
 _rings: dict = {}
 _persistent_grids: dict = {}  # (device, warps, constexprs) -> the most co-resident programs
-register_cache("prefixscan.backends.triton.persistent.rings", _rings.clear)
-register_cache("prefixscan.backends.triton.persistent.grids", _persistent_grids.clear)
+register_cache("prefixscan.backends.triton.scan.persistent.rings", _rings.clear)
+register_cache("prefixscan.backends.triton.scan.persistent.grids", _persistent_grids.clear)
 
 
 def persistent_errors() -> int:

@@ -2,11 +2,11 @@
 
 A scan is a ``(B, M, K)`` row-major view scanned along M: B lanes, M steps, K
 interleaved streams (a tuple size, or the extent after the scanned axis).  This
-module picks the strategy (:mod:`.planner`) and the kernel family for the
+module picks the strategy (:mod:`..planning.planner`) and the kernel family for the
 request, prepares outputs, identities and seeds (a :class:`.job.ScanJob`), and
 runs one launch per order unless a kernel does every order in one pass (SAM,
-Maleki et al. PLDI 2016, section 2.4): the orders kernel of :mod:`.blocked` for
-integer sums where it measured faster (:mod:`.blocked_rules`), else the
+Maleki et al. PLDI 2016, section 2.4): the orders kernel of :mod:`.orders` for
+integer sums where it measured faster (:mod:`.orders_rules`), else the
 strategy's launcher (:data:`LAUNCHERS`): the decoupled look-back and chained
 kernels of :mod:`.lookback` (Merrill & Garland 2016), :mod:`.reduce_then_scan`,
 :mod:`.scan_then_propagate` (Merrill & Grimshaw 2009) or :mod:`.persistent` (SAM).
@@ -17,19 +17,19 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from ..._arrays import as_torch
-from ..._environment import interpreter_mode
+from ...._arrays import as_torch
+from ...._environment import interpreter_mode
 from . import persistent, reduce_then_scan, scan_then_propagate
-from .blocked import launch_blocked
-from .blocked_rules import blocked_applies
-from .device.combine import combine_functions
+from .orders import launch_blocked
+from .orders_rules import blocked_applies
+from ..device.combine import combine_functions
 from .job import ScanJob, SeedLayout
 from .lookback import launch_chained, launch_lookback
-from .planner import tuned_strategy
-from .registry import STRATEGY_NAMES
-from .replay import FastScan
-from .runtime import current_stream
-from .engine.state import identity_tensor
+from ..planning.planner import tuned_strategy
+from ..planning.registry import STRATEGY_NAMES
+from ..runtime.replay import FastScan
+from ..runtime.launch import current_stream
+from ..engine.state import identity_tensor
 
 #: The launcher of each strategy: ``launch(job)`` scans ``job.xs`` into ``job.ys``
 #: once (one order).  The look-back launchers also take every order in one pass.
@@ -149,7 +149,7 @@ def run_scan(request, plan: bool = False):
 
 def strategy_for(config, device, accs, M: int, K: int, interpreter: bool) -> str:
     """The meta-strategy a scan runs with: the caller's, else the tuned one
-    (:func:`.planner.tuned_strategy`: chained or decoupled look-back without a table)."""
+    (:func:`..planning.planner.tuned_strategy`: chained or decoupled look-back without a table)."""
     if config.strategy != "auto":
         return config.strategy
     return tuned_strategy(device, accs, M, K, interpreter, monoid=config.monoid,

@@ -3,7 +3,7 @@
 Merrill & Garland 2016, "Single-pass Parallel Prefix Scan with Decoupled
 Look-back" (section 4); with ``CHAINED`` the serial hand-off of Yan et al. 2013
 (StreamScan), a look-back with a window of one.  The tile ids, the status words and
-the look-back are the engine's (:mod:`.engine`); a scan tile loads its values,
+the look-back are the engine's (:mod:`..engine`); a scan tile loads its values,
 carries the monoid's aggregate to its successors, scans the tile in registers
 (``tl.associative_scan``: per-thread serial, warp Kogge-Stone, cross-warp) and
 writes it: each element is read once and written once (2n bytes).
@@ -22,7 +22,7 @@ sum publishes both orders' tile sums at once and needs one look-back
 (:func:`_order2_1d`, the binomial shift; docs/design/orders.md).
 
 :func:`launch_lookback` is the launcher of the ``decoupled_lookback`` and
-``chained`` strategies: it picks the kernel, its tile (:mod:`.planner`), the
+``chained`` strategies: it picks the kernel, its tile (:mod:`..planning.planner`), the
 look-back window and the register cap, and reserves the status entries.
 """
 
@@ -35,19 +35,20 @@ import math
 import triton
 import triton.language as tl
 
-from . import planner, runtime
+from ..planning import planner
+from ..runtime import launch as runtime
 from .columns import scan_cols_kernel
-from .device.tiles import (_as_rows, _count, _load_at, _ordered_reduce, _scalars, _scan_tile, _store_at, _total,
-                           _where, _within)
-from .engine.pipeline import carry, carry_columns, tile_id
-from .engine.protocol import FLAG_AGGREGATE, FLAG_PREFIX, lookback, publish
-from .engine.state import single_pass, state_for, status_words
+from ..device.tiles import (_as_rows, _count, _load_at, _ordered_reduce, _scalars, _scan_tile, _store_at, _total,
+                            _where, _within)
+from ..engine.pipeline import carry, carry_columns, tile_id
+from ..engine.protocol import FLAG_AGGREGATE, FLAG_PREFIX, lookback, publish
+from ..engine.state import single_pass, state_for, status_words
 from .job import ScanJob
-from .planner import choose_config
-from .policy import current_policy
-from .replay import Launched, StatusRenewal
-from .runtime import Launch
-from .tiles import raking_rows, register_cap
+from ..planning.planner import choose_config
+from ..planning.policy import current_policy
+from ..runtime.replay import Launched, StatusRenewal
+from ..runtime.launch import Launch
+from ..planning.tiles import raking_rows, register_cap
 
 @triton.jit
 def _order_1d(values, scan_in, k, seed, vid, tile, lane, tiles_per_lane, order_stride, ident, status, epoch,
@@ -94,7 +95,7 @@ def _order2_1d(x, seed, vid, tile, lane, tiles_per_lane, ident, status, epoch, M
     c2 + scan(c1 + scan(x)).  Tile-local work: 3 scans and 2 reductions instead of
     2 scans, 2 reductions and 2 look-backs in sequence (H200, 2^27, docs/design/orders.md:
     the order-1 look-backs in sequence are what int32 orders lose to).  The fold of
-    whole tiles is the protocol's (:func:`.engine.protocol.lookback` with ``ORDER2_BLOCK``)."""
+    whole tiles is the protocol's (:func:`..engine.protocol.lookback` with ``ORDER2_BLOCK``)."""
     FLAT: tl.constexpr = MONOID[1]
     u1 = _scan_tile(x, ident, MONOID[0], FLAT, BACKWARD, RAKE)
     c1 = seed[0]

@@ -22,10 +22,10 @@ import linecache
 import triton
 import triton.language as tl
 
-from ...caches import register_cache
-from .device.tiles import _fn, _load_fields, _ordered_reduce, _scalars, _scan_tile, _store_fields, _where
+from ....caches import register_cache
+from ..device.tiles import _fn, _load_fields, _ordered_reduce, _scalars, _scan_tile, _store_fields, _where
 from .job import ScanJob
-from .policy import current_policy
+from ..planning.policy import current_policy
 from .strategy_blocks import (_bcast, _entries, _load_tile, _place, _seed, job_geometry, last_plan,
                               launch_strategy_kernel, multiprocessors, pick, pow2, resident_blocks, single_tile,
                               strategy_constexprs)
@@ -135,7 +135,7 @@ def rts_scan_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, part_ptrs, M, K, col_
 
 
 _segmented_cache: dict = {}
-register_cache("prefixscan.backends.triton.reduce_then_scan.segmented", _segmented_cache.clear)
+register_cache("prefixscan.backends.triton.scan.reduce_then_scan.segmented", _segmented_cache.clear)
 _segmented_counter = 0
 
 

@@ -20,7 +20,7 @@ import dataclasses
 import triton
 import triton.language as tl
 
-from .device.tiles import _load_fields, _scalars, _store_fields
+from ..device.tiles import _load_fields, _scalars, _store_fields
 from .job import ScanJob
 from .strategy_blocks import (LOCAL_KEYS, _bcast, _place, job_geometry, last_plan, launch_strategy_kernel, pick,
                               scan_one_tile, stp_local_kernel, strategy_constexprs)

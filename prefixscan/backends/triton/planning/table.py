@@ -2,11 +2,12 @@
 version, and in memory, each file read once per process.
 
 ``PREFIXSCAN_CACHE_DIR`` names the directory (default
-``$XDG_CACHE_HOME/prefixscan``, else ``~/.cache/prefixscan``).  Files are
-written atomically (a temporary file, then ``os.replace``) and merged with the
-entries already there; a corrupt file, one written for another GPU or version,
-or a bad entry is ignored with a :class:`TuningCacheWarning`, and the scan
-runs with the shipped table or the defaults.  The tables shipped with the
+``$XDG_CACHE_HOME/prefixscan``, else ``~/.cache/prefixscan``).  This module is
+the read side: a corrupt file, one written for another GPU or version, or a
+bad entry is ignored with a :class:`TuningCacheWarning`, and the scan runs
+with the shipped table or the defaults.  The tuner writes the files
+(:mod:`prefixscan.backends.triton.tuner.store`: atomically, merged with the
+entries already there).  The tables shipped with the
 package (:mod:`.shipped`) have the same format; :mod:`.sources` says which
 table serves a GPU, and is what the planner reads.  A file records the GPU's
 SM count and compute capability next to its name, so that a table can be
@@ -16,24 +17,21 @@ triton until a GPU's name or properties are asked.
 
 from __future__ import annotations
 
-import datetime
 import json
 import os
 import re
 import sys
-import tempfile
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping
 
-from ....caches import clear_caches, register_cache
+from ....caches import register_cache
 from .keys import Entry
 
 __all__ = ["FORMAT", "TuningCacheWarning", "cache_dir", "cache_path", "library_version", "read_records",
-           "read_file", "load_table", "parse_entries", "save_table", "write_json", "sanitize", "clear_cache",
-           "Table", "table_for", "gpu_name", "GpuProperties", "gpu_properties", "store", "table_device",
-           "TABLE_DEVICES", "on_change", "reset"]
+           "read_file", "load_table", "parse_entries", "sanitize", "Table", "table_for", "gpu_name", "GpuProperties",
+           "gpu_properties", "table_device", "TABLE_DEVICES", "on_change", "changed", "reset"]
 
 FORMAT = "prefixscan-tuning/1"
 
@@ -144,68 +142,6 @@ def parse_entries(records: Mapping, path) -> dict:
     return out
 
 
-def save_table(path: Path, gpu: str, entries: Mapping, version: str | None = None, merge: bool = True,
-               properties: "GpuProperties | None" = None) -> Path:
-    """Write ``entries`` ({key: Entry or record}) atomically (a temporary file in
-    the same directory, then ``os.replace``), merged into the usable entries
-    already in the file unless ``merge`` is false.  ``properties``: the GPU's SM
-    count and compute capability, recorded with its name (else those already in
-    the file are kept)."""
-    version = version or library_version()
-    path = Path(path)
-    old = read_file(path, gpu, version)[0] if merge else None
-    records = dict(old["entries"]) if old else {}
-    records.update({k: (e.record if isinstance(e, Entry) else e) for k, e in entries.items()})
-    versions = {m: getattr(sys.modules[m], "__version__", "?") for m in ("torch", "triton") if m in sys.modules}
-    data = {"format": FORMAT, "gpu": gpu, "version": version, "versions": versions,
-            "written": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            **_architecture(properties, old), "entries": records}
-    write_json(path, data)
-    return path
-
-
-def _architecture(properties: "GpuProperties | None", old: dict | None) -> dict:
-    """The metadata fields ``sm_count`` and ``compute_capability`` of a table file."""
-    if properties is not None and properties.sm_count is not None:
-        return {"sm_count": properties.sm_count, "compute_capability": list(properties.capability)}
-    return {k: old[k] for k in ("sm_count", "compute_capability") if old and k in old}
-
-
-def write_json(path: Path, data: dict, indent: int | None = 1) -> None:
-    """Write ``data`` to ``path`` atomically (a temporary file, fsync, ``os.replace``)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=indent, sort_keys=True)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
-def clear_cache(directory: Path | None = None) -> list[Path]:
-    """Delete every table file in the cache directory and empty the process's
-    caches (:func:`prefixscan.caches.clear_caches`: tables read, lookups
-    memoized, first-use attempts); returns the paths removed."""
-    d = Path(directory or cache_dir())
-    removed = []
-    for p in sorted(d.glob("tuning-*.json")) if d.is_dir() else []:
-        try:
-            p.unlink()
-            removed.append(p)
-        except FileNotFoundError:
-            pass
-    clear_caches()
-    return removed
-
-
 # ---------------------------------------------------------------------------
 # The in-process tables.
 
@@ -231,7 +167,8 @@ def on_change(listener: Callable[[], None]) -> None:
         _listeners.append(listener)
 
 
-def _changed() -> None:
+def changed() -> None:
+    """Tell the listeners of :func:`on_change` that a table was stored or forgotten."""
     for listener in list(_listeners):
         listener()
 
@@ -242,7 +179,7 @@ def reset() -> None:
     _tables.clear()
     _gpu_names.clear()
     _gpu_properties.clear()
-    _changed()
+    changed()
 
 
 register_cache(__name__, reset)
@@ -301,19 +238,3 @@ def table_for(gpu: str) -> Table:
         path = cache_path(gpu, version)
         table = _tables[(gpu, env)] = Table(gpu, version, path, load_table(path, gpu, version))
     return table
-
-
-def store(table: Table, key: str, record: dict, properties: GpuProperties | None = None) -> Entry:
-    """Add a tuned entry to the in-process table and write the file (a failed
-    write warns; the entry still serves this process).  ``properties``: the
-    GPU's, recorded in the file."""
-    entry = Entry.from_record(record)
-    table.entries[key] = entry
-    _changed()
-    try:
-        save_table(table.path, table.gpu, {key: entry}, table.version, properties=properties)
-    except OSError as exc:
-        warnings.warn(f"prefixscan: could not write tuning cache {table.path}: {exc}", TuningCacheWarning,
-                      stacklevel=2)
-    return entry
-

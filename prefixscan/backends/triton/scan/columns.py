@@ -14,7 +14,7 @@ docs/design/tuple-sizes.md): int32 K = 2 0.80 (2-D kernel 0.66), 3 0.31 (0.23), 
 (0.59), 5 0.21 (0.18), 8 0.33 (0.55); int64 worse than the 2-D kernel at every K.  So
 the dispatch (RoutingPolicy.columns_max) takes it for one 4-byte field and K <= 3
 only.  Status entries are per (tile, column), as in the 2-D kernel, and the carry is
-the engine's per-column one (:func:`.engine.pipeline.carry_columns`).
+the engine's per-column one (:func:`..engine.pipeline.carry_columns`).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from .device.tiles import _load_at, _ordered_reduce, _scalars, _scan_tile, _select, _store_at, _where, _within
-from .engine.pipeline import carry_columns, tile_id
+from ..device.tiles import _load_at, _ordered_reduce, _scalars, _scan_tile, _select, _store_at, _where, _within
+from ..engine.pipeline import carry_columns, tile_id
 
 __all__ = ["scan_cols_kernel"]
 

@@ -4,7 +4,7 @@ cuda.compute's reusable-object idea taken down to the launch: after a scan of
 some signature (shape, dtype, device, options) has run once, a :class:`FastScan`
 relaunches the same compiled kernel on new tensors with every argument but the
 input and output pointers fixed (and the seeds, for a seeded scan: laid out
-again per call, :class:`.job.SeedLayout`); multi-tile scans renew their status
+again per call, :class:`..scan.job.SeedLayout`); multi-tile scans renew their status
 reservation, tile base and epoch (:class:`StatusRenewal`).  At small sizes the
 host path, not the kernel, sets the time per call (docs/design/host-path.md).
 """
@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from . import planner
-from .job import SeedLayout
-from .runtime import Launch, constexpr_tail, hooks_active, int_width
-from .engine.state import DeviceState
+from ..planning import planner
+from ..scan.job import SeedLayout
+from .launch import Launch, constexpr_tail, hooks_active, int_width
+from ..engine.state import DeviceState
 
 __all__ = ["StatusRenewal", "Launched", "FastScan"]
 

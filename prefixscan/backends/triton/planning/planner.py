@@ -2,14 +2,14 @@
 
 The caller's strategy, else the tuned table's choice for the scan's key (GPU
 name, accumulator bytes, int/float, operator class, layout, size bucket; the
-user's table over the shipped one, :mod:`.tuner.sources`), else the defaults:
+user's table over the shipped one, :mod:`.sources`), else the defaults:
 the decoupled look-back (Merrill & Garland 2016) or, for
 ``deterministic=True``, the chained hand-off, on the key's default tile of
 :mod:`.tiles`.  A forced tile (:func:`set_override`,
 public as :func:`prefixscan.tuning.override`) wins over everything: benchmark
 sweeps and tests use it.  Answers are memoized per key, because small scans
 are dominated by host time.  The planner only reads the table: a missing key
-is tuned on first use at the backend's entry (:mod:`.tuner.first_use`), before
+is tuned on first use at the backend's entry (:mod:`..tuner.first_use`), before
 the scan path runs.
 """
 
@@ -18,11 +18,11 @@ from __future__ import annotations
 import contextlib
 import contextvars
 
-from ...caches import register_cache
+from ....caches import register_cache
 from .tiles import INTERPRETER_TILE, TileConfig, default_config
-from .tuner import sources, table
-from .tuner.candidates import runnable
-from .tuner.table import table_device
+from . import sources, table
+from .registry import runnable
+from .table import table_device
 
 __all__ = ["set_override", "override", "current_override", "overridden", "generation", "choose_config",
            "tuned_strategy", "clear_memo", "table_device"]

@@ -7,7 +7,7 @@ length (Merrill & Grimshaw 2009's SRTS) and a register cap expressed as
 resident tiles per SM.  The defaults below were measured, not modelled, as SAM
 (Maleki et al. 2016) and Merrill & Grimshaw tune theirs: per key, the tile best
 across the GPUs whose tuned tables ship with the package, so that a key no
-table covers still runs a good tile; a tuned table (:mod:`.tuner`) replaces
+table covers still runs a good tile; a tuned table (:mod:`..tuner`, read through :mod:`.sources`) replaces
 them per GPU.  In the interpreter tiles are tiny so that multi-tile look-back
 paths run on small inputs.
 """
@@ -42,7 +42,7 @@ INTERPRETER_TILE = TileConfig(block=32, num_warps=1, window=4, max_kb=4)
 
 #: Size buckets of the elements per lane, M * K: (name, largest log2 size in it or
 #: None, log2 size it is tuned at).  A tuned table has one entry per bucket
-#: (:mod:`.tuner.keys`), and so do the defaults below.
+#: (:mod:`.keys`), and so do the defaults below.
 SIZE_BUCKETS = (("n<=2^16", 16, 16), ("2^17-2^21", 21, 20), ("2^22-2^25", 25, 24), ("n>=2^26", None, 26))
 
 
@@ -61,8 +61,8 @@ def _tiles(*specs) -> dict:
 
 # The default tile of a key (accumulator bytes, float or not, layout, size bucket):
 # the decoupled look-back tile that is best across the GPUs we have tuned, derived
-# from the shipped tables (tuner/tables/: one full `prefixscan tune` each on an
-# H100 80GB HBM3, 2026-11-25, and an H200, 2026-11-26) by tuner.shipped.derive_defaults:
+# from the shipped tables (planning/tables/: one full `prefixscan tune` each on an
+# H100 80GB HBM3, 2026-11-25, and an H200, 2026-11-26) by tuner.ship.derive_defaults:
 # among the uncapped look-back tiles measured on both, the one whose worse ratio to
 # that GPU's fastest measured choice is lowest (ties within 1%: the one measured more
 # often).  Ratios H100/H200 (1.000: the fastest measured there):
@@ -90,7 +90,7 @@ def _tiles(*specs) -> dict:
 # any number: 8B int 2d >= 2^26 tied across its tiles there, and 4096x8 served 32
 # streams (int64 tuple size 32) at half the speed of 8192x4 on the H200, whose
 # table entry was set to 8192x4 by hand.  After a shipped table changes,
-# `python -m prefixscan.backends.triton.tuner.shipped derive` prints this again
+# `python -m prefixscan.backends.triton.tuner.ship derive` prints this again
 # (tests/backends/triton/tuner/test_shipped.py checks that the two agree).
 _DEFAULTS = {
     (4, False, "1d"): _tiles((4096, 4, 32), (8192, 4, 32), (8192, 4, 32), (8192, 4, 32)),

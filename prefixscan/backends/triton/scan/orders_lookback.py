@@ -16,7 +16,7 @@ and publishes its inclusive vector.  Coefficients are computed exactly modulo
 Status: an entry is ``q * s * WPV`` 64-bit words, each a tag (``epoch * 4 +
 flag``) and 32 bits of a value (WPV = 2 words for 64-bit values), written by
 relaxed exchanges and accepted only when all carry one tag of the current epoch:
-the engine's protocol (:mod:`.engine.protocol`: its tags and its acceptance rule;
+the engine's protocol (:mod:`..engine.protocol`: its tags and its acceptance rule;
 docs/design/status-words.md).  What is the kernel's own is the data movement of such
 wide entries (16-byte vector reads of an entry's words, a shared-memory stash to
 publish them) and the window folded nearest first with binomial shifts.  Entries lie
@@ -27,8 +27,8 @@ as 16-byte vectors (H100, 2^27: int64 order 8 0.67 -> 0.78 of copy, order 5 0.85
 import triton
 import triton.language as tl
 
-from .device.gluon import gl, jit
-from .engine.protocol import FLAG_AGGREGATE, FLAG_PREFIX, state_of
+from ..device.gluon import gl, jit
+from ..engine.protocol import FLAG_AGGREGATE, FLAG_PREFIX, state_of
 #: Widest status entry (words) published one word per lane through a shared-memory stash of
 #: [T, words] (8 KB at 16 words and 128 threads); wider entries go out from one thread.
 STASH_WORDS = tl.constexpr(16)
@@ -256,7 +256,7 @@ def _lookback(status_ptr, vid, epoch, ACC: tl.constexpr, Q: tl.constexpr, S: tl.
     one thread and spreads the window's entries over WIN_WARPS warps (one entry per lane;
     H100, 2^27: wider windows beat one warp's despite reductions across warps).  Entries' words
     are read as 16-byte vectors (``VECTORS``, :func:`_fetch_vectors`) or one word at a time
-    (:func:`.blocked_rules.blocked_reader` chooses, from measurements), and the window's orders
+    (:func:`.orders_rules.blocked_reader` chooses, from measurements), and the window's orders
     are summed in one reduction across warps (one pair of barriers per step instead of one
     per order; H100, 2^27: never slower, int64 order 8 0.78 against 0.76)."""
     QP: tl.constexpr = _words_padded(Q)
