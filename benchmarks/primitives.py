@@ -243,7 +243,7 @@ def _cpu_data(dtype: str, n: int, fraction: float):
 
 
 def cpu_compact(args) -> list:
-    from prefixscan.backends.cpu_compiled import compaction
+    from prefixscan.backends.cpu.compiled import compaction
 
     rows = []
     for dtype in ("float32", "int64"):
@@ -260,7 +260,7 @@ def cpu_compact(args) -> list:
 
 
 def cpu_partition(args) -> list:
-    from prefixscan.backends.cpu_compiled import compaction
+    from prefixscan.backends.cpu.compiled import compaction
 
     rows = []
     for dtype in ("float32", "int64"):

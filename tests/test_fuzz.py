@@ -386,7 +386,7 @@ def _draw_length(data, backend) -> int:
     """A 1-D length; on the CPU sometimes past the compiled path's threshold (the
     Numba kernels run from SMALL_SCAN elements on, NumPy below)."""
     if backend.name == "cpu" and data.draw(st.booleans(), label="compiled size"):
-        from prefixscan.backends.cpu_compiled import SMALL_SCAN
+        from prefixscan.backends.cpu.compiled import SMALL_SCAN
 
         return data.draw(st.integers(SMALL_SCAN, SMALL_SCAN + 300), label="n")
     return data.draw(st.integers(0, SIZES[backend.name].length), label="n")

@@ -146,7 +146,7 @@ def test_compiled_cpu_kernel_small_sizes(rng):
     """The compiled pass (the CPU backend takes it from SMALL_SCAN elements) on small
     and boundary sizes, every density and limit."""
     pytest.importorskip("numba")
-    from prefixscan.backends.cpu_compiled import compaction
+    from prefixscan.backends.cpu.compiled import compaction
 
     for n in [0, 1, 7, 8, 9, 63, 64, 65, 1000]:
         for mask in masks(rng, n).values():
@@ -164,7 +164,7 @@ def test_compiled_cpu_pieces_per_thread(rng):
     """The threaded form (one piece per thread at its counted offset) on a size past
     its threshold, pieces of uneven counts, every limit."""
     pytest.importorskip("numba")
-    from prefixscan.backends.cpu_compiled import compaction
+    from prefixscan.backends.cpu.compiled import compaction
 
     n = compaction.THREADED_FROM + 13
     x = random_array(rng, "int64", (n,))

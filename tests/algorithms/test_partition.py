@@ -58,7 +58,7 @@ def test_partition_tuple(backend, rng):
 
 def test_compiled_cpu_partition_small_sizes(rng):
     pytest.importorskip("numba")
-    from prefixscan.backends.cpu_compiled import compaction
+    from prefixscan.backends.cpu.compiled import compaction
 
     for n in [0, 1, 7, 8, 9, 63, 64, 65, 1000]:
         for mask in masks(rng, n).values():

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import prefixscan as ps
-from prefixscan.backends.cpu_compiled import SMALL_SCAN
+from prefixscan.backends.cpu.compiled import SMALL_SCAN
 from prefixscan.testing import poisoned, random_array, reference_linear_recurrence, reference_segmented_scan
 
 

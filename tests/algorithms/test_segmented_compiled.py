@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import prefixscan as ps
-from prefixscan.backends import cpu_compiled
+from prefixscan.backends.cpu import compiled as cpu_compiled
 from prefixscan.testing import affine_monoid, reference_segmented_scan
 
 pytestmark = pytest.mark.skipif(not cpu_compiled.available(), reason=cpu_compiled.unavailable_reason() or "")

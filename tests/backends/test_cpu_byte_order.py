@@ -153,8 +153,8 @@ def test_kernel_launch_refuses_swapped_arrays():
     """Numba's dispatcher reuses a native signature's machine code for a swapped
     array of the same type; the launcher refuses it instead of reading swapped bytes."""
     pytest.importorskip("numba")
-    from prefixscan.backends.cpu_compiled import compaction
-    from prefixscan.backends.cpu_compiled.launch import call
+    from prefixscan.backends.cpu.compiled import compaction
+    from prefixscan.backends.cpu.compiled.launch import call
 
     x = np.arange(10, dtype=np.int64)
     out = np.empty(10, np.int64)

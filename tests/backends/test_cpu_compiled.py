@@ -15,8 +15,8 @@ import pytest
 pytest.importorskip("numba")
 
 from prefixscan._normalize import build_request, make_config  # noqa: E402
-from prefixscan.backends import cpu_compiled  # noqa: E402
-from prefixscan.backends.cpu_compiled import scan as compiled_scan  # noqa: E402
+from prefixscan.backends.cpu import compiled as cpu_compiled  # noqa: E402
+from prefixscan.backends.cpu.compiled import scan as compiled_scan  # noqa: E402
 from prefixscan.monoid import Monoid  # noqa: E402
 from prefixscan.testing import (  # noqa: E402
     affine_data,
@@ -143,7 +143,7 @@ def test_vector_lanes(rng, op, dtype):
     """The four-lane kernel (simd.py): every length around multiples of four, several
     lanes (a scan along the last axis), seeds, exclusive scans; reverse scans and
     mixed dtypes stay scalar."""
-    from prefixscan.backends.cpu_compiled import simd
+    from prefixscan.backends.cpu.compiled import simd
 
     x = random_array(rng, dtype, 16, op)
     assert simd.supports(simd.Tag("op_" + op), x.reshape(1, -1), x.reshape(1, -1), (x.dtype.type(0),),
@@ -165,7 +165,7 @@ def test_vector_lanes(rng, op, dtype):
 def test_chunked_orders(rng, dtype, order):
     """Orders 4-8 of 32-bit integers over chunks in vector lanes (chunked.py): one
     block, a block and a tail, several lanes; full-range values, so sums wrap."""
-    from prefixscan.backends.cpu_compiled import chunked
+    from prefixscan.backends.cpu.compiled import chunked
 
     block = chunked.BLOCK
     x = random_array(rng, dtype, 2 * block + 13, "add")
@@ -191,7 +191,7 @@ def test_logaddexp_blocks(rng, dtype):
     """The blocked logaddexp kernel (logsumexp.py) on its fast and exact paths: block
     boundaries, a running maximum that jumps beyond SPAN inside a block (float32 at 60,
     float64 at 600), values far below the total, seeds, exclusive scans, infinities and NaN."""
-    from prefixscan.backends.cpu_compiled.logsumexp import BLOCK
+    from prefixscan.backends.cpu.compiled.logsumexp import BLOCK
 
     for n in (BLOCK - 1, BLOCK, BLOCK + 1, 3 * BLOCK + 5):
         x = (rng.standard_normal(n) * 3).astype(dtype)
@@ -272,8 +272,8 @@ def test_strided_negative_and_fortran_inputs(rng):
 
 @pytest.mark.parametrize("threads", [2, 3])
 def test_threaded_lane(rng, threads):
-    from prefixscan.backends.cpu_compiled.jit_support import PLAIN, builtin_tag
-    from prefixscan.backends.cpu_compiled.parallel import scan_lane_threaded
+    from prefixscan.backends.cpu.compiled.jit_support import PLAIN, builtin_tag
+    from prefixscan.backends.cpu.compiled.parallel import scan_lane_threaded
 
     x = rng.integers(-(2**62), 2**62, (1, 10007))
     fmts = ((PLAIN,), (PLAIN,), (PLAIN,), (PLAIN,))

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import prefixscan
-from prefixscan.backends.cpu_compiled import SMALL_SCAN
+from prefixscan.backends.cpu.compiled import SMALL_SCAN
 
 ROOT = Path(__file__).resolve().parents[2]
 #: ``pip install 'prefixscan[gpu]'`` and the like: an install from a package index.

@@ -16,8 +16,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from ...caches import register_cache
-from ...monoid import Monoid
+from ....caches import register_cache
+from ....monoid import Monoid
 from .jit_support import builtin_tag
 
 __all__ = ["operator_for", "clear"]
@@ -34,7 +34,7 @@ def clear() -> None:
         _FAILED.clear()
 
 
-register_cache("prefixscan.backends.cpu_compiled.monoids", clear)
+register_cache("prefixscan.backends.cpu.compiled.monoids", clear)
 
 
 def operator_for(monoid: Monoid, nfields: int, reverse: bool):

@@ -14,7 +14,7 @@ import threading
 
 import numpy as np
 
-from ...caches import register_cache
+from ....caches import register_cache
 from .jit_support import StaticInt
 
 __all__ = ["call", "clear"]
@@ -28,7 +28,7 @@ def clear() -> None:
         _ENTRIES.clear()
 
 
-register_cache("prefixscan.backends.cpu_compiled.launch", clear)
+register_cache("prefixscan.backends.cpu.compiled.launch", clear)
 
 
 # C- and F-contiguous, aligned, writeable: what Numba's array type depends on.

@@ -33,7 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from numba import njit
 
-from ..._arrays import native_order
+from ...._arrays import native_order
 from .launch import call
 
 __all__ = ["compact", "partition", "storage_view"]

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba.core.errors import NumbaError
 
-from ..._arrays import as_numpy, writable_host, write_host
-from ...monoid import accumulator_dtype_name, resolve_op
+from ...._arrays import as_numpy, writable_host, write_host
+from ....monoid import accumulator_dtype_name, resolve_op
 from . import chunked, kernels, monoids, parallel, simd
 from .jit_support import HALF, PLAIN, StaticInt, builtin_tag
 from .launch import call

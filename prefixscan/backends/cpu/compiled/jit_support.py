@@ -27,7 +27,7 @@ from numba import types
 from numba.extending import NativeValue, intrinsic, models, overload, register_model, typeof_impl, unbox
 from numba.np.numpy_support import as_dtype
 
-from ... import monoid as _monoid
+from .... import monoid as _monoid
 
 __all__ = ["Tag", "StaticInt", "literal_jitable", "PLAIN", "HALF", "load1", "load2", "load3", "store1", "store2", "store3",
            "to_acc", "combine", "repeat", "advance", "alloc_states", "cut", "narrow_states", "narrow_first", "narrow_row", "nan_free",

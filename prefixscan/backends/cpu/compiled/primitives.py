@@ -10,8 +10,8 @@ import math
 
 import numpy as np
 
-from ..._arrays import native_order
-from ...monoid import accumulator_dtype_name, resolve_op
+from ...._arrays import native_order
+from ....monoid import accumulator_dtype_name, resolve_op
 from . import monoids
 from .jit_support import HALF, PLAIN, StaticInt
 from .launch import call

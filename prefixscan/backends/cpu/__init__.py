@@ -2,7 +2,7 @@
 
 Where Numba is installed, every scan of at least a few thousand elements runs as
 one compiled loop reading and writing each element once
-(:mod:`prefixscan.backends.cpu_compiled`); tiny inputs, scan networks
+(:mod:`prefixscan.backends.cpu.compiled`); tiny inputs, scan networks
 (``algorithm=``) and combines Numba cannot compile take the NumPy path below,
 which runs anywhere.  NumPy path: lanes are laid out as ``(lanes, n / s, s)`` arrays (s = tuple_size) and scanned
 along axis 1, all lanes and streams at once.  Built-in operators with a NumPy
@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._arrays import ArrayRef, as_numpy, write_host
-from .._request import ScanRequest, np_dtype
-from ..monoid import is_truth_value_error
-from ..networks import run_network
-from . import cpu_compiled
+from ..._arrays import ArrayRef, as_numpy, write_host
+from ..._request import ScanRequest, np_dtype
+from ...monoid import is_truth_value_error
+from ...networks import run_network
+from . import compiled
 
 NAME = "cpu"
 DEVICES = ("cpu",)
@@ -40,9 +40,9 @@ def unavailable_reason(device: str) -> str:
 
 
 def device_names() -> list[str]:
-    if cpu_compiled.available():
+    if compiled.available():
         return ["cpu (compiled kernels: Numba)"]
-    return [f"cpu (NumPy only; {cpu_compiled.unavailable_reason()})"]
+    return [f"cpu (NumPy only; {compiled.unavailable_reason()})"]
 
 
 def field_combine(monoid, nfields: int):
@@ -161,9 +161,9 @@ def _direct_accumulate(request: ScanRequest):
 
 def run_scan(request: ScanRequest) -> list:
     """Scan on the host; returns NumPy results (written into ``out`` when given)."""
-    compiled = cpu_compiled.run_scan(request)
-    if compiled is not None:
-        return compiled
+    results = compiled.run_scan(request)
+    if results is not None:
+        return results
     if request.fields[0].shape and request.lane_len and 0 not in request.fields[0].shape:
         direct = _direct_accumulate(request)
         if direct is not None:
@@ -200,7 +200,7 @@ def run_scan_planned(request: ScanRequest) -> tuple[list, "_AccumulateReplay | N
     n = 1024 the checks and the request cost several times the accumulate)."""
     results = run_scan(request)
     ufunc = _direct_ufunc(request)
-    if (ufunc is None or request.config.reverse or cpu_compiled.takes(request)
+    if (ufunc is None or request.config.reverse or compiled.takes(request)
             or request.fields[0].library != "numpy" or not request.fields[0].shape
             or (request.out is not None and request.out[0].library != "numpy")):
         return results, None
@@ -233,8 +233,8 @@ def delta_encode(x: ArrayRef, order: int, tuple_size: int, axis: int) -> np.ndar
     """``order`` rounds of ``d[j] -= d[j - s]`` along ``axis``, one vectorized
     subtraction per round on a copy of x (one compiled pass where Numba is installed)."""
     host = as_numpy(x)
-    if cpu_compiled.available() and host.dtype.kind in "iuf" and host.size >= cpu_compiled.SMALL_SCAN:
-        return cpu_compiled.delta_encode(host, order, tuple_size, axis)
+    if compiled.available() and host.dtype.kind in "iuf" and host.size >= compiled.SMALL_SCAN:
+        return compiled.delta_encode(host, order, tuple_size, axis)
     d = np.array(as_numpy(x), copy=True)
     n, s = d.shape[axis], tuple_size
     lead = (slice(None),) * axis
@@ -245,12 +245,12 @@ def delta_encode(x: ArrayRef, order: int, tuple_size: int, axis: int) -> np.ndar
 
 
 def compact(fields: tuple, mask: ArrayRef, size: int | None, fills: tuple) -> tuple:
-    """``(values, count)``: one compiled pass (:mod:`.cpu_compiled.compaction`) from
+    """``(values, count)``: one compiled pass (:mod:`.compiled.compaction`) from
     ``SMALL_SCAN`` elements where Numba is installed, else NumPy's boolean indexing."""
     xs = [as_numpy(f) for f in fields]
     keep = np.asarray(as_numpy(mask)).reshape(-1)
-    if cpu_compiled.available() and keep.size >= cpu_compiled.SMALL_SCAN:
-        from .cpu_compiled.compaction import compact as run
+    if compiled.available() and keep.size >= compiled.SMALL_SCAN:
+        from .compiled.compaction import compact as run
 
         return run(xs, keep, size, fills)
     selected = [x.reshape(-1)[keep] for x in xs]
@@ -272,8 +272,8 @@ def partition(fields: tuple, mask: ArrayRef) -> tuple:
     Numba is installed, else ``concatenate((x[mask], x[~mask]))``."""
     xs = [as_numpy(f) for f in fields]
     keep = np.asarray(as_numpy(mask)).reshape(-1)
-    if cpu_compiled.available() and keep.size >= cpu_compiled.SMALL_SCAN:
-        from .cpu_compiled.compaction import partition as run
+    if compiled.available() and keep.size >= compiled.SMALL_SCAN:
+        from .compiled.compaction import partition as run
 
         return run(xs, keep)
     values = tuple(np.concatenate((x.reshape(-1)[keep], x.reshape(-1)[~keep])) for x in xs)
@@ -284,14 +284,14 @@ def segmented_scan(request: ScanRequest, segments: tuple) -> list | None:
     """One compiled pass (Numba) for segmented scans of at least ``SMALL_SCAN`` elements
     (written into ``out`` when the request has it); None below that, without Numba,
     or for a combine Numba cannot compile."""
-    if not cpu_compiled.available() or request.lane_len < cpu_compiled.SMALL_SCAN:
+    if not compiled.available() or request.lane_len < compiled.SMALL_SCAN:
         return None
     kind, given = segments
     arrays = [as_numpy(f) for f in request.fields]
     if request.config.dtype is not None:  # accumulate and return in dtype
         arrays = [a.astype(np_dtype(d), copy=False) for a, d in zip(arrays, request.out_dtypes)]
     x = tuple(arrays) if request.struct else arrays[0]
-    result = cpu_compiled.segmented_scan(x, request.config.monoid, inclusive=request.config.inclusive,
+    result = compiled.segmented_scan(x, request.config.monoid, inclusive=request.config.inclusive,
                                          reverse=request.config.reverse, init=request.init, **{kind: given})
     if result is None:
         return None
@@ -306,18 +306,18 @@ def segmented_scan(request: ScanRequest, segments: tuple) -> list | None:
 def linear_recurrence(a, b, init, axis: int, reverse: bool, deterministic: bool) -> np.ndarray | None:
     """One compiled pass (Numba) for float and complex recurrences of at least
     ``SMALL_SCAN`` elements; None below that, for other dtypes or without Numba."""
-    if (not cpu_compiled.available() or np.dtype(a.dtype).kind not in "fc"
-            or np.broadcast(a, b).size < cpu_compiled.SMALL_SCAN):
+    if (not compiled.available() or np.dtype(a.dtype).kind not in "fc"
+            or np.broadcast(a, b).size < compiled.SMALL_SCAN):
         return None
-    return cpu_compiled.linear_recurrence(a, b, init=init, axis=axis, reverse=reverse)
+    return compiled.linear_recurrence(a, b, init=init, axis=axis, reverse=reverse)
 
 
 def linear_recurrence_total(a, b, axis: int, reverse: bool) -> tuple | None:
     """One compiled pass, where :func:`linear_recurrence` has one; None elsewhere."""
-    if (not cpu_compiled.available() or np.dtype(a.dtype).kind not in "fc"
-            or np.broadcast(a, b).size < cpu_compiled.SMALL_SCAN):
+    if (not compiled.available() or np.dtype(a.dtype).kind not in "fc"
+            or np.broadcast(a, b).size < compiled.SMALL_SCAN):
         return None
-    return cpu_compiled.linear_recurrence_total(a, b, axis=axis, reverse=reverse)
+    return compiled.linear_recurrence_total(a, b, axis=axis, reverse=reverse)
 
 
 def linear_recurrence_backward(a, h, grad, init, axis: int, reverse: bool, deterministic: bool,
