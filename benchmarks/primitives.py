@@ -116,7 +116,7 @@ def _compaction_variants(itemsize: int) -> list:
     """Tiles of the sweep: 32 and 64 bytes of values per thread's row, 4 and 8 warps,
     the store form chosen by the tile's count or always through the warp-contiguous
     layout."""
-    from prefixscan.backends.triton.compaction import CompactionTile
+    from prefixscan.primitives.compaction.triton import CompactionTile
 
     out = []
     for block, warps in ((8192, 4), (4096, 4), (8192, 8)):
@@ -143,7 +143,7 @@ def _cub(kind: str, x, repeats: int):
 def gpu_compact(args) -> list:
     import torch
 
-    from prefixscan.backends.triton import compaction
+    from prefixscan.primitives.compaction import triton as compaction
 
     rows = []
     n = args.n
@@ -188,7 +188,7 @@ def gpu_compact(args) -> list:
 
 def _partition_variants(itemsize: int) -> list:
     """Partition's sweep: every element is written (through the warp-contiguous layout)."""
-    from prefixscan.backends.triton.compaction import CompactionTile
+    from prefixscan.primitives.compaction.triton import CompactionTile
 
     return [CompactionTile(block, warps, rows=row_bytes // itemsize)
             for block, warps in ((8192, 4), (4096, 4), (8192, 8)) for row_bytes in (16, 32)]
@@ -197,7 +197,7 @@ def _partition_variants(itemsize: int) -> list:
 def gpu_partition(args) -> list:
     import torch
 
-    from prefixscan.backends.triton import compaction
+    from prefixscan.primitives.compaction import triton as compaction
 
     rows = []
     n = args.n
@@ -243,7 +243,7 @@ def _cpu_data(dtype: str, n: int, fraction: float):
 
 
 def cpu_compact(args) -> list:
-    from prefixscan.backends.cpu.compiled import compaction
+    from prefixscan.primitives.compaction import compiled as compaction
 
     rows = []
     for dtype in ("float32", "int64"):
@@ -260,7 +260,7 @@ def cpu_compact(args) -> list:
 
 
 def cpu_partition(args) -> list:
-    from prefixscan.backends.cpu.compiled import compaction
+    from prefixscan.primitives.compaction import compiled as compaction
 
     rows = []
     for dtype in ("float32", "int64"):
@@ -337,9 +337,9 @@ def gpu_segmented(args) -> list:
                                 segments=label))
             del starts, lengths
         del x
-    # Tiles (prefixscan.backends.triton.segmented.SegmentedTile), int32, checked against
+    # Tiles (prefixscan.primitives.segmented.triton.SegmentedTile), int32, checked against
     # the torch idiom: elements per thread at 4 warps, and fixed tiles.
-    from prefixscan.backends.triton.segmented import SegmentedTile, forced_tile
+    from prefixscan.primitives.segmented.triton import SegmentedTile, forced_tile
 
     if args.sweep:
         x, _ = _gpu_data("int32", n, 0.5)

@@ -137,7 +137,7 @@ def _bct(shape, axis):
 def bench_cuda(repeats: int, plans: bool, forward_only: bool = False) -> list[dict]:
     import torch
 
-    from prefixscan.backends.triton import recurrence as R
+    from prefixscan.primitives.recurrence import triton_kernel as R
 
     records = []
     peer_scan, peer_name = _accelerated_scan()
@@ -215,7 +215,7 @@ def _plan_sweep(name, shape, axis, repeats, copy32) -> list[dict]:
     """Every tiling worth trying on this shape, forward float32, by ratio to the roof."""
     import torch
 
-    from prefixscan.backends.triton import recurrence as R
+    from prefixscan.primitives.recurrence import triton_kernel as R
 
     a, b = _inputs(shape, torch.float32)
     q = math.prod(shape[axis + 1:])

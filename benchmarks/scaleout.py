@@ -220,8 +220,8 @@ def bench_torch_local(args, log) -> list[dict]:
     import torch.distributed as dist
 
     from prefixscan import distributed as psd
-    from prefixscan.algorithms.pieces import PiecewiseScan, piece_totals, scan_piece
-    from prefixscan.algorithms.reduction import reduce_request
+    from prefixscan.primitives.scan.pieces import PiecewiseScan, piece_totals, scan_piece
+    from prefixscan.primitives.scan.reduction import reduce_request
     from prefixscan._normalize import build_request, make_config
 
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")

@@ -13,8 +13,8 @@ not on PyPI); without it, the error names the command for this install.
 Importing this package imports NumPy only.
 
 Every public function comes from :mod:`prefixscan.api`: :func:`scan` and
-:func:`make_scan`, the scan itself (:mod:`prefixscan._scan`), and the functions
-built on it (:mod:`prefixscan.algorithms`);
+:func:`make_scan`, the scan itself, and the functions built on it, each
+implemented in its folder of :mod:`prefixscan.primitives`;
 :func:`clear_caches` empties every process-wide cache (plans, compiled-kernel
 launchers, tuned-table lookups).
 """

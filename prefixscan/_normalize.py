@@ -1,13 +1,15 @@
-"""Argument checking: every argument of every public function is checked here.
+"""Argument checking: the scan's arguments, and the checks every primitive shares.
 
-Where does an argument get checked?  Here, and only here.  :func:`make_config`
-checks what a scan computes (operator, axis, order, tuple size, dtype, backend,
-algorithm, strategy, determinism); :func:`build_request` checks the arrays of
-one call (``x``, ``init``, ``out``) against it and returns the
-:class:`~prefixscan._request.ScanRequest` a backend runs.  The derived functions
-of :mod:`prefixscan.algorithms` check their own arguments with the ``check_*``
-functions below before any work starts.  So a bad argument raises an error that
-names it, before any backend runs and before anything is written to ``out``.
+Where does an argument get checked?  Before any work, here or in the
+``checks`` module of its primitive's folder (:mod:`prefixscan.primitives`).
+:func:`make_config` checks what a scan computes (operator, axis, order, tuple
+size, dtype, backend, algorithm, strategy, determinism); :func:`build_request`
+checks the arrays of one call (``x``, ``init``, ``out``) against it and returns
+the :class:`~prefixscan._request.ScanRequest` a backend runs.  The other
+primitives check their own arguments (``check_compact_args``,
+``check_delta_args``, ...) with the shared ``check_*`` helpers below.  So a bad
+argument raises an error that names it, before any backend runs and before
+anything is written to ``out``.
 
 The request types live in :mod:`prefixscan._request` so that backends can use
 them without importing the checks; the checks of segment descriptions
@@ -19,7 +21,6 @@ from __future__ import annotations
 
 import math
 import operator
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -34,10 +35,8 @@ from .backends.triton.planning.registry import DETERMINISTIC_STRATEGIES, STRATEG
 from .monoid import Monoid, accumulator_dtype_name, resolve_op
 
 __all__ = ["ALGORITHMS", "STRATEGIES", "make_config", "build_request", "check_init", "check_init_shape", "check_axis",
-           "check_recurrence_args", "check_delta_args", "check_segmented_request", "check_segments",
-           "check_offsets", "check_keys",
-           "check_compact_args", "CompactArgs", "check_init_value", "check_flag", "check_monoid", "check_order",
-           "check_tuple_size", "MAX_ORDER", "MAX_TUPLE_SIZE", "check_out_dtype", "check_out_writable",
+           "check_segments", "check_offsets", "check_keys", "check_init_value", "check_flag", "check_monoid",
+           "check_order", "check_tuple_size", "MAX_ORDER", "MAX_TUPLE_SIZE", "check_out_dtype", "check_out_writable",
            "numpy_out_accumulator"]
 
 ALGORITHMS = ("auto", "serial", "kogge_stone", "sklansky", "brent_kung", "reduce_then_scan")
@@ -406,112 +405,8 @@ def check_init_shape(value: Any, target: tuple) -> tuple:
 
 
 # ---------------------------------------------------------------------------
-# Arguments of the derived functions (prefixscan.algorithms).
+# Shared by the primitives' checks.
 
 def check_axis(ref: ArrayRef, axis: int, argument: str = "x") -> int:
     """``axis`` made non-negative for an array of at least one dimension."""
     return normalize_axis(_as_int(axis, "axis"), len(ref.shape), argument)
-
-
-def check_recurrence_args(a: Any, b: Any, init: Any, axis: int) -> tuple[ArrayRef, ArrayRef, bool]:
-    """``linear_recurrence``'s coefficients and seed: ``(a_ref, b_ref, widen)``, where
-    ``widen`` says that ``init`` is an array of the lane shape that needs the scanned
-    axis put back before it broadcasts against the result."""
-    ra, rb = inspect_array(a, "a"), inspect_array(b, "b")
-    if ra.shape != rb.shape:
-        raise ValueError(f"b has shape {rb.shape} but a has shape {ra.shape}")
-    if ra.dtype != rb.dtype:
-        raise TypeError(f"b has dtype {rb.dtype} but a has dtype {ra.dtype}")
-    axis = check_axis(ra, axis, "a")
-    widen = False
-    if init is not None:  # checked before any work: init is h[-1], held in a's dtype
-        widen = bool(check_init_shape(init, ra.shape[:axis] + ra.shape[axis + 1:]))
-        check_init_value(init, accumulator_dtype_name(ra.dtype))
-    return ra, rb, widen
-
-
-def check_delta_args(x: Any, axis: int, order: Any, tuple_size: Any) -> tuple[ArrayRef, int, int, int]:
-    """Delta coding's arguments: ``(x_ref, axis, order, tuple_size)`` with the axis
-    made non-negative; ``tuple_size`` must divide the coded axis' length."""
-    ref = inspect_array(x, "x")
-    axis = check_axis(ref, axis)
-    order = check_order(order)
-    tuple_size = check_tuple_size(tuple_size)
-    n = ref.shape[axis]
-    if n % tuple_size:
-        raise ValueError(f"tuple_size={tuple_size} does not divide the lane length {n}")
-    if ref.dtype == "bool" or np_dtype(ref.dtype).kind not in "iufc":
-        raise TypeError(f"x: delta coding needs a numeric dtype, got {ref.dtype}")
-    return ref, axis, order, tuple_size
-
-
-def check_segmented_request(x: Any, op: Any, *, inclusive: Any, reverse: Any, init: Any, dtype: Any, out: Any,
-                            backend: Any) -> ScanRequest:
-    """``segmented_scan``'s arguments but the segments: a 1-D ``x`` (or tuple of
-    same-length ones), checked as :func:`build_request` checks a flattened scan's
-    (operator against the dtypes, ``init`` one value per field, ``out``)."""
-    config = make_config(op, axis=None, inclusive=inclusive, reverse=reverse, order=1, tuple_size=1, dtype=dtype,
-                         backend=backend, algorithm=None)
-    values, struct = _split_fields(x)
-    config.monoid.check_fields(len(values), struct)
-    for i, v in enumerate(values):
-        shape = inspect_array(v, "x" if not struct else f"x[{i}]").shape
-        if len(shape) != 1:
-            raise ValueError(f"x must be 1-D for a segmented scan, got shape {shape}")
-    return build_request(config, x, init, out)
-
-
-@dataclass(frozen=True)
-class CompactArgs:
-    """Checked arguments of ``compact`` / ``partition``: the fields (ArrayRefs),
-    whether x was a tuple, the mask, the size (None or >= 0) and, with a size, one
-    fill value per field (a NumPy 0-d array of its dtype)."""
-
-    fields: tuple
-    struct: bool
-    mask: ArrayRef
-    size: int | None
-    fills: tuple
-
-
-def _same_shape(a: tuple, b: tuple) -> bool:
-    """Equal shapes, an unknown length (NaN: a dask array's after boolean indexing)
-    matching any: the dask path compares the chunks instead."""
-    return len(a) == len(b) and all(p == q or p != p or q != q for p, q in zip(a, b))
-
-
-def check_compact_args(x: Any, mask: Any, size: Any = None, fill_value: Any = 0) -> CompactArgs:
-    """``compact``'s and ``partition``'s arguments: ``x`` an array or a non-empty
-    tuple of arrays of one shape, a bool ``mask`` of that shape on their device,
-    ``size`` None or a non-negative integer, and (with a size) a scalar
-    ``fill_value`` every field's dtype holds (scan's rule for ``init``)."""
-    struct = isinstance(x, tuple)
-    if struct and not x:
-        raise ValueError("x: an empty tuple; give one array or a tuple of arrays")
-    names = [f"x[{i}]" for i in range(len(x))] if struct else ["x"]
-    refs = tuple(inspect_array(f, name) for f, name in zip(x if struct else (x,), names))
-    rm = inspect_array(mask, "mask")
-    for ref, name in zip(refs, names):
-        if not _same_shape(ref.shape, refs[0].shape):
-            raise ValueError(f"{name} has shape {ref.shape}; every field must have x[0]'s shape {refs[0].shape}")
-        if ref.device != refs[0].device:
-            raise ValueError(f"{name} is on {ref.device}; every field must be on x[0]'s device {refs[0].device}")
-    if not _same_shape(rm.shape, refs[0].shape):
-        raise ValueError(f"mask has shape {rm.shape}; expected x's shape {refs[0].shape}")
-    if rm.dtype != "bool":
-        raise TypeError(f"mask must be a bool array, got dtype {rm.dtype}")
-    if rm.device != refs[0].device:
-        raise ValueError("mask must be on the same device as x")
-    fills: tuple = ()
-    if size is not None:
-        size = _as_int(size, "size")
-        if size < 0:
-            raise ValueError(f"size must be >= 0, got {size}")
-        limit = np.iinfo(np.intp).max // max(np_dtype(ref.dtype).itemsize for ref in refs)
-        if size > limit:
-            raise ValueError(f"size={size} is more elements than an array of x's dtype can have "
-                             f"(at most {limit})")
-        if np.ndim(fill_value) != 0 or not isinstance(fill_value, (bool, int, float, complex, np.generic)):
-            raise TypeError(f"fill_value must be a number, got {type(fill_value).__name__}")
-        fills = tuple(check_init_value(fill_value, ref.dtype, "fill_value") for ref in refs)
-    return CompactArgs(refs, struct, rm, size, fills)

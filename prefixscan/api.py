@@ -1,31 +1,22 @@
 """The public API: every public function in one place.
 
-The scan itself (:func:`scan`, :func:`make_scan`, :class:`Scan`) is implemented
-in :mod:`prefixscan._scan`, the functions derived from it in
-:mod:`prefixscan.algorithms`, which scan through :mod:`prefixscan._scan`; this
-module sits above both and re-exports them, and :mod:`prefixscan` imports from
-here.  Imports point one way: public API -> derived algorithms -> the scan ->
-argument normalization -> dispatch -> backends.
+Each primitive is implemented in its folder of :mod:`prefixscan.primitives`
+(the scan itself, :func:`scan`, :func:`make_scan` and :class:`Scan`, in
+:mod:`prefixscan.primitives.scan`; the others scan through it); this module
+sits above them all and re-exports their public functions, and
+:mod:`prefixscan` imports from here.  Imports point one way: public API ->
+primitives -> argument normalization -> dispatch -> backends.
 """
 
 from __future__ import annotations
 
-from ._scan import _SCANS, Scan, make_scan, scan  # noqa: F401 - _SCANS: the one-shot Scans, for tests
-from .algorithms import (
-    AFFINE,
-    compact,
-    cummax,
-    cummin,
-    cumprod,
-    cumsum,
-    cumulative_prod,
-    cumulative_sum,
-    delta_decode,
-    delta_encode,
-    linear_recurrence,
-    partition,
-    segmented_scan,
-)
+from .primitives.compaction.api import compact, partition
+from .primitives.cumulative.api import cummax, cummin, cumprod, cumsum, cumulative_prod, cumulative_sum
+from .primitives.delta.api import delta_decode, delta_encode
+from .primitives.recurrence.affine import AFFINE
+from .primitives.recurrence.api import linear_recurrence
+from .primitives.scan.api import _SCANS, Scan, make_scan, scan  # noqa: F401 - _SCANS: the one-shot Scans, for tests
+from .primitives.segmented.api import segmented_scan
 
 __all__ = ["AFFINE", "Scan", "compact", "cummax", "cummin", "cumprod", "cumsum", "cumulative_prod", "cumulative_sum",
            "delta_decode", "delta_encode",

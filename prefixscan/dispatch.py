@@ -1,4 +1,5 @@
-"""Backend dispatch: an ordered list of backends with a guaranteed CPU fallback.
+"""Backend dispatch: an ordered list of backends with a guaranteed CPU fallback,
+and the one registry lookup of the primitives' implementations.
 
 ``backend=None`` takes the first backend that is available and accepts the
 arrays' device: the Triton backend for CUDA arrays, the CPU backend for host
@@ -8,20 +9,26 @@ what to install, never a silent copy to the host.
 Backends are named here and imported on first use (the Triton backend's module
 imports nothing heavy, but it is only needed once a scan asks for it); each one
 conforms to :class:`prefixscan.backends.base.Backend`, the only interface the
-layers above use.
+layers above use for the scan.  A primitive other than the scan (segmented
+scan, compaction, recurrence, delta coding) names its implementations in its own
+table, backend name -> module (``IMPLEMENTATIONS`` in its folder of
+:mod:`prefixscan.primitives`), and finds the chosen backend's with
+:func:`implementation`: a backend missing from the table has no implementation
+and is refused before any work, never served by a stub.
 """
 
 from __future__ import annotations
 
 import importlib
+from types import ModuleType
 from typing import cast
 
 from ._environment import interpreter_mode
 from ._request import ScanRequest
 from .backends.base import Backend
 
-__all__ = ["BACKEND_NAMES", "BackendUnavailableError", "get_backend", "select_backend", "check_capabilities",
-           "available_backends", "interpreter_mode"]
+__all__ = ["BACKEND_NAMES", "BackendUnavailableError", "PrimitiveUnavailableError", "get_backend", "select_backend",
+           "check_capabilities", "implementation", "available_backends", "interpreter_mode"]
 
 BACKEND_NAMES = ("triton", "cpu")
 _MODULES = {"triton": "prefixscan.backends.triton", "cpu": "prefixscan.backends.cpu"}
@@ -29,6 +36,11 @@ _MODULES = {"triton": "prefixscan.backends.triton", "cpu": "prefixscan.backends.
 
 class BackendUnavailableError(RuntimeError):
     """The requested backend cannot run here; the message says what to install."""
+
+
+class PrimitiveUnavailableError(BackendUnavailableError):
+    """The chosen backend has no implementation of a primitive; the message names
+    both and the backends that have one."""
 
 
 def get_backend(name: str) -> Backend:
@@ -75,6 +87,19 @@ def check_capabilities(backend: Backend, request: ScanRequest) -> None:
             raise TypeError(f"{what}: the {backend.NAME.title()} backend has no complex types ({dtype}); use "
                             "the CPU backend (host arrays), or scan the real and imaginary parts as separate "
                             "real fields (prefixscan.linear_recurrence does so for complex coefficients)")
+
+
+def implementation(primitive: str, table: dict[str, str], backend: Backend) -> ModuleType:
+    """The module that implements ``primitive`` on ``backend``: ``table`` maps a
+    backend's name to its module's name, imported here on first use (as the
+    backends are).  Raises :class:`PrimitiveUnavailableError`, naming the
+    primitive and the backend, for a backend the table lacks."""
+    name = table.get(backend.NAME)
+    if name is None:
+        others = ", ".join(repr(b) for b in table) or "none"
+        raise PrimitiveUnavailableError(f"{primitive}: the {backend.NAME} backend has no implementation of "
+                                        f"{primitive} (backends that have one: {others})")
+    return importlib.import_module(name)
 
 
 def available_backends() -> list[dict]:

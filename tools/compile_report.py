@@ -217,11 +217,11 @@ def dtype_matrix() -> dict:
 
 
 def recurrence_variants() -> dict:
-    """Compile the recurrence kernel (:mod:`prefixscan.backends.triton.recurrence`) for
+    """Compile the recurrence kernel (:mod:`prefixscan.primitives.recurrence.triton_kernel`) for
     sm_90: forward, fused backward and the lane maps only (``TOTAL``), the walk (its
     chunk loop plain and pipelined over 3 stages) and the look-back, both orientations,
     real and complex, float32 and bfloat16 data.  Per variant: "ok" or the error."""
-    from prefixscan.backends.triton import recurrence as R
+    from prefixscan.primitives.recurrence import triton_kernel as R
 
     kernel = R.recurrence_kernel
     names = kernel.arg_names

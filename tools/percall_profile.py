@@ -92,7 +92,7 @@ def distributed_rows(n: int):
     import torch.distributed as dist
 
     from prefixscan import distributed as psd
-    from prefixscan.algorithms.reduction import reduce as reduce_total
+    from prefixscan.primitives.scan.reduction import reduce as reduce_total
     from prefixscan.distributed import collectives
 
     with socket.socket() as sock:

@@ -4,7 +4,10 @@ runs everywhere) and ``triton`` (GPU kernels).
 Each backend is a module that conforms to :class:`prefixscan.backends.base.Backend`:
 availability (``DEVICES``, ``unavailable_reason``, ``device_names``), the array
 type of its results (``NATIVE_LIBRARY``), capability flags (``TAKES_ALGORITHM``,
-``TAKES_STRATEGY``), ``run_scan`` / ``run_scan_planned`` on a checked
-:class:`prefixscan._request.ScanRequest`, and the library-specific steps of the
-derived functions (``delta_encode``, ``compact``).
+``TAKES_STRATEGY``, ``COMPLEX_TYPES``) and ``run_scan`` / ``run_scan_planned``
+on a checked :class:`prefixscan._request.ScanRequest`.  What a backend does for
+the other primitives lives with each primitive (:mod:`prefixscan.primitives`),
+which builds on the backend's shared parts: :mod:`.cpu.compiled` (the Numba
+kernels' types, launcher and scan loops) and the GPU backend's device building
+blocks, engine, launch runtime and planning (:mod:`.triton`).
 """

@@ -33,7 +33,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without numcodec
     raise ImportError(f"prefixscan.codecs needs numcodecs: {install_command('codecs')}") from exc
 
 from .._arrays import inspect_array
-from ..algorithms.delta import delta_decode, delta_encode
+from ..primitives.delta.api import delta_decode, delta_encode
 from ._parameters import (bits, check_dtype, check_length, check_order_and_tuple_size, code_dtype, from_bits,
                           in_native_order)
 

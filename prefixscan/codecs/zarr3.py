@@ -34,7 +34,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised only without zarr 3
     raise ImportError(f"prefixscan.codecs.zarr3 needs zarr>=3: {install_command('codecs')}") from exc
 
-from ..algorithms.delta import delta_decode, delta_encode
+from ..primitives.delta.api import delta_decode, delta_encode
 from ._parameters import bits, check_dtype, check_length, check_order_and_tuple_size, from_bits, in_native_order
 
 __all__ = ["CODEC_NAME", "Delta"]

@@ -26,11 +26,11 @@ out).  The cost: the input's own tasks run twice (persist an expensive input
 first).
 
 Higher orders take one round of totals and carries per pass (see
-:mod:`prefixscan.algorithms.pieces`); every round reads the chunks again, from
+:mod:`prefixscan.primitives.scan.pieces`); every round reads the chunks again, from
 its own clone.
 
 What a piece's total, carry and scan are comes from a :class:`Pieces` object:
-scans (:class:`prefixscan.algorithms.pieces.PiecewiseScan`), linear
+scans (:class:`prefixscan.primitives.scan.pieces.PiecewiseScan`), linear
 recurrences and segmented scans each have one.
 """
 

@@ -25,7 +25,7 @@ unseeded order-q scan of the piece with its head changed is the seeded result.
 Integers wrap, and S, D are inverse on the integers modulo 2^bits, so every
 step is exact: the results equal the single-process scan bitwise.  A reverse
 scan mirrors all of it (the head is the piece's end).  Floats keep the rounds
-of :mod:`prefixscan.algorithms.pieces` (the differences would cancel).
+of :mod:`prefixscan.primitives.scan.pieces` (the differences would cancel).
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from .._request import np_dtype
-from ..algorithms.pieces import PiecewiseScan, scan_piece, to_host
-from ..differentiable.routing import is_torch_tensor
+from ..primitives.scan.pieces import PiecewiseScan, scan_piece, to_host
+from ..primitives.scan.routing import is_torch_tensor
 
 __all__ = ["folds_carry", "order_summaries", "order_carries", "scan_with_carry"]
 

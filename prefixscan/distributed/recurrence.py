@@ -37,8 +37,8 @@ import torch
 from .._normalize import check_axis, check_init_shape
 from .._arrays import inspect_array
 from .._axes import AxisError
-from ..differentiable.recurrence import linear_recurrence as local_recurrence
-from ..differentiable.recurrence import linear_recurrence_total as recurrence_total
+from ..primitives.recurrence.in_memory import recurrence_in_memory as local_recurrence
+from ..primitives.recurrence.in_memory import linear_recurrence_total as recurrence_total
 from .collectives import Group, all_gather_tensors, group_of
 
 __all__ = ["linear_recurrence"]

@@ -11,7 +11,7 @@ it, in reverse) with ``init`` into its carry, and scans its piece with the
 carry as ``init`` (one read, one write).  Integer sums of order q take one
 round too (:mod:`.orders`: q totals per rank, the carry folded into the piece's
 head); other orders take one round of totals per pass, tuple sizes rotate the streams by the piece's offset
-(:mod:`prefixscan.algorithms.pieces`); with a tuple size above 1 the ranks
+(:mod:`prefixscan.primitives.scan.pieces`); with a tuple size above 1 the ranks
 first gather their pieces' lengths.
 
 A scan of order 1 and tuple size 1 keeps its totals and carries where the
@@ -31,9 +31,9 @@ import numpy as np
 import torch
 
 from .._normalize import build_request, check_init_shape, check_init_value, make_config
-from ..algorithms.pieces import PiecewiseScan, piece_carries, piece_totals, scan_piece, seed_of
-from ..algorithms.reduction import reduce_request
-from .._scan import shared_scan
+from ..primitives.scan.pieces import PiecewiseScan, piece_carries, piece_totals, scan_piece, seed_of
+from ..primitives.scan.reduction import reduce_request
+from ..primitives.scan.api import shared_scan
 from .collectives import Group, all_gather_fields, all_gather_tensors, group_of
 from .orders import folds_carry, order_carries, order_summaries, scan_with_carry
 

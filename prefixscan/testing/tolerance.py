@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from .._scan import scan as _library_scan
+from ..primitives.scan.api import scan as _library_scan
 from ._scalars import BFLOAT16, accumulator_dtype, as_numpy
 from .reference import reference_scan
 

@@ -1,17 +1,19 @@
-"""compact (algorithms/compaction.py; the one-pass kernels of
-backends/triton/compaction.py and backends/cpu_compiled/compaction.py) against
-x[mask] and the plain-loop reference of prefixscan.testing, on every backend present.
+"""compact (primitives/compaction/: api.py; the one-pass kernels of triton.py and
+compiled.py) against x[mask] and the plain-loop reference of prefixscan.testing, on
+every backend present.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
+import importlib
+import importlib.util
+
 import numpy as np
 import pytest
 
 import prefixscan as ps
-from prefixscan.backends import cpu, triton as triton_backend
 from prefixscan.testing import random_array, reference_compact
 
 # Tile boundaries: the interpreter's tiles hold 32 elements, the GPU's 1024-4096.
@@ -146,7 +148,7 @@ def test_compiled_cpu_kernel_small_sizes(rng):
     """The compiled pass (the CPU backend takes it from SMALL_SCAN elements) on small
     and boundary sizes, every density and limit."""
     pytest.importorskip("numba")
-    from prefixscan.backends.cpu.compiled import compaction
+    from prefixscan.primitives.compaction import compiled as compaction
 
     for n in [0, 1, 7, 8, 9, 63, 64, 65, 1000]:
         for mask in masks(rng, n).values():
@@ -164,7 +166,7 @@ def test_compiled_cpu_pieces_per_thread(rng):
     """The threaded form (one piece per thread at its counted offset) on a size past
     its threshold, pieces of uneven counts, every limit."""
     pytest.importorskip("numba")
-    from prefixscan.backends.cpu.compiled import compaction
+    from prefixscan.primitives.compaction import compiled as compaction
 
     n = compaction.THREADED_FROM + 13
     x = random_array(rng, "int64", (n,))
@@ -209,7 +211,10 @@ def test_bad_arguments_refused_before_work(backend, rng, monkeypatch, case):
     def ran(*args, **kwargs):
         raise AssertionError("a backend ran on bad arguments")
 
-    for module in (cpu, triton_backend):
+    modules = ["prefixscan.primitives.compaction.cpu"]
+    if importlib.util.find_spec("triton") is not None:  # the GPU module imports triton
+        modules.append("prefixscan.primitives.compaction.triton")
+    for module in map(importlib.import_module, modules):
         monkeypatch.setattr(module, "compact", ran)
         monkeypatch.setattr(module, "partition", ran)
     kwargs = make(x, mask)
@@ -260,7 +265,7 @@ def test_kernel_variants(backend, rng, variant):
         pytest.skip("a Triton kernel variant")
     import torch
 
-    from prefixscan.backends.triton import compaction
+    from prefixscan.primitives.compaction import triton as compaction
 
     rows, store = VARIANTS[variant]
     interpreter = backend.name != "cuda"
@@ -293,7 +298,7 @@ def test_large_on_the_gpu(dtype, variant):
     every variant of the kernel, against torch's boolean indexing."""
     import torch
 
-    from prefixscan.backends.triton import compaction
+    from prefixscan.primitives.compaction import triton as compaction
 
     n = (1 << 24) + 3
     gen = torch.Generator(device="cuda").manual_seed(5)

@@ -1,4 +1,4 @@
-"""cumsum / cumprod / cummax / cummin (algorithms/cumulative.py) against NumPy, on
+"""cumsum / cumprod / cummax / cummin (primitives/cumulative/) against NumPy, on
 every backend present (the ``backend`` fixture of tests/conftest.py: NumPy arrays on
 the CPU backend, torch tensors on the Triton backend, compiled on a GPU or in
 Triton's interpreter), with the same data and the same reference.

@@ -1,4 +1,4 @@
-"""delta_encode / delta_decode (algorithms/delta.py) against the plain-loop reference
+"""delta_encode / delta_decode (primitives/delta/) against the plain-loop reference
 of prefixscan.testing, on every backend present (the ``backend`` fixture of
 tests/conftest.py).
 """

@@ -1,6 +1,6 @@
-"""partition (algorithms/partition.py; the one-pass kernels of
-backends/triton/compaction.py and backends/cpu_compiled/compaction.py) against the
-plain-loop reference of prefixscan.testing, on every backend present.
+"""partition (primitives/compaction/: api.py; the one-pass kernels of triton.py and
+compiled.py) against the plain-loop reference of prefixscan.testing, on every
+backend present.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def test_partition_tuple(backend, rng):
 
 def test_compiled_cpu_partition_small_sizes(rng):
     pytest.importorskip("numba")
-    from prefixscan.backends.cpu.compiled import compaction
+    from prefixscan.primitives.compaction import compiled as compaction
 
     for n in [0, 1, 7, 8, 9, 63, 64, 65, 1000]:
         for mask in masks(rng, n).values():

@@ -1,4 +1,4 @@
-"""Scans of a sequence held in pieces (prefixscan/algorithms/pieces.py), the core of
+"""Scans of a sequence held in pieces (prefixscan/primitives/scan/pieces.py), the core of
 the dask and torch.distributed scans: pieces of random lengths (empty ones
 included, edges that cut tuples) reduced, their carries combined and each piece
 scanned, against the reference scan of the whole sequence."""
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from prefixscan._normalize import build_request, make_config
-from prefixscan.algorithms.pieces import PiecewiseScan, piece_carries, piece_totals, scan_piece, seed_of
+from prefixscan.primitives.scan.pieces import PiecewiseScan, piece_carries, piece_totals, scan_piece, seed_of
 from prefixscan.testing import (
     affine_data,
     affine_monoid,

@@ -1,4 +1,4 @@
-"""linear_recurrence (algorithms/recurrence.py) against the plain-loop reference of
+"""linear_recurrence (primitives/recurrence/) against the plain-loop reference of
 prefixscan.testing.
 """
 
@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import prefixscan as ps
-from prefixscan.differentiable.recurrence import linear_recurrence_total
+from prefixscan.primitives.recurrence.affine import AFFINE_BACKWARD
+from prefixscan.primitives.recurrence.in_memory import linear_recurrence_total
 from prefixscan.testing import assert_scan_equal, reference_linear_recurrence
 
 
@@ -68,7 +69,7 @@ def test_scan_of_affine_maps_is_the_recurrence(backend, rng):
     a = (0.5 + 0.5 * rng.random((3, 70, 4))).astype(np.float32)
     b = rng.standard_normal((3, 70, 4)).astype(np.float32)
     for axis, reverse in ((1, False), (1, True), (-1, False), (0, True)):
-        monoid = ps.algorithms.recurrence.AFFINE_BACKWARD if reverse else ps.AFFINE
+        monoid = AFFINE_BACKWARD if reverse else ps.AFFINE
         coef, got = ps.scan(backend.asarray((a, b)), monoid, axis=axis, reverse=reverse, backend=backend.backend)
         expected = reference_linear_recurrence(a, b, axis=axis, reverse=reverse)
         np.testing.assert_allclose(backend.to_numpy(got), expected, rtol=1e-4, atol=1e-4)

@@ -1,4 +1,4 @@
-"""The monoid reduction (prefixscan/algorithms/reduction.py) against the last row of
+"""The monoid reduction (prefixscan/primitives/scan/reduction.py) against the last row of
 the reference scan: built-in operators, user and struct monoids, tuple sizes, any
 axis, empty lanes; the GPU path's torch reductions run here on CPU tensors."""
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from prefixscan._normalize import build_request, make_config
-from prefixscan.algorithms import reduction
+from prefixscan.primitives.scan import reduction
 from prefixscan.testing import (
     affine_data,
     affine_monoid,

@@ -1,4 +1,4 @@
-"""segmented_scan (algorithms/segmented.py) by flags, offsets and keys, against the
+"""segmented_scan (primitives/segmented/) by flags, offsets and keys, against the
 plain-loop reference of prefixscan.testing.
 """
 

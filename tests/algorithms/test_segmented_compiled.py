@@ -13,14 +13,16 @@ N = cpu_compiled.SMALL_SCAN + 1019  # above the compiled threshold, not a multip
 
 @pytest.fixture
 def compiled_calls(monkeypatch):
+    from prefixscan.primitives.segmented import compiled
+
     calls = []
-    real = cpu_compiled.segmented_scan
+    real = compiled.segmented_scan
 
     def spy(*args, **kwargs):
         calls.append(kwargs)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(cpu_compiled, "segmented_scan", spy)
+    monkeypatch.setattr(compiled, "segmented_scan", spy)
     return calls
 
 

@@ -144,15 +144,23 @@ def _assert_same(value, snapshot):
 
 @pytest.fixture
 def backend_calls(monkeypatch):
-    """The backend entry points called during the test, in order."""
-    import prefixscan.backends.cpu as cpu
+    """The backend entry points called during the test, in order: each backend's
+    scan and the primitives' implementations on it."""
+    import importlib
+    import importlib.util
 
-    modules = [cpu]
-    modules.append(pytest.importorskip("prefixscan.backends.triton"))
+    entries = [("prefixscan.backends.cpu", ("run_scan", "run_scan_planned")),
+               ("prefixscan.primitives.delta.cpu", ("delta_encode",)),
+               ("prefixscan.primitives.compaction.cpu", ("compact",)),
+               ("prefixscan.backends.triton", ("run_scan", "run_scan_planned"))]
+    if importlib.util.find_spec("triton") is not None:  # the primitives' GPU modules import triton
+        entries += [("prefixscan.primitives.delta.triton", ("delta_encode",)),
+                    ("prefixscan.primitives.compaction.triton", ("compact",))]
     calls = []
-    for module in modules:
-        for name in ("run_scan", "run_scan_planned", "delta_encode", "compact"):
-            def spy(*args, _original=getattr(module, name), _name=f"{module.NAME}.{name}", **kwargs):
+    for module_name, names in entries:
+        module = importlib.import_module(module_name)
+        for name in names:
+            def spy(*args, _original=getattr(module, name), _name=f"{module_name}.{name}", **kwargs):
                 calls.append(_name)
                 return _original(*args, **kwargs)
 

@@ -21,8 +21,7 @@ import pytest
 
 import prefixscan as ps
 from prefixscan import _normalize
-from prefixscan.algorithms.recurrence import AFFINE, AFFINE_BACKWARD
-from prefixscan.differentiable.affine import COMPLEX_AFFINE
+from prefixscan.primitives.recurrence.affine import AFFINE, AFFINE_BACKWARD, COMPLEX_AFFINE
 from prefixscan.testing import (
     add_pair_monoid,
     affine_data,
@@ -42,14 +41,21 @@ ERRORS = (ValueError, TypeError)
 
 @pytest.fixture
 def backend_calls(monkeypatch):
-    """The backend entry points that ran during the test."""
-    import prefixscan.backends.cpu as cpu
+    """The backend entry points that ran during the test: each backend's scan and
+    segmented scan."""
+    import importlib
+    import importlib.util
 
-    modules = [cpu, pytest.importorskip("prefixscan.backends.triton")]
+    entries = [("prefixscan.backends.cpu", ("run_scan", "run_scan_planned")),
+               ("prefixscan.primitives.segmented.cpu", ("segmented_scan",)),
+               ("prefixscan.backends.triton", ("run_scan", "run_scan_planned"))]
+    if importlib.util.find_spec("triton") is not None:  # the primitives' GPU modules import triton
+        entries.append(("prefixscan.primitives.segmented.triton", ("segmented_scan",)))
     calls = []
-    for module in modules:
-        for name in ("run_scan", "run_scan_planned", "segmented_scan"):
-            def spy(*args, _original=getattr(module, name), _name=f"{module.NAME}.{name}", **kwargs):
+    for module_name, names in entries:
+        module = importlib.import_module(module_name)
+        for name in names:
+            def spy(*args, _original=getattr(module, name), _name=f"{module_name}.{name}", **kwargs):
                 calls.append(_name)
                 return _original(*args, **kwargs)
 

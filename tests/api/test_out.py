@@ -256,7 +256,7 @@ def test_torch_compile_path_checks_out():
     """The custom-operator path (torch.compile's) keeps the same out rules."""
     import torch
 
-    from prefixscan.differentiable import scans
+    from prefixscan.primitives.scan import tensors as scans
 
     x = torch.arange(1, 7, dtype=torch.int32)
     out = torch.zeros(6, dtype=torch.float64)

@@ -153,7 +153,7 @@ def test_kernel_launch_refuses_swapped_arrays():
     """Numba's dispatcher reuses a native signature's machine code for a swapped
     array of the same type; the launcher refuses it instead of reading swapped bytes."""
     pytest.importorskip("numba")
-    from prefixscan.backends.cpu.compiled import compaction
+    from prefixscan.primitives.compaction import compiled as compaction
     from prefixscan.backends.cpu.compiled.launch import call
 
     x = np.arange(10, dtype=np.int64)

@@ -1,4 +1,5 @@
-"""The compiled CPU kernels (prefixscan.backends.cpu_compiled) against the plain-loop reference.
+"""The compiled CPU kernels (prefixscan.backends.cpu.compiled, and the primitives' compiled passes) against
+the plain-loop reference.
 
 Every Numba specialisation costs a second or two to compile on a cold cache,
 so each test reuses few kernel signatures (one operator and dtype, one array
@@ -356,9 +357,21 @@ def test_combine_numba_cannot_compile_is_declined():
 
 
 # ---------------------------------------------------------------------------
-# Primitives.
+# The primitives' compiled passes (the ``compiled`` modules of prefixscan.primitives).
+
+def _compact(x, mask):
+    """``x[mask]`` (flattened, in C order) in one compiled pass; ``x`` may be a tuple of arrays."""
+    from prefixscan.primitives.compaction import compiled
+
+    struct = isinstance(x, tuple)
+    values, _ = compiled.compact([np.asarray(v) for v in (x if struct else (x,))], np.asarray(mask))
+    return values if struct else values[0]
+
 
 def test_segmented_scan(rng):
+    from prefixscan.primitives.segmented import compiled
+
+
     n = 2000
     x = random_array(rng, "int64", n, "add")
     flags = rng.random(n) < 0.05
@@ -367,57 +380,61 @@ def test_segmented_scan(rng):
     for inclusive in (True, False):
         for reverse in (False, True):
             kw = dict(inclusive=inclusive, reverse=reverse)
-            assert_scan_equal(cpu_compiled.segmented_scan(x, "add", flags=flags, **kw),
+            assert_scan_equal(compiled.segmented_scan(x, "add", flags=flags, **kw),
                               reference_segmented_scan(x, "add", flags=flags, **kw))
-            assert_scan_equal(cpu_compiled.segmented_scan(x, "max", offsets=offsets, **kw),
+            assert_scan_equal(compiled.segmented_scan(x, "max", offsets=offsets, **kw),
                               reference_segmented_scan(x, "max", offsets=offsets, **kw))
-            assert_scan_equal(cpu_compiled.segmented_scan(x, "add", keys=keys, **kw),
+            assert_scan_equal(compiled.segmented_scan(x, "add", keys=keys, **kw),
                               reference_segmented_scan(x, "add", keys=keys, **kw))
     ones = np.ones(n, bool)  # all segments of length 1
-    assert_scan_equal(cpu_compiled.segmented_scan(x, "add", flags=ones), x)
-    assert_scan_equal(cpu_compiled.segmented_scan(x, "add", flags=ones, inclusive=False), np.zeros(n, np.int64))
+    assert_scan_equal(compiled.segmented_scan(x, "add", flags=ones), x)
+    assert_scan_equal(compiled.segmented_scan(x, "add", flags=ones, inclusive=False), np.zeros(n, np.int64))
     m = affine_monoid()
     pair = affine_data(rng, n)
     for reverse in (False, True):
-        assert_scan_equal(cpu_compiled.segmented_scan(pair, m, flags=flags, reverse=reverse),
+        assert_scan_equal(compiled.segmented_scan(pair, m, flags=flags, reverse=reverse),
                           reference_segmented_scan(pair, m, flags=flags, reverse=reverse))
-    assert cpu_compiled.segmented_scan(x[:0], "add", flags=flags[:0]).shape == (0,)
+    assert compiled.segmented_scan(x[:0], "add", flags=flags[:0]).shape == (0,)
 
 
 def test_compact(rng):
     x = random_array(rng, "int32", (40, 51), "add")
     for mask in (rng.random(x.shape) < 0.3, np.ones(x.shape, bool), np.zeros(x.shape, bool)):
-        assert_scan_equal(cpu_compiled.compact(x, mask), reference_compact(x, mask))
+        assert_scan_equal(_compact(x, mask), reference_compact(x, mask))
     f = random_array(rng, "float16", x.shape, "add")
     mask = rng.random(x.shape) < 0.5
-    got = cpu_compiled.compact((x, f), mask)
+    got = _compact((x, f), mask)
     assert_scan_equal(got[0], reference_compact(x, mask))
     assert_scan_equal(got[1], reference_compact(f, mask))
-    assert cpu_compiled.compact(x[:0], mask[:0]).shape == (0,)
+    assert _compact(x[:0], mask[:0]).shape == (0,)
 
 
 def test_linear_recurrence(rng):
+    from prefixscan.primitives.recurrence import compiled
+
     a = rng.uniform(0.5, 1.0, (7, 301))
     b = rng.standard_normal((7, 301))
     for axis in (-1, 0):
         lanes = (7,) if axis == -1 else (301,)
         for reverse in (False, True):
             for init in (None, 1.5, rng.standard_normal(lanes)):
-                got = cpu_compiled.linear_recurrence(a, b, init=init, axis=axis, reverse=reverse)
+                got = compiled.linear_recurrence(a, b, init=init, axis=axis, reverse=reverse)
                 assert_scan_equal(got, reference_linear_recurrence(a, b, init=init, axis=axis, reverse=reverse))
     decay = np.float64(0.9)  # a broadcasts
-    assert_scan_equal(cpu_compiled.linear_recurrence(decay, b), reference_linear_recurrence(np.full(b.shape, 0.9), b))
+    assert_scan_equal(compiled.linear_recurrence(decay, b), reference_linear_recurrence(np.full(b.shape, 0.9), b))
     ai, bi = rng.integers(-3, 4, 500), rng.integers(-(2**40), 2**40, 500)
-    assert_scan_equal(cpu_compiled.linear_recurrence(ai, bi), reference_linear_recurrence(ai, bi))
+    assert_scan_equal(compiled.linear_recurrence(ai, bi), reference_linear_recurrence(ai, bi))
 
 
 def test_delta_coding(rng):
+    from prefixscan.primitives.delta import compiled
+
     x = random_array(rng, "int16", (6, 126), "add")  # wraps
     for order, tuple_size, axis in [(1, 1, -1), (3, 1, 0), (3, 3, -1), (1, 2, 0)]:
-        d = cpu_compiled.delta_encode(x, order, tuple_size, axis)
+        d = compiled.delta_encode(x, order, tuple_size, axis)
         assert_scan_equal(d, reference_delta_encode(x, order, tuple_size, axis=axis))
-        decoded = cpu_compiled.delta_decode(d, order, tuple_size, axis)
+        decoded = compiled.delta_decode(d, order, tuple_size, axis)
         assert_scan_equal(decoded, reference_delta_decode(d, order, tuple_size, axis=axis))
         np.testing.assert_array_equal(decoded, x)
     f = random_array(rng, "float32", 1000, "add")
-    assert_scan_equal(cpu_compiled.delta_encode(f, 10), reference_delta_encode(f, 10))
+    assert_scan_equal(compiled.delta_encode(f, 10), reference_delta_encode(f, 10))

@@ -93,3 +93,71 @@ def test_clear_caches_drops_plans():
     ps.clear_caches()
     assert not held._plans and not api._SCANS
     np.testing.assert_array_equal(held(np.arange(6)), np.cumsum(np.arange(6)))
+
+
+# ---------------------------------------------------------------------------
+# The primitives' registry: each primitive's IMPLEMENTATIONS, found by dispatch.implementation.
+
+PRIMITIVE_TABLES = {  # primitive package -> the entry points each of its modules defines
+    "prefixscan.primitives.segmented": {"IMPLEMENTATIONS": ("segmented_scan",)},
+    "prefixscan.primitives.compaction": {"IMPLEMENTATIONS": ("compact", "partition")},
+    "prefixscan.primitives.recurrence": {"IMPLEMENTATIONS": ("linear_recurrence", "linear_recurrence_total"),
+                                         "FUSED_BACKWARD": ("linear_recurrence_backward",)},
+    "prefixscan.primitives.delta": {"IMPLEMENTATIONS": ("delta_encode",)},
+}
+
+
+@pytest.mark.parametrize("package", sorted(PRIMITIVE_TABLES))
+def test_each_primitive_table_names_its_modules_and_their_entry_points(package):
+    import importlib
+    import importlib.util
+    import inspect
+
+    pkg = importlib.import_module(package)
+    for table_name, entries in PRIMITIVE_TABLES[package].items():
+        table = getattr(pkg, table_name)
+        assert table and set(table) <= set(dispatch.BACKEND_NAMES), (package, table_name)
+        for backend, module_name in table.items():
+            assert module_name.startswith(package + "."), module_name
+            if backend == "triton" and importlib.util.find_spec("triton") is None:
+                continue  # the GPU modules import triton
+            module = importlib.import_module(module_name)
+            for entry in entries:
+                assert inspect.isfunction(getattr(module, entry, None)), f"{module_name} has no {entry}"
+
+
+def test_a_backend_missing_from_a_table_is_refused_by_name():
+    table = {"cpu": "prefixscan.primitives.delta.cpu"}
+    with pytest.raises(dispatch.PrimitiveUnavailableError,
+                       match=r"^delta_encode: the triton backend has no implementation of delta_encode "
+                             r"\(backends that have one: 'cpu'\)$"):
+        dispatch.implementation("delta_encode", table, dispatch.get_backend("triton"))
+    assert issubclass(dispatch.PrimitiveUnavailableError, ps.BackendUnavailableError)
+    found = dispatch.implementation("delta_encode", table, dispatch.get_backend("cpu"))
+    assert found.__name__ == "prefixscan.primitives.delta.cpu"
+
+
+def test_a_primitive_without_an_implementation_refuses_before_any_work(monkeypatch):
+    """A backend absent from a primitive's table: the error names both, nothing runs."""
+    from prefixscan.primitives import compaction, delta, segmented
+    from prefixscan.primitives.compaction import cpu as compaction_cpu
+    from prefixscan.primitives.delta import cpu as delta_cpu
+    from prefixscan.primitives.segmented import cpu as segmented_cpu
+
+    for table in (delta.IMPLEMENTATIONS, compaction.IMPLEMENTATIONS, segmented.IMPLEMENTATIONS):
+        monkeypatch.delitem(table, "cpu")  # restored after the test
+    for module, name in ((delta_cpu, "delta_encode"), (compaction_cpu, "compact"), (compaction_cpu, "partition"),
+                         (segmented_cpu, "segmented_scan")):
+        monkeypatch.setattr(module, name, lambda *a, **k: pytest.fail("an implementation ran"))
+    x = np.arange(9, dtype=np.int64)
+    out = np.full(9, -7, dtype=np.int64)
+    calls = {
+        "delta_encode": lambda: ps.delta_encode(x),
+        "compact": lambda: ps.compact(x, x > 3),
+        "partition": lambda: ps.partition(x, x > 3),
+        "segmented_scan": lambda: ps.segmented_scan(x, offsets=[0, 4], out=out),
+    }
+    for name, call in calls.items():
+        with pytest.raises(dispatch.PrimitiveUnavailableError, match=rf"^{name}: the cpu backend has no "):
+            call()
+    np.testing.assert_array_equal(out, np.full(9, -7))

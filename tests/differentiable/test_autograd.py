@@ -9,8 +9,8 @@ torch's own ``cumsum`` / ``cumprod`` / ``cummax`` / ``cummin`` /
 values, 16-bit inputs, packed sequences, final states).  GPU-marked tests
 compare with torch on the device.
 
-The tests call the public functions once the public API routes tensors to
-:mod:`prefixscan.differentiable`, and that package's entry points before.
+The tests call the public functions, which route such tensors to the custom
+operators (the ``torch_ops`` modules of prefixscan.primitives).
 """
 
 from __future__ import annotations
@@ -26,8 +26,9 @@ torch = pytest.importorskip("torch")
 
 import prefixscan as ps  # noqa: E402
 from prefixscan._environment import interpreter_mode  # noqa: E402
-from prefixscan.differentiable import affine, ops  # noqa: E402
-from prefixscan.differentiable.params import DIFFERENTIABLE_OPS  # noqa: E402
+from prefixscan.primitives.recurrence import affine  # noqa: E402
+from prefixscan.primitives.recurrence import torch_ops as recurrence_ops  # noqa: E402
+from prefixscan.primitives.scan.params import DIFFERENTIABLE_OPS  # noqa: E402
 from torch.autograd import gradcheck  # noqa: E402
 
 CUDA = torch.cuda.is_available()
@@ -341,8 +342,8 @@ def test_linear_recurrence_backward_scans_once(monkeypatch):
     a, b = rand(2, 8, low=0.1, high=0.9, seed=38), rand(2, 8, seed=39)
     h = linear_recurrence(a, b)
     calls = []
-    original = ops.run_scan
-    monkeypatch.setattr(ops, "run_scan", lambda *args, **kw: calls.append(1) or original(*args, **kw))
+    original = recurrence_ops.run_scan
+    monkeypatch.setattr(recurrence_ops, "run_scan", lambda *args, **kw: calls.append(1) or original(*args, **kw))
     h.sum().backward()
     assert len(calls) == 1
 

@@ -9,8 +9,8 @@ implementations for tracing, autograd registered), so
 the CPU the "eager" and "aot_eager" compile backends run without a GPU
 compiler; the GPU-marked test uses inductor on CUDA tensors.
 
-The tests call the public functions once the public API routes tensors to
-:mod:`prefixscan.differentiable`, and that package's entry points before.
+The tests call the public functions, which route such tensors to the custom
+operators (the ``torch_ops`` modules of prefixscan.primitives).
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import prefixscan as ps  # noqa: E402
-from prefixscan.differentiable import ops  # noqa: E402, F401  (registers prefixscan::scan and the recurrence ops)
+# Registers prefixscan::scan and the recurrence operators (it imports the scan's).
+from prefixscan.primitives.recurrence import torch_ops  # noqa: E402, F401
 
 CUDA = torch.cuda.is_available()
 F64 = torch.float64

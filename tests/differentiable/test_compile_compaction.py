@@ -3,7 +3,7 @@ the eager results, and the gradient scattered back to the positions read.
 
 Torch tensors under torch.compile (or requiring grad) run as the custom
 operators ``prefixscan::compact`` and ``prefixscan::partition``
-(prefixscan/differentiable/compaction_ops.py), checked here against the
+(prefixscan/primitives/compaction/torch_ops.py), checked here against the
 plain-loop references of prefixscan.testing, on the CPU with the "eager" and
 "aot_eager" compile backends (the Triton interpreter with ``backend="triton"``),
 and with inductor on CUDA tensors in the GPU-marked test.
@@ -19,7 +19,8 @@ torch = pytest.importorskip("torch")
 import torch._dynamo.testing  # noqa: E402  (CompileCounterWithBackend; not loaded by torch.compile itself)
 
 import prefixscan as ps  # noqa: E402
-from prefixscan.differentiable import compaction_ops  # noqa: E402, F401  (registers prefixscan::compact/partition)
+# Registers prefixscan::compact and prefixscan::partition.
+from prefixscan.primitives.compaction import torch_ops as compaction_ops  # noqa: E402, F401
 from prefixscan.testing import reference_compact, reference_partition  # noqa: E402
 
 CUDA = torch.cuda.is_available()

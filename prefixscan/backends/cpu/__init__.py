@@ -11,14 +11,17 @@ monoids run a scan network level by level (:mod:`prefixscan.networks`), each
 level one vectorized call of the monoid's ``combine``.  Higher orders repeat the
 whole scan; the working buffer is the only temporary.
 
-Implements :class:`prefixscan.backends.base.Backend` as a module.
+Implements :class:`prefixscan.backends.base.Backend` as a module.  The other
+primitives' CPU implementations (NumPy paths and compiled passes) live with each
+primitive, in :mod:`prefixscan.primitives` (their ``cpu`` modules), on the
+shared compiled machinery of :mod:`.compiled`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..._arrays import ArrayRef, as_numpy, write_host
+from ..._arrays import as_numpy, write_host
 from ..._request import ScanRequest, np_dtype
 from ...monoid import is_truth_value_error
 from ...networks import run_network
@@ -227,100 +230,3 @@ class _AccumulateReplay:
             return None
         self.ufunc.accumulate(x, axis=self.axis or 0, dtype=self.dtype, out=out)
         return out
-
-
-def delta_encode(x: ArrayRef, order: int, tuple_size: int, axis: int) -> np.ndarray:
-    """``order`` rounds of ``d[j] -= d[j - s]`` along ``axis``, one vectorized
-    subtraction per round on a copy of x (one compiled pass where Numba is installed)."""
-    host = as_numpy(x)
-    if compiled.available() and host.dtype.kind in "iuf" and host.size >= compiled.SMALL_SCAN:
-        return compiled.delta_encode(host, order, tuple_size, axis)
-    d = np.array(as_numpy(x), copy=True)
-    n, s = d.shape[axis], tuple_size
-    lead = (slice(None),) * axis
-    for _ in range(order):
-        if n > s:
-            d[lead + (slice(s, None),)] = d[lead + (slice(s, None),)] - d[lead + (slice(None, n - s),)]
-    return d
-
-
-def compact(fields: tuple, mask: ArrayRef, size: int | None, fills: tuple) -> tuple:
-    """``(values, count)``: one compiled pass (:mod:`.compiled.compaction`) from
-    ``SMALL_SCAN`` elements where Numba is installed, else NumPy's boolean indexing."""
-    xs = [as_numpy(f) for f in fields]
-    keep = np.asarray(as_numpy(mask)).reshape(-1)
-    if compiled.available() and keep.size >= compiled.SMALL_SCAN:
-        from .compiled.compaction import compact as run
-
-        return run(xs, keep, size, fills)
-    selected = [x.reshape(-1)[keep] for x in xs]
-    count = np.asarray(int(np.count_nonzero(keep)), dtype=np.int64)
-    if size is None:
-        return tuple(selected), count
-    values = []
-    for s, fill in zip(selected, fills):
-        v = np.empty(size, s.dtype)
-        kept = min(size, s.shape[0])
-        v[:kept] = s[:kept]
-        v[kept:] = fill
-        values.append(v)
-    return tuple(values), count
-
-
-def partition(fields: tuple, mask: ArrayRef) -> tuple:
-    """``(values, count)``: one compiled pass from ``SMALL_SCAN`` elements where
-    Numba is installed, else ``concatenate((x[mask], x[~mask]))``."""
-    xs = [as_numpy(f) for f in fields]
-    keep = np.asarray(as_numpy(mask)).reshape(-1)
-    if compiled.available() and keep.size >= compiled.SMALL_SCAN:
-        from .compiled.compaction import partition as run
-
-        return run(xs, keep)
-    values = tuple(np.concatenate((x.reshape(-1)[keep], x.reshape(-1)[~keep])) for x in xs)
-    return values, np.asarray(int(np.count_nonzero(keep)), dtype=np.int64)
-
-
-def segmented_scan(request: ScanRequest, segments: tuple) -> list | None:
-    """One compiled pass (Numba) for segmented scans of at least ``SMALL_SCAN`` elements
-    (written into ``out`` when the request has it); None below that, without Numba,
-    or for a combine Numba cannot compile."""
-    if not compiled.available() or request.lane_len < compiled.SMALL_SCAN:
-        return None
-    kind, given = segments
-    arrays = [as_numpy(f) for f in request.fields]
-    if request.config.dtype is not None:  # accumulate and return in dtype
-        arrays = [a.astype(np_dtype(d), copy=False) for a, d in zip(arrays, request.out_dtypes)]
-    x = tuple(arrays) if request.struct else arrays[0]
-    result = compiled.segmented_scan(x, request.config.monoid, inclusive=request.config.inclusive,
-                                         reverse=request.config.reverse, init=request.init, **{kind: given})
-    if result is None:
-        return None
-    results = list(result) if isinstance(result, tuple) else [result]
-    if request.out is None:
-        return results
-    for ref, y in zip(request.out, results):
-        write_host(ref, y)
-    return [ref.obj for ref in request.out]
-
-
-def linear_recurrence(a, b, init, axis: int, reverse: bool, deterministic: bool) -> np.ndarray | None:
-    """One compiled pass (Numba) for float and complex recurrences of at least
-    ``SMALL_SCAN`` elements; None below that, for other dtypes or without Numba."""
-    if (not compiled.available() or np.dtype(a.dtype).kind not in "fc"
-            or np.broadcast(a, b).size < compiled.SMALL_SCAN):
-        return None
-    return compiled.linear_recurrence(a, b, init=init, axis=axis, reverse=reverse)
-
-
-def linear_recurrence_total(a, b, axis: int, reverse: bool) -> tuple | None:
-    """One compiled pass, where :func:`linear_recurrence` has one; None elsewhere."""
-    if (not compiled.available() or np.dtype(a.dtype).kind not in "fc"
-            or np.broadcast(a, b).size < compiled.SMALL_SCAN):
-        return None
-    return compiled.linear_recurrence_total(a, b, axis=axis, reverse=reverse)
-
-
-def linear_recurrence_backward(a, h, grad, init, axis: int, reverse: bool, deterministic: bool,
-                               need_a: bool) -> None:
-    """No fused backward on the CPU: the caller runs the reverse recurrence (compiled)."""
-    return None

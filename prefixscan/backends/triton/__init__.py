@@ -7,9 +7,22 @@ tests the kernel logic without a GPU.  Nothing here imports torch or triton
 until a scan runs.
 
 Implements :class:`prefixscan.backends.base.Backend` as a module: the scan path
-is :mod:`.scan` (strategies from :mod:`.planning.registry`, tiles from :mod:`.planning.planner`),
-delta encoding is the one-pass stencil kernel of :mod:`.delta`, and compaction
-and partition the one-pass look-back kernel of :mod:`.compaction`.
+is :mod:`.scan` (strategies from :mod:`.planning.registry`, tiles from
+:mod:`.planning.planner`).  The backend is sorted by job:
+
+* :mod:`.device`: device-side building blocks (a tile's loads, stores and
+  in-tile scans, a monoid's combine as Triton functions, Gluon);
+* :mod:`.engine`: the single-pass decoupled look-back pipeline every
+  single-pass primitive runs on, and its status protocol;
+* :mod:`.runtime`: the launch of every compiled kernel, and the planned replay;
+* :mod:`.planning`: strategies, tiles, the routing policy and the tuned tables'
+  read side;
+* :mod:`.scan`: the scan's router and kernel families;
+* :mod:`.tuner`: the tuner (measuring, writing tables).
+
+The other primitives' kernels and launchers (segmented scans, compaction,
+recurrences, delta coding) live with each primitive, in
+:mod:`prefixscan.primitives` (their ``triton`` modules).
 """
 
 from __future__ import annotations
@@ -17,9 +30,6 @@ from __future__ import annotations
 import functools
 import importlib.util
 
-import numpy as np
-
-from ..._arrays import ArrayRef, as_torch
 from ..._environment import interpreter_mode
 from ..._install_hint import install_command
 from ...caches import register_cache
@@ -83,85 +93,3 @@ def run_scan_planned(request):
 
     ensure_for(request)
     return _run(request, plan=True)
-
-
-def delta_encode(x: ArrayRef, order: int, tuple_size: int, axis: int):
-    """``order`` rounds of ``d[j] -= d[j - s]`` along ``axis`` in one kernel pass
-    (:mod:`.delta`); complex tensors, which Triton has no types for, take one torch
-    subtraction per round."""
-    t = as_torch(x)
-    if not t.is_complex():
-        from .delta import delta_encode as encode  # imports triton
-
-        return encode(t, order, tuple_size, axis)
-    d = t.clone()
-    n, s = d.shape[axis], tuple_size
-    for _ in range(order):
-        if n > s:
-            d.narrow(axis, s, n - s).sub_(d.narrow(axis, 0, n - s).clone())
-    return d
-
-
-def compact(fields: tuple, mask: ArrayRef, size: int | None, fills: tuple):
-    """One-pass compaction (:mod:`.compaction`): ``(values, count)`` as torch tensors."""
-    from .compaction import compact_fields  # imports triton
-
-    xs = [as_torch(f) for f in fields]
-    fill_tensors = None
-    if size is not None:
-        import torch
-
-        # torch.full, not a copy from the host: a fill kernel is captured by CUDA graphs.
-        fill_tensors = [torch.full((1,), np.asarray(v).item(), dtype=x.dtype, device=x.device)
-                        for v, x in zip(fills, xs)]
-    values, count = compact_fields(xs, as_torch(mask), size=size, fills=fill_tensors)
-    return tuple(values), count
-
-
-def partition(fields: tuple, mask: ArrayRef):
-    """One-pass stable partition (:mod:`.compaction`): ``(values, count)`` as torch tensors."""
-    from .compaction import partition_fields  # imports triton
-
-    values, count = partition_fields([as_torch(f) for f in fields], as_torch(mask))
-    return tuple(values), count
-
-
-def segmented_scan(request, segments: tuple) -> list:
-    """The single-pass segmented scan kernel (:mod:`.segmented`): the segment heads
-    ride on the decoupled look-back's states; torch tensors out."""
-    from .segmented import run_segmented  # imports triton
-
-    return run_segmented(request, segments)
-
-
-def linear_recurrence(a, b, init, axis: int, reverse: bool, deterministic: bool):
-    """The one-pass recurrence kernel (:mod:`.recurrence`) for float and complex
-    tensors; None for other dtypes (the affine scan runs)."""
-    from . import recurrence  # imports triton
-
-    if not recurrence.supports(a.dtype):
-        return None
-    return recurrence.linear_recurrence(a, b, init, axis, reverse, deterministic=deterministic)
-
-
-def linear_recurrence_total(a, b, axis: int, reverse: bool):
-    """The recurrence kernel storing only each lane's map (:mod:`.recurrence`), for
-    float and complex tensors; None for other dtypes."""
-    import torch
-
-    from . import recurrence  # imports triton
-
-    if not recurrence.supports(a.dtype) or a.dtype != b.dtype:
-        return None
-    a, b = torch.broadcast_tensors(a, b)  # expanded views: a broadcast decay is read in place
-    return recurrence.linear_recurrence_total(a, b, axis, reverse)
-
-
-def linear_recurrence_backward(a, h, grad, init, axis: int, reverse: bool, deterministic: bool, need_a: bool):
-    """The recurrence kernel run backwards, ``dL/da`` fused (:mod:`.recurrence`)."""
-    from . import recurrence  # imports triton
-
-    if not recurrence.supports(a.dtype):
-        return None
-    return recurrence.linear_recurrence_backward(a, h, grad, init, axis, reverse, need_a=need_a,
-                                                 deterministic=deterministic)

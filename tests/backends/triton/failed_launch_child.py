@@ -23,7 +23,8 @@ import torch
 
 import prefixscan as ps
 from prefixscan.backends.triton.scan import orders as blocked, lookback
-from prefixscan.backends.triton import compaction, segmented
+from prefixscan.primitives.compaction import triton as compaction
+from prefixscan.primitives.segmented import triton as segmented
 from prefixscan.backends.triton.planning import planner, tiles
 from prefixscan.backends.triton.runtime import launch as runtime
 from prefixscan.testing import reference_scan, reference_segmented_scan

@@ -1,4 +1,4 @@
-"""The delta-coding kernel (delta.py): one launch per call, along any axis.
+"""The delta-coding kernel (primitives/delta/triton.py): one launch per call, along any axis.
 
 Its results on every backend: tests/algorithms/test_delta.py.
 
@@ -20,7 +20,7 @@ pytestmark = DEVICE_MARK
 
 def test_delta_axis_and_one_launch(monkeypatch):
     """Axis 0 of a 3-D array (interleaved lanes) and a single launch per call."""
-    from prefixscan.backends.triton import delta
+    from prefixscan.primitives.delta import triton as delta
 
     launches = []
     kernel = delta.delta_encode_kernel

@@ -1,4 +1,4 @@
-"""The one-pass linear recurrence kernel (prefixscan/backends/triton/recurrence.py).
+"""The one-pass linear recurrence kernel (prefixscan/primitives/recurrence/triton_kernel.py).
 
 Forward against the plain-loop reference of prefixscan.testing, the fused
 backward against torch autograd through a float64 plain loop; every tiling
@@ -17,8 +17,9 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
 import prefixscan as ps  # noqa: E402
-from prefixscan.backends.triton import recurrence as R  # noqa: E402
 from prefixscan.backends.triton.runtime import launch as runtime  # noqa: E402
+from prefixscan.primitives.recurrence import triton_kernel as R  # noqa: E402
+from prefixscan.primitives.recurrence.affine import AFFINE_BACKWARD  # noqa: E402
 from prefixscan.testing import reference_linear_recurrence  # noqa: E402
 
 CUDA = torch.cuda.is_available()
@@ -178,7 +179,7 @@ def test_default_plans_split_time_only_for_few_lanes():
 
 def _affine_reference(a, b, axis, reverse):
     """h by the generic scan of the affine monoid in float64: another kernel family."""
-    monoid = ps.algorithms.recurrence.AFFINE_BACKWARD if reverse else ps.AFFINE
+    monoid = AFFINE_BACKWARD if reverse else ps.AFFINE
     return ps.scan((a.double().contiguous(), b.double().contiguous()), monoid, axis=axis, reverse=reverse)[1]
 
 

@@ -1,4 +1,4 @@
-"""The single-pass segmented scan kernel (prefixscan/backends/triton/segmented.py).
+"""The single-pass segmented scan kernel (prefixscan/primitives/segmented/triton.py).
 
 Behaviour shared with the CPU backend (operators, flags/offsets/keys,
 inclusive/exclusive/reverse, init, dtype, out, bad input) is tested on every
@@ -31,7 +31,7 @@ def _segmented(x, **kwargs):
 def test_one_pass_of_the_segmented_kernel(kernels_run, rng):
     """Offsets: the bit-setting launch over the offsets, then one pass of the segmented
     kernel over x; flags and keys: that pass alone."""
-    from prefixscan.backends.triton.segmented import mark_offsets_kernel, segmented_kernel
+    from prefixscan.primitives.segmented.triton import mark_offsets_kernel, segmented_kernel
 
     n = 1000 if CUDA else 150  # several tiles either way (interpreter tiles: 32 elements)
     x = rng.integers(-100, 100, n).astype(np.int32)
@@ -71,7 +71,7 @@ def test_kernel_tiles(rng, variant, kind):
     """Tiles of :class:`SegmentedTile` against the reference, every segment description:
     offsets with empty segments, duplicates inside and at tile edges and a trailing n,
     forward and reverse, inclusive and exclusive."""
-    from prefixscan.backends.triton.segmented import SegmentedTile, forced_tile
+    from prefixscan.primitives.segmented.triton import SegmentedTile, forced_tile
 
     tile = SegmentedTile(**VARIANTS[variant])
     n = 97
@@ -91,7 +91,7 @@ def test_kernel_tiles(rng, variant, kind):
 
 
 def test_tile_arguments_are_checked():
-    from prefixscan.backends.triton.segmented import SegmentedTile
+    from prefixscan.primitives.segmented.triton import SegmentedTile
 
     for bad in (dict(block=48), dict(elements_per_thread=0)):
         with pytest.raises(ValueError):

@@ -7,10 +7,13 @@ that reads and writes every element once, whatever the operator (built-in or a
 user's ``Monoid.combine``, structs of arrays included), the order, the tuple
 size, the axis and the direction (:mod:`.kernels`; sums of contiguous lanes four
 elements per vector register, :mod:`.simd`; orders of 32-bit integers over chunks
-in vector lanes, :mod:`.chunked`; logaddexp in blocks, :mod:`.logsumexp`); the primitives
-(segmented scans, compaction, linear recurrences, delta coding) are single
-loops too (:mod:`.primitives`).  Design and measurements:
-docs/design/cpu_compiled.md.
+in vector lanes, :mod:`.chunked`; logaddexp in blocks, :mod:`.logsumexp`).  The
+other primitives (segmented scans, compaction, linear recurrences, delta coding)
+are single loops too, kept with each primitive (the ``compiled`` modules of
+:mod:`prefixscan.primitives`) on the machinery here: the Numba types and
+overloads (:mod:`.jit_support`), the direct call (:mod:`.launch`), the monoids'
+compiled combines (:mod:`.monoids`) and host arrays as the kernels read them
+(:mod:`.views`).  Design and measurements: docs/design/cpu_compiled.md.
 
 Entry points (host NumPy arrays; the public API checks the arguments first):
 
@@ -18,8 +21,8 @@ Entry points (host NumPy arrays; the public API checks the arguments first):
 * :func:`run_scan(request) <run_scan>`: the results, or None to let the NumPy
   path run (tiny inputs, an algorithm other than the serial one, a combine
   Numba cannot compile).
-* :func:`segmented_scan`, :func:`compact`, :func:`linear_recurrence`,
-  :func:`delta_encode`, :func:`delta_decode`.
+* :data:`SMALL_SCAN`: the size from which the primitives' CPU implementations
+  run their compiled pass.
 """
 
 from __future__ import annotations
@@ -28,10 +31,7 @@ import importlib
 import importlib.util
 import math
 
-import numpy as np
-
-__all__ = ["available", "unavailable_reason", "run_scan", "segmented_scan", "compact",
-           "linear_recurrence", "linear_recurrence_total", "delta_encode", "delta_decode", "SMALL_SCAN", "SMALL_DIRECT_SCAN"]
+__all__ = ["available", "unavailable_reason", "run_scan", "takes", "SMALL_SCAN", "SMALL_DIRECT_SCAN"]
 
 #: Below this many elements ``run_scan`` returns None: NumPy's path costs less
 #: than a compiled call's fixed cost (about 15 us) there.
@@ -93,49 +93,3 @@ def _numpy_direct(request) -> bool:
 
 def _lanes(request) -> int:
     return math.prod(request.lanes_shape) if request.axis is not None else 1
-
-
-def segmented_scan(x, op="add", *, flags=None, offsets=None, keys=None, inclusive=True, reverse=False, init=None):
-    """Scan restarting at every segment of the 1-D array (or tuple of arrays) ``x``; see
-    :func:`prefixscan.segmented_scan` (``init``: one seed per field, or None).  None
-    when Numba cannot compile ``op``."""
-    from .primitives import segmented_scan as run
-
-    return run(x, op, flags=flags, offsets=offsets, keys=keys, inclusive=inclusive, reverse=reverse, init=init)
-
-
-def compact(x, mask):
-    """``x[mask]`` (flattened, in C order) in one pass; ``x`` may be a tuple of arrays."""
-    from .compaction import compact as run
-
-    struct = isinstance(x, tuple)
-    values, _ = run([np.asarray(v) for v in (x if struct else (x,))], np.asarray(mask))
-    return values if struct else values[0]
-
-
-def linear_recurrence(a, b, init=None, axis=-1, reverse=False):
-    """``h[t] = a[t] h[t-1] + b[t]`` along ``axis`` (``a`` may broadcast to ``b``)."""
-    from .primitives import linear_recurrence as run
-
-    return run(a, b, init=init, axis=axis, reverse=reverse)
-
-
-def linear_recurrence_total(a, b, axis=-1, reverse=False):
-    """Each lane's map ``(A, B)`` of the recurrence over the whole axis, in one read."""
-    from .primitives import linear_recurrence_total as run
-
-    return run(a, b, axis=axis, reverse=reverse)
-
-
-def delta_encode(x, order=1, tuple_size=1, axis=-1):
-    """q-th order, s-strided differences along ``axis`` in one pass."""
-    from .primitives import delta_encode as run
-
-    return run(x, order, tuple_size, axis)
-
-
-def delta_decode(d, order=1, tuple_size=1, axis=-1):
-    """The inverse of :func:`delta_encode`: the order-q inclusive sum of each stream."""
-    from .primitives import delta_decode as run
-
-    return run(d, order, tuple_size, axis)

@@ -1,0 +1,29 @@
+"""Linear recurrences ``h[t] = a[t] h[t-1] + b[t]``: the affine monoid's scan
+(Blelloch 1990, "Prefix sums and their applications", section 1.4; Kogge &
+Stone 1973), with one-pass kernels where a backend has them.
+
+* :mod:`.api`: ``linear_recurrence``: arrays in memory go to
+  :mod:`.in_memory` (host arrays there, tensors and device arrays through
+  :mod:`.tensors`; also the totals of a recurrence held in pieces), dask arrays
+  to :mod:`.dask`;
+* :mod:`.checks`: its arguments;
+* :mod:`.affine`: the affine monoids, real and complex (``prefixscan.AFFINE``);
+* :mod:`.runner`: the backend's one-pass recurrence, found in the tables below;
+* :mod:`.cpu` / :mod:`.compiled`: the compiled CPU loop (Numba);
+* :mod:`.triton` / :mod:`.triton_kernel`: the one-pass GPU kernel (forward,
+  totals, fused backward);
+* :mod:`.torch_ops`: the custom operators ``prefixscan::linear_recurrence`` and
+  ``prefixscan::linear_recurrence_backward`` and their gradient;
+* :mod:`.tensors`: ``linear_recurrence`` on torch tensors (broadcast
+  coefficients, packed sequences, final states);
+* :mod:`.dask`: dask arrays, chunk by chunk.
+"""
+
+#: backend name -> the module implementing ``linear_recurrence`` and
+#: ``linear_recurrence_total`` there (each returns None for dtypes it has no pass
+#: for: the caller scans the affine monoid).
+IMPLEMENTATIONS = {"cpu": "prefixscan.primitives.recurrence.cpu",
+                   "triton": "prefixscan.primitives.recurrence.triton"}
+#: backend name -> the module implementing ``linear_recurrence_backward`` (the
+#: backward with ``dL/da`` fused); elsewhere the reverse recurrence runs.
+FUSED_BACKWARD = {"triton": "prefixscan.primitives.recurrence.triton"}

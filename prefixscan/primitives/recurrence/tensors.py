@@ -1,0 +1,165 @@
+"""``linear_recurrence`` on torch tensors: broadcast coefficients, packed
+variable-length sequences, final states, gradients.
+
+The recurrence runs as the custom operator ``prefixscan::linear_recurrence``
+(:mod:`.torch_ops`: one scan under the affine monoid, Blelloch 1990, "Prefix sums and
+their applications", section 1.4) when autograd records it or ``torch.compile``
+traces it, and as the same computation without the dispatcher otherwise.
+Everything around it is differentiable torch indexing, so gradients reach
+``a``, ``b`` and ``init`` through the same graph:
+
+* ``a`` and ``b`` broadcast to one shape (``expand``: a per-channel decay costs
+  no copy until the scan reads it, and its gradient is summed back);
+* packed sequences (``offsets``, the ``cu_seqlens`` of variable-length
+  batches): the state restarts where a sequence starts, by a zero coefficient
+  there, and a sequence's seed enters through its first ``b``;
+* the final states are read from ``h`` (one per lane, or per sequence).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from ..._arrays import ArrayRef
+from ..._axes import AxisError
+from ..._normalize import check_axis, check_offsets
+from ...monoid import accumulator_dtype_name
+from ..scan.routing import wants_torch_ops
+from ..scan.tensors import host_seed
+from .torch_ops import RecurrenceParams, call_recurrence, recurrence_values
+
+__all__ = ["linear_recurrence_tensors"]
+
+
+def _name(dtype: torch.dtype) -> str:
+    return str(dtype).replace("torch.", "")
+
+
+def _shape(a: torch.Tensor, b: torch.Tensor) -> tuple:
+    if a.dtype != b.dtype:
+        raise TypeError(f"b has dtype {_name(b.dtype)} but a has dtype {_name(a.dtype)}")
+    try:
+        shape = tuple(torch.broadcast_shapes(tuple(a.shape), tuple(b.shape)))
+    except RuntimeError:
+        raise ValueError(f"b has shape {tuple(b.shape)}, which does not broadcast against a's shape "
+                         f"{tuple(a.shape)}") from None
+    if not shape:
+        raise AxisError("a must have at least one dimension (a and b broadcast to a 0-d shape)")
+    return shape
+
+
+def _seed(init: Any, target: tuple, dtype: torch.dtype, device) -> torch.Tensor:
+    """``init`` as a tensor of a's dtype expanded to ``target``, after scan's checks."""
+    if not isinstance(init, torch.Tensor):
+        init = host_seed(init, accumulator_dtype_name(_name(dtype)), device)
+    try:
+        fits = tuple(torch.broadcast_shapes(tuple(init.shape), target)) == target
+    except RuntimeError:
+        fits = False
+    if not fits:
+        raise ValueError(f"init: shape {tuple(init.shape)} does not broadcast to {target}, the shape of one "
+                         "state per lane" + (" and sequence" if len(target) else ""))
+    return init.to(dtype).expand(target)
+
+
+def _bounds_tensor(offsets: Any, n: int, device) -> torch.Tensor:
+    """The bounds ``[0, ..., n]`` of the packed sequences as an int64 tensor on
+    ``device``: ``offsets`` checked (:func:`prefixscan._normalize.check_offsets`), n
+    appended where they leave it out.  Traced by ``torch.compile``, the values are
+    not read (data-dependent checks run in eager calls only): a list is taken as
+    it is, a tensor must then hold every bound, n included."""
+    if not torch.compiler.is_compiling():
+        length = "the length of the time axis"
+        if isinstance(offsets, torch.Tensor):  # checked where it lives, then moved to a's device
+            bounds = check_offsets(offsets, n, device="cuda" if offsets.is_cuda else "cpu", full=True, length=length)
+        else:
+            bounds = torch.from_numpy(check_offsets(offsets, n, full=True, length=length))
+        return bounds.to(device=device, dtype=torch.int64)
+    if isinstance(offsets, torch.Tensor):
+        return offsets.to(device=device, dtype=torch.int64)
+    values = [int(v) for v in offsets]
+    return torch.as_tensor(values + ([n] if values[-1] != n else []), dtype=torch.int64, device=device)
+
+
+# Torch has no add (nor index_add, index_fill, index_select) for these: the
+# recurrence runs in the signed type of the same width, whose add and multiply
+# are the same arithmetic modulo 2**bits, so the bits of every result agree.
+_SIGNED_TWIN = {torch.uint16: torch.int16, torch.uint32: torch.int32, torch.uint64: torch.int64}
+
+
+def _zero_at(t: torch.Tensor, axis: int, positions: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+    """``t`` with the slices at ``positions`` along ``axis`` set to 0 where ``keep`` is
+    True, as a new tensor.  Not ``index_fill``: on an expanded ``t`` (a decay
+    broadcast over steps) inductor's CUDA decomposition of it writes into a fresh
+    buffer with ``copy_``, which AOTAutograd refuses in a traced graph; a mask and
+    ``where`` trace functionally everywhere."""
+    n = t.shape[axis]
+    hits = torch.zeros(n, dtype=torch.int32, device=t.device).index_add(0, positions, keep.to(torch.int32))
+    shape = [1] * t.dim()
+    shape[axis] = n
+    return torch.where((hits > 0).view(shape), t.new_zeros(()), t)
+
+
+def _along(mask: torch.Tensor, axis: int, ndim: int) -> torch.Tensor:
+    """``mask`` (1-D) shaped to broadcast along ``axis`` of an ``ndim``-D tensor."""
+    shape = [1] * ndim
+    shape[axis] = mask.shape[0]
+    return mask.view(shape)
+
+
+def linear_recurrence_tensors(a: torch.Tensor, b: torch.Tensor, *, init: Any = None, axis: int = -1,
+                              reverse: bool = False, offsets: Any = None, return_final: bool = False,
+                              backend: Any = None):
+    """:func:`prefixscan.linear_recurrence` of torch tensors (see its docstring);
+    ``axis`` is checked by the caller's rules here."""
+    shape = _shape(a, b)
+    signed = _SIGNED_TWIN.get(a.dtype)
+    if signed is not None:
+        unsigned = a.dtype
+        if init is not None:  # init's values are checked against the unsigned type first
+            if not isinstance(init, torch.Tensor):
+                init = host_seed(init, accumulator_dtype_name(_name(unsigned)), a.device)
+            init = init.to(unsigned).view(signed)
+        result = linear_recurrence_tensors(a.view(signed), b.view(signed), init=init, axis=axis, reverse=reverse,
+                                           offsets=offsets, return_final=return_final, backend=backend)
+        if return_final:
+            return tuple(r.view(unsigned) for r in result)
+        return result.view(unsigned)
+    axis = check_axis(ArrayRef(a, "torch", str(a.device), shape, _name(a.dtype)), axis, "a")  # an int, in range
+    n = shape[axis]
+    params = RecurrenceParams(axis, reverse, backend)
+    recur = call_recurrence if wants_torch_ops(a, init, b) else recurrence_values
+    a_full, b_full = a.expand(shape), b.expand(shape)
+    lanes = shape[:axis] + shape[axis + 1:]
+    if offsets is None:
+        seed = None if init is None else _seed(init, lanes, a.dtype, a.device)
+        h = recur(params, a_full, b_full, seed)
+        if not return_final:
+            return h
+        if n == 0:
+            return h, (seed if seed is not None else a_full.new_zeros(lanes)).clone()
+        return h, h.select(axis, 0 if reverse else n - 1)
+    cuts = _bounds_tensor(offsets, n, a.device)
+    per_sequence = shape[:axis] + (cuts.shape[0] - 1,) + shape[axis + 1:]
+    seed = None if init is None else _seed(init, per_sequence, a.dtype, a.device)
+    if n == 0:  # every sequence is empty: h is, and each final state is its seed
+        h = recur(params, a_full, b_full, None)
+        return (h, seed.clone() if seed is not None else a_full.new_zeros(per_sequence)) if return_final else h
+    starts, ends = cuts[:-1], cuts[1:]
+    # Empty sequences (a repeated bound) take no step: their positions are clamped
+    # into range and masked out, so that the graph has no data-dependent shape.
+    filled = ends > starts
+    firsts, lasts = starts.clamp(max=n - 1), (ends - 1).clamp(min=0)
+    restart = lasts if reverse else firsts  # where each sequence's first step is taken
+    keep = _along(filled, axis, len(shape))
+    b_eff = b_full
+    if seed is not None:
+        added = torch.where(keep, a_full.index_select(axis, restart) * seed, seed.new_zeros(()))
+        b_eff = b_full.index_add(axis, restart, added)
+    h = recur(params, _zero_at(a_full, axis, restart, filled), b_eff, None)
+    if not return_final:
+        return h
+    picked = h.index_select(axis, firsts if reverse else lasts)
+    return h, torch.where(keep, picked, seed if seed is not None else picked.new_zeros(()))

@@ -1,0 +1,215 @@
+"""The custom operators ``prefixscan::linear_recurrence`` and
+``prefixscan::linear_recurrence_backward``, and their gradient.
+
+Registered with ``torch.library.custom_op`` as the scan's operator is
+(:mod:`prefixscan.primitives.scan.torch_ops`): a fake implementation for
+``torch.compile`` and meta tensors, and a backward registered with
+``register_autograd``, so autograd and ``torch.compile(fullgraph=True)`` see one
+opaque operator.  The forward runs the backend's one-pass recurrence
+(:mod:`.runner`), else one scan of the pairs (a, b) under the affine monoid
+(:mod:`.affine`; Blelloch 1990, "Prefix sums and their applications", section
+1.4).  The operators take tensors and the plain fields of
+:class:`RecurrenceParams`, never a Monoid.
+
+The gradient: ``grad b`` is the reverse recurrence of ``grad h`` with ``a``
+shifted by one step, ``grad a[t] = grad b[t] h[t-1]``, and ``grad init = a[0]
+grad b[0]`` (conjugated for complex values, torch's convention); it reads h,
+never recomputes it.  The backend fuses both into one pass where it can (Martin
+& Cundy 2018, "Parallelizing Linear Recurrent Neural Nets Over Sequence
+Length", section 2.2).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import astuple, dataclass, replace
+from typing import Optional
+
+import torch
+
+from ..._normalize import make_config
+from ..._request import ScanConfig
+from ...caches import register_cache
+from ..scan.gradients import _compute_dtype, _conj
+from ..scan.runner import run_scan, takes_complex
+from ..scan.torch_ops import fresh_output
+from .affine import affine_monoid
+from .runner import run_recurrence, run_recurrence_backward
+
+__all__ = ["RecurrenceParams", "recurrence_op", "recurrence_backward_op", "call_recurrence", "recurrence_values",
+           "recurrence_backward", "reverse_recurrence"]
+
+_HALF = (torch.float16, torch.bfloat16)
+
+
+@dataclass(frozen=True)
+class RecurrenceParams:
+    """A linear recurrence along a non-negative ``axis``, forward or from the end."""
+
+    axis: int
+    reverse: bool = False
+    backend: Optional[str] = None
+    deterministic: bool = False
+    strategy: str = "auto"
+
+    def args(self) -> tuple:
+        return astuple(self)
+
+    def config(self, split_complex: bool, dtype: Optional[str]) -> ScanConfig:
+        return _recurrence_config(*astuple(self), split_complex, dtype)
+
+
+@functools.lru_cache(maxsize=256)
+def _recurrence_config(axis, reverse, backend, deterministic, strategy, split_complex, dtype) -> ScanConfig:
+    return make_config(affine_monoid(reverse, split_complex), axis=axis, inclusive=True, reverse=reverse, order=1,
+                       tuple_size=1, dtype=dtype, backend=backend, algorithm=None, deterministic=deterministic,
+                       strategy=strategy)
+
+
+register_cache("prefixscan.primitives.recurrence.torch_ops.configs", _recurrence_config.cache_clear)
+
+
+
+def recurrence_values(params: RecurrenceParams, a: torch.Tensor, b: torch.Tensor,
+                      init: Optional[torch.Tensor]) -> torch.Tensor:
+    """The recurrence itself, without autograd: the backend's one-pass recurrence
+    (:func:`.runner.run_recurrence`), else one scan of the pairs (a, b) under the
+    affine monoid; 16-bit inputs accumulate and combine with ``init`` in float32
+    and are rounded once.  Complex coefficients on the Triton backend, which has no
+    complex types, scan as four real fields."""
+    a, b = a.resolve_conj(), b.resolve_conj()
+    if params.strategy == "auto":
+        h = run_recurrence(params.backend, a, b, None if init is None else init.resolve_conj(), params.axis,
+                           params.reverse, params.deterministic)
+        if h is not None:
+            return h
+    dtype = a.dtype
+    wide = "float32" if dtype in _HALF else None
+    split = a.is_complex() and not takes_complex(params.backend, a.device.type)
+    if split:
+        fields = (a.real.contiguous(), a.imag.contiguous(), b.real.contiguous(), b.imag.contiguous())
+        ar, ai, br, bi = run_scan(params.config(True, wide), fields)
+        coef, offset = torch.complex(ar, ai), torch.complex(br, bi)
+    else:
+        coef, offset = run_scan(params.config(False, wide), (a.contiguous(), b.contiguous()))
+    if init is not None:
+        offset = offset + coef * init.unsqueeze(params.axis).to(coef.dtype)
+    return offset.to(dtype)
+
+
+@torch.library.custom_op("prefixscan::linear_recurrence", mutates_args=())
+def recurrence_op(a: torch.Tensor, b: torch.Tensor, init: Optional[torch.Tensor], axis: int, reverse: bool,
+                  backend: Optional[str], deterministic: bool, strategy: str) -> torch.Tensor:
+    """``h[t] = a[t] h[t-1] + b[t]`` along ``axis`` (non-negative), ``h[-1] = init``
+    (``h[n] = init`` with ``reverse``); a and b of one shape and dtype, init of the
+    lane shape (a's shape without ``axis``) or None."""
+    params = RecurrenceParams(axis, reverse, backend, deterministic, strategy)
+    seed = None if init is None else init.detach()
+    return fresh_output(recurrence_values(params, a.detach(), b.detach(), seed), a, b)
+
+
+@recurrence_op.register_fake
+def _recurrence_fake(a, b, init, axis, reverse, backend, deterministic, strategy):
+    return a.new_empty(a.shape)
+
+
+def _setup_recurrence(ctx, inputs, output):
+    a, b, init, *rest = inputs
+    ctx.params = RecurrenceParams(*rest)
+    ctx.init_dtype = None if init is None else init.dtype
+    ctx.save_for_backward(a, init, output)  # the coefficients, the seed and h: O(output)
+
+
+def _recurrence_grad(ctx, grad):
+    a, init, h = ctx.saved_tensors
+    grads = recurrence_backward(ctx.params, a, init, h, grad, ctx.init_dtype, ctx.needs_input_grad[:3])
+    return grads + (None,) * 5
+
+
+recurrence_op.register_autograd(_recurrence_grad, setup_context=_setup_recurrence)
+
+
+@torch.library.custom_op("prefixscan::linear_recurrence_backward", mutates_args=())
+def recurrence_backward_op(a: torch.Tensor, h: torch.Tensor, grad: torch.Tensor, init: Optional[torch.Tensor],
+                           axis: int, reverse: bool, backend: Optional[str], deterministic: bool, strategy: str,
+                           need_a: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(dL/da, dL/db)`` of ``h = prefixscan::linear_recurrence(a, b, init, ...)`` from
+    ``grad = dL/dh``: the backend's fused pass, else the reverse recurrence;
+    ``dL/da`` is an empty tensor unless ``need_a``."""
+    params = RecurrenceParams(axis, reverse, backend, deterministic, strategy)
+    a, h, grad = a.detach().resolve_conj(), h.detach().resolve_conj(), grad.detach().resolve_conj()
+    seed = None if init is None else init.detach().resolve_conj()
+    fused = None
+    if strategy == "auto":
+        fused = run_recurrence_backward(backend, a, h, grad, seed, axis, reverse, deterministic, need_a)
+    grad_a, grad_b = fused if fused is not None else reverse_recurrence(params, a, seed, h, grad, need_a)
+    if grad_a is None:
+        grad_a = a.new_empty((0,))
+    return fresh_output(grad_a, a, h, grad), fresh_output(grad_b, a, h, grad)
+
+
+@recurrence_backward_op.register_fake
+def _recurrence_backward_fake(a, h, grad, init, axis, reverse, backend, deterministic, strategy, need_a):
+    return a.new_empty(h.shape if need_a else (0,)), a.new_empty(h.shape)
+
+
+def call_recurrence(params: RecurrenceParams, a: torch.Tensor, b: torch.Tensor,
+                    init: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """``prefixscan::linear_recurrence`` with these parameters."""
+    return recurrence_op(a, b, init, *params.args())
+
+
+# ---------------------------------------------------------------------------
+# The gradient.
+
+
+def _shift(t: torch.Tensor, axis: int, toward_end: bool, fill: torch.Tensor) -> torch.Tensor:
+    """``t`` moved one step along ``axis`` (toward its end or its start), ``fill``
+    (one slice) entering at the vacated end."""
+    n = t.shape[axis]
+    if toward_end:
+        return torch.cat([fill, t.narrow(axis, 0, n - 1)], axis)
+    return torch.cat([t.narrow(axis, 1, n - 1), fill], axis)
+
+
+def recurrence_backward(params: RecurrenceParams, a, init, h, grad, init_dtype, needs):
+    """``(grad a, grad b, grad init)`` of ``h = linear_recurrence(a, b, init)``.
+
+    Outside ``create_graph`` one fused pass (the operator
+    ``prefixscan::linear_recurrence_backward``: the backend's kernel where it has one);
+    with ``create_graph`` the same formulas as differentiable operators."""
+    need_a, need_b, need_init = needs
+    axis, reverse = params.axis, params.reverse
+    n = a.shape[axis]
+    if n == 0:
+        g_init = torch.zeros_like(init) if init is not None and need_init else None
+        return (torch.zeros_like(a) if need_a else None, torch.zeros_like(a) if need_b else None, g_init)
+    if torch.is_grad_enabled():
+        grad_a, grad_b = reverse_recurrence(params, a, init, h, grad, need_a)
+    else:
+        grad_a, grad_b = torch.ops.prefixscan.linear_recurrence_backward(a, h, grad, init, *params.args(), need_a)
+        grad_a = grad_a if need_a else None
+    grad_init = None
+    if need_init and init is not None:
+        first = n - 1 if reverse else 0
+        grad_init = (grad_b.select(axis, first) * _conj(a).select(axis, first)).to(init_dtype)
+    return grad_a, (grad_b if need_b else None), grad_init
+
+
+def reverse_recurrence(params: RecurrenceParams, a, init, h, grad, need_a: bool):
+    """``(grad a or None, grad b)`` by the reverse recurrence of ``grad`` through the
+    ``prefixscan::linear_recurrence`` operator, then ``grad a = grad b * conj(h[t-1])``."""
+    axis, reverse = params.axis, params.reverse
+    a_c = _conj(a)
+    blank = torch.zeros_like(a_c.narrow(axis, 0, 1))
+    # grad b[t] = grad h[t] + conj(a[t+1]) grad b[t+1]: the recurrence run the other way.
+    a_next = _shift(a_c, axis, toward_end=reverse, fill=blank)
+    grad_b = torch.ops.prefixscan.linear_recurrence(a_next, grad.to(a.dtype).contiguous(), None,
+                                                    *replace(params, reverse=not reverse).args())
+    grad_a = None
+    if need_a:
+        seed = blank if init is None else init.unsqueeze(axis).to(h.dtype)
+        h_prev = _shift(h, axis, toward_end=not reverse, fill=seed)
+        compute = _compute_dtype(grad_b.dtype)
+        grad_a = (grad_b.to(compute) * _conj(h_prev).to(compute)).to(a.dtype)
+    return grad_a, grad_b

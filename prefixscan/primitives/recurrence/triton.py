@@ -1,0 +1,39 @@
+"""The linear recurrence on the Triton backend: the entry points that
+:data:`prefixscan.primitives.recurrence.IMPLEMENTATIONS` finds, on the one-pass
+recurrence kernel of :mod:`.triton_kernel` (forward, totals, and the backward
+with ``dL/da`` fused).  Float and complex tensors only: for other dtypes each
+entry returns None and the caller scans the affine monoid.
+"""
+
+from __future__ import annotations
+
+from . import triton_kernel as kernel
+
+__all__ = ["linear_recurrence", "linear_recurrence_total", "linear_recurrence_backward"]
+
+
+def linear_recurrence(a, b, init, axis: int, reverse: bool, deterministic: bool):
+    """The one-pass recurrence kernel (:mod:`.triton_kernel`) for float and complex
+    tensors; None for other dtypes (the affine scan runs)."""
+    if not kernel.supports(a.dtype):
+        return None
+    return kernel.linear_recurrence(a, b, init, axis, reverse, deterministic=deterministic)
+
+
+def linear_recurrence_total(a, b, axis: int, reverse: bool):
+    """The recurrence kernel storing only each lane's map (:mod:`.triton_kernel`), for
+    float and complex tensors; None for other dtypes."""
+    import torch
+
+    if not kernel.supports(a.dtype) or a.dtype != b.dtype:
+        return None
+    a, b = torch.broadcast_tensors(a, b)  # expanded views: a broadcast decay is read in place
+    return kernel.linear_recurrence_total(a, b, axis, reverse)
+
+
+def linear_recurrence_backward(a, h, grad, init, axis: int, reverse: bool, deterministic: bool, need_a: bool):
+    """The recurrence kernel run backwards, ``dL/da`` fused (:mod:`.triton_kernel`)."""
+    if not kernel.supports(a.dtype):
+        return None
+    return kernel.linear_recurrence_backward(a, h, grad, init, axis, reverse, need_a=need_a,
+                                             deterministic=deterministic)

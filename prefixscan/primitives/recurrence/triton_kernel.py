@@ -1,0 +1,572 @@
+"""Linear recurrences ``h[t] = a[t] h[t-1] + b[t]`` in one pass: forward and fused backward.
+
+The maps ``h -> a h + b`` compose into maps of the same form (the affine monoid,
+Blelloch 1990, "Prefix sums and their applications", section 1.4), so a tile of
+steps is scanned in registers (``tl.associative_scan`` of the pairs) and joined
+to the state before it with one multiply-add.  Memory traffic is the roof: read
+``a`` and ``b``, write ``h``; the backward reads ``a``, ``dL/dh`` and ``h`` and
+writes ``dL/db`` and ``dL/da`` in the same pass.
+
+Geometry: the broadcast shape seen as ``(P1, P2, T, Q)``: lanes ``(p, q)``, time
+``T``; ``a`` and ``b`` come with their own strides (a broadcast decay has stride 0
+and is never copied), ``h`` is written contiguous.  Two tile orientations:
+
+* ``Q > 1`` (time strided, channels contiguous, ``(B, T, C)``): tiles ``[BT, BL]``
+  of BL contiguous lanes, scanned along axis 0; every load is a coalesced row.
+* ``Q == 1`` (time contiguous, ``(B, C, T)``): tiles ``[BL, BT]`` of BL lanes,
+  scanned along axis 1.
+
+Two ways to cover time (:func:`plan_for` picks by lanes against length, the
+choice flash-linear-attention's kernels make between a sequential state per
+program and a chunked scan):
+
+* ``lookback=False``: one program per lane block walks the whole lane in chunks
+  of BT steps, the state carried in registers (many lanes: each program's
+  chunk keeps enough bytes in flight).
+* ``lookback=True``: one tile per program, time split across programs; a tile
+  publishes its aggregate map, finds the map of everything before it by the
+  decoupled look-back (Merrill & Garland 2016, "Single-pass Parallel Prefix Scan
+  with Decoupled Look-back", section 4; the engine's per-column carry), publishes its
+  inclusive map and writes ``h`` (few lanes, long sequences).  Status words are the
+  engine's (:mod:`prefixscan.backends.triton.engine.state`: epochs, and one-shot zeroed
+  buffers under CUDA graph capture).
+
+The reduce step of a recurrence held in pieces (the ranks of
+:mod:`prefixscan.distributed`, dask chunks) is the same kernel with ``TOTAL``: it
+reads ``a`` and ``b`` once and stores only each lane's map (the product of ``a``
+and the last state from zero), nothing of ``h``.
+
+The backward is the same kernel run the other way: ``dL/db[t] = dL/dh[t] +
+conj(a[t+1]) dL/db[t+1]`` (the coefficient read one step behind in the backward's
+own scan order), and ``dL/da[t] = dL/db[t] conj(h[t-1])`` with ``h[-1] = init``,
+fused where ``dL/db`` is in registers (Martin & Cundy 2018, "Parallelizing Linear
+Recurrent Neural Nets Over Sequence Length", section 2.2).  Complex values are
+interleaved (re, im) pairs scanned as four real fields; 16-bit floats accumulate
+in float32 and are rounded once.  Design and measurements: docs/design/recurrence.md.
+The backend's entry points, which the registry finds, are in :mod:`.triton`.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import triton
+import triton.language as tl
+
+from ..._environment import interpreter_mode
+from ...backends.triton.device.tiles import _fn, _select
+from ...backends.triton.engine.pipeline import carry_columns
+from ...backends.triton.engine.state import single_pass, status_words
+from ...backends.triton.runtime import launch as runtime
+from ...backends.triton.runtime.launch import Launch
+from ...caches import register_cache
+
+__all__ = ["RecurrencePlan", "plan_for", "linear_recurrence", "linear_recurrence_backward",
+           "linear_recurrence_total", "supports"]
+
+
+# ---------------------------------------------------------------------------
+# Combines (the earlier map first) and field helpers.
+
+@triton.jit
+def _affine_flat(a1, b1, a2, b2):
+    return a1 * a2, a2 * b1 + b2
+
+
+@triton.jit
+def _affine_pair(f, g):
+    return _affine_flat(f[0], f[1], g[0], g[1])
+
+
+@triton.jit
+def _complex_affine_flat(ar1, ai1, br1, bi1, ar2, ai2, br2, bi2):
+    return (ar1 * ar2 - ai1 * ai2, ar1 * ai2 + ai1 * ar2,
+            ar2 * br1 - ai2 * bi1 + br2, ar2 * bi1 + ai2 * br1 + bi2)
+
+
+@triton.jit
+def _complex_affine_pair(f, g):
+    return _complex_affine_flat(f[0], f[1], f[2], f[3], g[0], g[1], g[2], g[3])
+
+
+@triton.jit
+def _load(ptr, offs, mask, other, ACC: tl.constexpr, COMPLEX: tl.constexpr):
+    """The value(s) at element offsets ``offs``: ``(re,)``, or ``(re, im)`` of interleaved pairs."""
+    if COMPLEX:
+        out = (tl.load(ptr + 2 * offs, mask=mask, other=other).to(ACC),
+               tl.load(ptr + 2 * offs + 1, mask=mask, other=0).to(ACC))
+    else:
+        out = (tl.load(ptr + offs, mask=mask, other=other).to(ACC),)
+    return out
+
+
+@triton.jit
+def _store(ptr, offs, values, mask, COMPLEX: tl.constexpr):
+    if COMPLEX:
+        tl.store(ptr + 2 * offs, values[0].to(ptr.dtype.element_ty), mask=mask)
+        tl.store(ptr + 2 * offs + 1, values[1].to(ptr.dtype.element_ty), mask=mask)
+    else:
+        tl.store(ptr + offs, values[0].to(ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _conj(values, COMPLEX: tl.constexpr):
+    if COMPLEX:
+        out = (values[0], -values[1])
+    else:
+        out = values
+    return out
+
+
+@triton.jit
+def _mul_add(coef, state, offset, COMPLEX: tl.constexpr):
+    """``coef * state + offset`` (field tuples, complex products written out)."""
+    if COMPLEX:
+        out = (coef[0] * state[0] - coef[1] * state[1] + offset[0],
+               coef[0] * state[1] + coef[1] * state[0] + offset[1])
+    else:
+        out = (coef[0] * state[0] + offset[0],)
+    return out
+
+
+@triton.jit
+def _mul(x, y, COMPLEX: tl.constexpr):
+    if COMPLEX:
+        out = (x[0] * y[0] - x[1] * y[1], x[0] * y[1] + x[1] * y[0])
+    else:
+        out = (x[0] * y[0],)
+    return out
+
+
+@triton.jit
+def _zeros(BL: tl.constexpr, ACC: tl.constexpr, COMPLEX: tl.constexpr):
+    if COMPLEX:
+        out = (tl.zeros([BL], dtype=ACC), tl.zeros([BL], dtype=ACC))
+    else:
+        out = (tl.zeros([BL], dtype=ACC),)
+    return out
+
+
+@triton.jit
+def _ones(BL: tl.constexpr, ACC: tl.constexpr, COMPLEX: tl.constexpr):
+    if COMPLEX:
+        out = (tl.zeros([BL], dtype=ACC) + 1, tl.zeros([BL], dtype=ACC))
+    else:
+        out = (tl.zeros([BL], dtype=ACC) + 1,)
+    return out
+
+
+@triton.jit
+def _expand(values, TIME_AXIS: tl.constexpr):
+    """Per-lane ``[BL]`` fields broadcast over the tile's time axis."""
+    out = ()
+    for i in tl.static_range(len(values)):
+        if TIME_AXIS == 0:
+            out = out + (values[i][None, :],)
+        else:
+            out = out + (values[i][:, None],)
+    return out
+
+
+@triton.jit
+def _where_tile(mask, a, b):
+    out = ()
+    for i in tl.static_range(len(a)):
+        out = out + (tl.where(mask, a[i], b[i]),)
+    return out
+
+
+@triton.jit
+def _tile(lane, lane_mask, t, time_mask, stride, TIME_AXIS: tl.constexpr):
+    """Element offsets and mask of a tile: lanes ``lane`` (offsets, [BL]) by times ``t`` ([BT])."""
+    if TIME_AXIS == 0:
+        offs = lane[None, :] + t[:, None] * stride
+        mask = lane_mask[None, :] & time_mask[:, None]
+    else:
+        offs = lane[:, None] + t[None, :] * stride
+        mask = lane_mask[:, None] & time_mask[None, :]
+    return offs, mask
+
+
+@triton.jit
+def _scan_position(s, position, TIME_AXIS: tl.constexpr):
+    if TIME_AXIS == 0:
+        keep = (s == position)[:, None]
+    else:
+        keep = (s == position)[None, :]
+    return keep
+
+
+# ---------------------------------------------------------------------------
+# The kernel.
+
+# T and Q keep Triton's divisibility-by-16 specialization: the time and lane masks are
+# then known constant over 16-byte vectors, and the loads vectorize.
+@triton.jit(do_not_specialize=["segs", "P", "QB", "tile_base", "epoch"])
+def recurrence_kernel(a_ptr, v_ptr, h_ptr, out_ptr, da_ptr, seed_ptr, status, counter_ptr,
+                      P, P2, T, Q, QB, segs, tile_base, epoch,
+                      sa_p1, sa_p2, sa_t, sa_q, sv_p1, sv_p2, sv_t, sv_q,
+                      PAIR: tl.constexpr, FLAT: tl.constexpr, ACC: tl.constexpr, COMPLEX: tl.constexpr,
+                      REVERSE: tl.constexpr, HAS_SEED: tl.constexpr, BACKWARD: tl.constexpr,
+                      NEED_A: tl.constexpr, TIME_AXIS: tl.constexpr, LOOKBACK: tl.constexpr,
+                      WORDS: tl.constexpr, WINDOW: tl.constexpr, CHAINED: tl.constexpr,
+                      BT: tl.constexpr, BL: tl.constexpr, TOTAL: tl.constexpr, STAGES: tl.constexpr,
+                      CHUNKS: tl.constexpr):
+    """Forward (``BACKWARD`` False): ``out = h`` of coefficients ``a`` and inputs ``v = b``
+    scanned in the direction ``REVERSE`` says, seeded per lane from ``seed_ptr``.
+    ``TOTAL``: nothing of ``h`` stored; each lane's map instead, the product of ``a``
+    into ``out`` and the last state into ``da`` (lane-shaped, ``(P, Q)``).  The walk's
+    chunks are a loop software-pipelined over ``STAGES`` (1: not pipelined); ``CHUNKS``
+    is the chunk count in the interpreter, which cannot range over a runtime bound (0
+    compiled: computed from ``T``).
+    Backward: ``out = dL/db`` of ``v = dL/dh`` with the coefficients ``conj(a)`` read one
+    step behind in scan order, and ``da = dL/da`` from ``h`` (seeded by the forward's init).
+    ``a``/``v`` are at ``p1 * s_p1 + p2 * s_p2 + t * s_t + q * s_q``; ``out``, ``da`` and
+    ``h`` contiguous ``(P, T, Q)``.  Programs: lane blocks (times ``segs`` tiles with
+    ``LOOKBACK``)."""
+    zero = (tl.program_id(0) * 0).to(ACC)
+    if LOOKBACK:
+        vid = tl.atomic_add(counter_ptr, 1, sem="relaxed") - tile_base  # tile ids in start order
+        group = vid // segs
+        seg = vid % segs
+    else:
+        group = tl.program_id(0).to(tl.int64)
+        seg = tl.program_id(0).to(tl.int64) * 0
+    r = tl.arange(0, BL)
+    if TIME_AXIS == 0:  # BL contiguous lanes q of one p
+        p = group // QB
+        q = (group % QB) * BL + r
+        lane_mask = q < Q
+        p1 = p // P2
+        p2 = p % P2
+        lane_a = p1 * sa_p1 + p2 * sa_p2 + q * sa_q
+        lane_v = p1 * sv_p1 + p2 * sv_p2 + q * sv_q
+        lane_out = p * T * Q + q
+        seed_index = p * Q + q
+    else:  # BL lanes p, time contiguous
+        p = group * BL + r
+        lane_mask = p < P
+        p1 = p // P2
+        p2 = p % P2
+        lane_a = p1 * sa_p1 + p2 * sa_p2
+        lane_v = p1 * sv_p1 + p2 * sv_p2
+        lane_out = p * T
+        seed_index = p
+    nothing = _zeros(BL, ACC, COMPLEX)
+    if HAS_SEED:
+        seed = _load(seed_ptr, seed_index, lane_mask, 0, ACC, COMPLEX)
+    else:
+        seed = nothing
+    # Backward: coefficients one step behind in scan order, h one step ahead.
+    behind: tl.constexpr = 1 if REVERSE else -1
+    s = tl.arange(0, BT)
+    last: tl.constexpr = 0 if REVERSE else BT - 1  # the tile's last position in scan order
+    if BACKWARD:
+        carry = nothing  # dL/db after the lane's end is 0
+    else:
+        carry = seed
+    product = _ones(BL, ACC, COMPLEX)  # TOTAL of the walk: the product of the chunks' coefficients
+    # The bound inline (the interpreter turns an assigned number into a one-element array,
+    # which its range() refuses); the look-back's one chunk as a runtime 1, which keeps its
+    # compiled code as it was under a while loop (a constant 1 unrolls it).
+    for c in tl.range(0, CHUNKS if CHUNKS else (segs // segs if LOOKBACK else (T + BT - 1) // BT),
+                      num_stages=STAGES):
+        chunk = seg + c
+        if REVERSE:
+            t = T - (chunk + 1) * BT + s
+        else:
+            t = chunk * BT + s
+        time_mask = (t >= 0) & (t < T)
+        offs_v, mask = _tile(lane_v, lane_mask, t, time_mask, sv_t, TIME_AXIS)
+        if BACKWARD:
+            tc = t + behind
+            offs_a, mask_a = _tile(lane_a, lane_mask, tc, time_mask & (tc >= 0) & (tc < T), sa_t, TIME_AXIS)
+            coef = _conj(_load(a_ptr, offs_a, mask_a, 0, ACC, COMPLEX), COMPLEX)
+        else:
+            offs_a, mask_a = _tile(lane_a, lane_mask, t, time_mask, sa_t, TIME_AXIS)
+            coef = _load(a_ptr, offs_a, mask_a, 1, ACC, COMPLEX)
+        value = _load(v_ptr, offs_v, mask, 0, ACC, COMPLEX)
+        scanned = tl.associative_scan(coef + value, TIME_AXIS, _fn(FLAT), reverse=REVERSE)
+        if COMPLEX:
+            coef_cum = scanned[:2]
+            value_cum = scanned[2:]
+        else:
+            coef_cum = scanned[:1]
+            value_cum = scanned[1:]
+        if LOOKBACK:
+            keep = _scan_position(s, last, TIME_AXIS)
+            agg = _select(scanned, keep, TIME_AXIS)
+            one = zero + 1
+            ones = tl.zeros([BL], dtype=ACC) + 1
+            if COMPLEX:
+                start = (ones, nothing[0], carry[0], carry[1])
+                ident = (one, zero, zero, zero)
+            else:
+                start = (ones, carry[0])
+                ident = (one, zero)
+            prefix = carry_columns(status, vid * BL + r, group * segs, seg, agg, start, ident, epoch, (PAIR, FLAT, False),
+                                   (WORDS, WINDOW, CHAINED), BL)
+            if COMPLEX:
+                carry = prefix[2:]
+            else:
+                carry = prefix[1:]
+        result = _mul_add(coef_cum, _expand(carry, TIME_AXIS), value_cum, COMPLEX)
+        if TOTAL:
+            at_end = _scan_position(s, last, TIME_AXIS)
+            if LOOKBACK:
+                if seg == segs - 1:  # the lane's last tile: its inclusive map is the lane's
+                    before = prefix[:2] if COMPLEX else prefix[:1]
+                    _store(out_ptr, seed_index, _mul(before, agg[:2] if COMPLEX else agg[:1], COMPLEX), lane_mask,
+                           COMPLEX)
+                    _store(da_ptr, seed_index, _select(result, at_end, TIME_AXIS), lane_mask, COMPLEX)
+            else:
+                product = _mul(product, _select(coef_cum, at_end, TIME_AXIS), COMPLEX)
+        else:
+            offs_out, _ = _tile(lane_out, lane_mask, t, time_mask, Q, TIME_AXIS)
+            _store(out_ptr, offs_out, result, mask, COMPLEX)
+        if BACKWARD:
+            if NEED_A:
+                th = t - behind
+                inside = (th >= 0) & (th < T)
+                offs_h, mask_h = _tile(lane_out, lane_mask, th, time_mask & inside, Q, TIME_AXIS)
+                h_prev = _load(h_ptr, offs_h, mask_h, 0, ACC, COMPLEX)
+                if HAS_SEED:  # h before the lane's first step is the forward's init
+                    _, at_edge = _tile(lane_out, lane_mask, th, time_mask & ~inside, Q, TIME_AXIS)
+                    h_prev = _where_tile(at_edge, _expand(seed, TIME_AXIS), h_prev)
+                _store(da_ptr, offs_out, _mul(result, _conj(h_prev, COMPLEX), COMPLEX), mask, COMPLEX)
+        if not LOOKBACK:
+            keep = _scan_position(s, last, TIME_AXIS)
+            carry = _select(result, keep, TIME_AXIS)
+    if TOTAL and not LOOKBACK:
+        _store(out_ptr, seed_index, product, lane_mask, COMPLEX)
+        _store(da_ptr, seed_index, carry, lane_mask, COMPLEX)
+
+
+# ---------------------------------------------------------------------------
+# Plans.
+
+@dataclass(frozen=True)
+class RecurrencePlan:
+    """How a recurrence is tiled: ``lookback`` (one tile per program, time split
+    across programs) or a sequential walk per lane block; tiles of ``block_time``
+    steps by ``block_lanes`` lanes; ``window`` status entries per look-back step."""
+
+    lookback: bool
+    block_time: int
+    block_lanes: int
+    num_warps: int = 4
+    window: int = 4
+    stages: int = 1  # the walk's chunk loop software-pipelined over this many stages (1: not)
+
+
+#: Elements of one field per tile (4 warps: 32 per thread).
+_TILE = 4096
+#: Lane blocks per SM below which the sequential walk leaves SMs idle or
+#: starved of bytes in flight, and time is split across programs instead.
+_BLOCKS_PER_SM = 1
+
+
+def _pow2(n: int) -> int:
+    return 1 << max(0, math.ceil(math.log2(max(n, 1))))
+
+
+@functools.lru_cache(maxsize=None)
+def _sm_count(index: int) -> int:
+    import torch
+
+    return torch.cuda.get_device_properties(index).multi_processor_count
+
+
+register_cache("prefixscan.primitives.recurrence.triton_kernel.sm_count", _sm_count.cache_clear)
+
+
+def plan_for(lanes_p: int, T: int, Q: int, sms: int, interpreter: bool) -> RecurrencePlan:
+    """The tiling for ``P = lanes_p`` by ``Q`` lanes of ``T`` steps on ``sms``
+    multiprocessors: the sequential walk where the lane blocks fill the GPU, else
+    the look-back over time tiles.  Measured on the H200 (float32 forward, ms):
+    (8, 4096, 1024) along axis 1, the walk over 32 lanes by 128 steps 0.229 with its
+    chunk loop plain, 0.171 pipelined over 3 stages; (8, 1024, 4096) along the last
+    axis, one lane by 2048 steps 0.165 against 4 lanes by 1024 0.231; (1, 64, 2^20)
+    along the last axis, the look-back over tiles of 16384 steps on 8 warps 0.367
+    against 4096 0.678."""
+    if interpreter:  # small tiles: several chunks and tiles even in small tests
+        if Q > 1:
+            return RecurrencePlan(lookback=False, block_time=8, block_lanes=min(_pow2(Q), 8), num_warps=1)
+        return RecurrencePlan(lookback=False, block_time=min(_pow2(T), 16), block_lanes=2, num_warps=1)
+    if Q > 1:
+        for bl in (64, 32, 16):
+            bl = min(bl, _pow2(Q))
+            if lanes_p * -(-Q // bl) >= _BLOCKS_PER_SM * sms:
+                bt = min(max(_TILE // bl, 16), max(_pow2(T), 16))
+                return RecurrencePlan(lookback=False, block_time=bt, block_lanes=bl, stages=3)
+        bl = min(_pow2(Q), 64)
+        return RecurrencePlan(lookback=True, block_time=max(_TILE // bl, 16), block_lanes=bl,
+                              window=max(2, 32 // bl))
+    bt = min(_pow2(T), 2048)
+    bl = max(1, 2048 // bt)
+    if -(-lanes_p // bl) >= _BLOCKS_PER_SM * sms or T <= bt:
+        return RecurrencePlan(lookback=False, block_time=bt, block_lanes=bl)
+    return RecurrencePlan(lookback=True, block_time=16384, block_lanes=1, num_warps=8, window=16)
+
+
+# ---------------------------------------------------------------------------
+# Host side.
+
+def supports(dtype) -> bool:
+    """Whether the kernel takes this torch dtype (floats and complex floats)."""
+    import torch
+
+    return dtype in (torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex64,
+                     torch.complex128)
+
+
+def _coalesce(sizes: list, strides: list) -> tuple[list, list] | None:
+    """Adjacent dims merged where every tensor's strides allow (size-1 dims dropped):
+    ``(sizes, per-tensor strides)``."""
+    out_sizes: list = []
+    out_strides: list = [[] for _ in strides]
+    for d, size in enumerate(sizes):
+        if size == 1:
+            continue
+        if out_sizes and all(st[-1] == sv[d] * size for st, sv in zip(out_strides, strides)):
+            out_sizes[-1] *= size
+            for st, sv in zip(out_strides, strides):
+                st[-1] = sv[d]
+            continue
+        out_sizes.append(size)
+        for st, sv in zip(out_strides, strides):
+            st.append(sv[d])
+    return out_sizes, out_strides
+
+
+def _geometry(shape: tuple, axis: int, tensors: tuple):
+    """``(P1, P2, T, Q, [(s_p1, s_p2, s_t, s_q) per tensor])`` of tensors of ``shape``
+    seen around ``axis``, or None where their strides need more outer or inner dims."""
+    strides = [t.stride() for t in tensors]
+    outer = _coalesce(list(shape[:axis]), [list(s[:axis]) for s in strides])
+    inner = _coalesce(list(shape[axis + 1:]), [list(s[axis + 1:]) for s in strides])
+    (osz, ost), (isz, ist) = outer, inner
+    if len(osz) > 2 or len(isz) > 1:
+        return None
+    osz = [1] * (2 - len(osz)) + osz
+    result = []
+    for k, s in enumerate(strides):
+        o = [0] * (2 - len(ost[k])) + ost[k]
+        result.append((o[0], o[1], s[axis], ist[k][0] if isz else 0))
+    return osz[0], osz[1], shape[axis], (isz[0] if isz else 1), result
+
+
+def _fields(t):
+    """A kernel argument for tensor ``t``: complex tensors as their real (re, im) view."""
+    import torch
+
+    return torch.view_as_real(t) if t.is_complex() else t
+
+
+def _launch(*, a, v, h, out, da, seed, axis: int, reverse: bool, backward: bool, deterministic: bool,
+            plan: RecurrencePlan | None, total: bool = False):
+    import torch
+
+    shape = tuple(a.shape)
+    geometry = _geometry(shape, axis, (a, v))
+    if geometry is None:  # strides that no (P1, P2, T, Q) view covers: copy the inputs once
+        a, v = a.contiguous(), v.contiguous()
+        geometry = _geometry(shape, axis, (a, v))
+    P1, P2, T, Q, ((sa_p1, sa_p2, sa_t, sa_q), (sv_p1, sv_p2, sv_t, sv_q)) = geometry
+    P = P1 * P2
+    interpreter = interpreter_mode() or out.device.type != "cuda"
+    if plan is None:
+        plan = plan_for(P, T, Q, 1 if interpreter else _sm_count(out.device.index or 0), interpreter)
+    complex_values = out.is_complex()
+    acc = torch.float64 if out.dtype in (torch.float64, torch.complex128) else torch.float32
+    nfields = 4 if complex_values else 2
+    groups = P * -(-Q // plan.block_lanes) if Q > 1 else -(-P // plan.block_lanes)
+    segs = -(-T // plan.block_time) if plan.lookback else 1
+    grid = groups * segs
+    words = status_words((acc,) * nfields, None)
+    fields = _fields(out)
+    stream = 0 if interpreter else runtime.current_stream(out.device)
+    pair, flat = (_complex_affine_pair, _complex_affine_flat) if complex_values else (_affine_pair, _affine_flat)
+    constexprs = dict(PAIR=pair, FLAT=flat, ACC=tl.float64 if acc == torch.float64 else tl.float32,
+                      COMPLEX=complex_values, REVERSE=reverse, HAS_SEED=seed is not None, BACKWARD=backward,
+                      NEED_A=backward and da is not None, TIME_AXIS=0 if Q > 1 else 1, LOOKBACK=plan.lookback,
+                      WORDS=words, WINDOW=1 if deterministic else plan.window, CHAINED=deterministic,
+                      BT=plan.block_time, BL=plan.block_lanes, TOTAL=total, STAGES=plan.stages,
+                      CHUNKS=(1 if plan.lookback else -(-T // plan.block_time)) if interpreter else 0)
+    specialized = (P2, T, Q, sa_p1, sa_p2, sa_t, sa_q, sv_p1, sv_p2, sv_t, sv_q)
+    # The look-back's status is the engine's (epoch-tagged words, the shared tile counter);
+    # a walk has no status at all.
+    with single_pass(out.device, stream, grid, grid * plan.block_lanes, (acc,) * nfields, words,
+                     single=not plan.lookback, placeholder=fields[0]) as status:
+        args = (_fields(a), _fields(v), _fields(h) if h is not None else fields, fields,
+                _fields(da) if da is not None else fields, _fields(seed) if seed is not None else fields,
+                status.buffers, status.counter, P, P2, T, Q, -(-Q // plan.block_lanes), segs, status.tile_base,
+                status.epoch, sa_p1, sa_p2, sa_t, sa_q, sv_p1, sv_p2, sv_t, sv_q)
+        runtime.launch_kernel(Launch(recurrence_kernel, grid, plan.num_warps, stream, interpreter, args, constexprs,
+                                     specialized))
+
+
+def _seed(init, shape: tuple, axis: int, dtype):
+    """``init`` as a contiguous ``(P, Q)`` tensor of lane seeds in ``dtype``, or None."""
+    if init is None:
+        return None
+    lanes = shape[:axis] + shape[axis + 1:]
+    return init.to(dtype).expand(lanes).contiguous()
+
+
+def linear_recurrence(a, b, init, axis: int, reverse: bool, *, deterministic: bool = False,
+                      plan: RecurrencePlan | None = None):
+    """``h`` of ``h[t] = a[t] h[t-1] + b[t]`` along ``axis`` (non-negative) of torch tensors
+    ``a``, ``b`` of one shape and dtype (either may be an expanded view), ``h[-1] = init``
+    (the lane shape, or None); ``reverse`` runs from the end.  One launch; a new
+    contiguous tensor of a's dtype.  ``deterministic``: the chained hand-off, bitwise
+    reproducible.  ``plan`` forces a tiling (tests, benchmarks)."""
+    import torch
+
+    h = torch.empty(a.shape, dtype=a.dtype, device=a.device)
+    if h.numel():
+        seed = _seed(init, tuple(h.shape), axis, _accumulator(a.dtype))
+        _launch(a=a, v=b, h=None, out=h, da=None, seed=seed, axis=axis, reverse=reverse, backward=False,
+                deterministic=deterministic, plan=plan)
+    return h
+
+
+def linear_recurrence_total(a, b, axis: int, reverse: bool, *, plan: RecurrencePlan | None = None):
+    """Each lane's map ``h_in -> A h_in + B`` of the recurrence along ``axis`` (non-negative):
+    ``(A, B)``, contiguous tensors of the lane shape in the accumulator dtype (16-bit
+    floats in float32), from one read of ``a`` and ``b`` (expanded views of one shape
+    allowed) and nothing of ``h`` written: the recurrence kernel with ``TOTAL``."""
+    import torch
+
+    acc = _accumulator(a.dtype)
+    lanes = tuple(a.shape[:axis] + a.shape[axis + 1:])
+    if not a.numel():  # no steps: the identity map (1, 0)
+        return torch.ones(lanes, dtype=acc, device=a.device), torch.zeros(lanes, dtype=acc, device=a.device)
+    product = torch.empty(lanes, dtype=acc, device=a.device)  # every lane is stored by the kernel
+    state = torch.empty(lanes, dtype=acc, device=a.device)
+    _launch(a=a, v=b, h=None, out=product, da=state, seed=None, axis=axis, reverse=reverse, backward=False,
+            deterministic=False, plan=plan, total=True)
+    return product, state
+
+
+def linear_recurrence_backward(a, h, grad, init, axis: int, reverse: bool, *, need_a: bool = True,
+                               deterministic: bool = False, plan: RecurrencePlan | None = None):
+    """``(dL/da or None, dL/db)`` of ``h = linear_recurrence(a, b, init, axis, reverse)``
+    from ``grad = dL/dh``, in one launch (complex values: torch's conjugate convention)."""
+    import torch
+
+    grad_b = torch.empty(h.shape, dtype=a.dtype, device=a.device)
+    grad_a = torch.empty_like(grad_b) if need_a else None
+    if grad_b.numel():
+        seed = _seed(init, tuple(h.shape), axis, _accumulator(a.dtype)) if need_a else None
+        _launch(a=a, v=grad.to(a.dtype), h=h, out=grad_b, da=grad_a, seed=seed, axis=axis, reverse=not reverse,
+                backward=True, deterministic=deterministic, plan=plan)
+    return grad_a, grad_b
+
+
+def _accumulator(dtype):
+    import torch
+
+    return torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
