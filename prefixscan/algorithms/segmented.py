@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._arrays import as_numpy, from_native, refuse_dask, unalias, write_host, write_result
+from .._arrays import as_numpy, from_native, refuse_dask, unalias, write_host, write_results
 from .._normalize import check_segmented_request, check_segments
 from .._request import np_dtype
 from .._scan import scan
@@ -161,8 +161,7 @@ def segmented_scan(x, op="add", *, flags=None, offsets=None, keys=None, inclusiv
     if results is None:  # the host scan of the lifted monoid
         results, native = _lifted_scan(request, segments), "numpy"
     if request.cast_out is not None:  # out of another dtype: cast into it now that the scan succeeded
-        for ref, result in zip(request.cast_out, results):
-            write_result(ref, result)
+        write_results(request.cast_out, results)
         results = [o.obj for o in request.cast_out]
     elif request.out is not None:
         results = [o.obj for o in request.out]
