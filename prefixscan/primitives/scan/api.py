@@ -23,7 +23,7 @@ from dataclasses import replace
 import numpy as np
 
 from ... import dispatch
-from ..._arrays import from_native, is_dask_collection, unalias, write_result
+from ..._arrays import from_native, is_dask_collection, unalias, write_result, write_results
 from ..._normalize import build_request, check_init, make_config
 from ..._request import ScanRequest
 from ..._typing import AlgorithmName, ArrayOrFields, BackendName, DTypeLike, InitLike, OpLike, StrategyName
@@ -139,8 +139,7 @@ class Scan:
                 self._plans[key] = (kept, backend, fast)
         native = backend.NATIVE_LIBRARY
         if request.cast_out is not None:  # out of another dtype: cast into it now that the scan succeeded
-            for ref, result in zip(request.cast_out, results):
-                write_result(ref, result)
+            write_results(request.cast_out, results)
             results = [o.obj for o in request.cast_out]
         elif request.out is not None:
             # The caller's own objects (a CuPy out= is run through a torch view).
