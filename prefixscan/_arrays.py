@@ -164,6 +164,14 @@ def writable_host(ref: ArrayRef) -> np.ndarray | None:
     return a if a.dtype.isnative else None
 
 
+def torch_ready(values: np.ndarray) -> np.ndarray:
+    """``values`` as a C-contiguous array that ``torch.from_numpy`` takes: NumPy
+    calls an array of at most one element contiguous whatever its strides, and
+    keeps the negative stride of a reversed one, which torch refuses: copied."""
+    values = np.ascontiguousarray(values)
+    return values if all(s >= 0 for s in values.strides) else values.copy()
+
+
 def write_host(ref: ArrayRef, values: np.ndarray) -> None:
     """Copy host ``values`` into the caller's host array ``ref`` (casting to its dtype).
     A cast runs before the copy: what it raises (an overflow the caller's
@@ -171,7 +179,7 @@ def write_host(ref: ArrayRef, values: np.ndarray) -> None:
     if ref.library == "torch":
         import torch
 
-        ref.obj.copy_(torch.from_numpy(np.ascontiguousarray(values)))
+        ref.obj.copy_(torch.from_numpy(torch_ready(values)))
     else:
         target = np.asarray(ref.obj)
         if values.dtype != target.dtype:
@@ -186,7 +194,7 @@ def as_torch(ref: ArrayRef):
     if ref.library == "torch":
         return ref.obj
     if ref.library == "numpy" or ref.device == "cpu":
-        return torch.from_numpy(np.ascontiguousarray(np.asarray(ref.obj)))
+        return torch.from_numpy(torch_ready(np.asarray(ref.obj)))
     return torch.from_dlpack(ref.obj)
 
 
@@ -195,7 +203,7 @@ def from_numpy(result: np.ndarray, like: ArrayRef, dtype: str | None = None) -> 
     if like.library == "torch":
         import torch
 
-        t = torch.from_numpy(np.ascontiguousarray(result).reshape(np.shape(result)))  # keeps a 0-d result 0-d
+        t = torch.from_numpy(torch_ready(result).reshape(np.shape(result)))  # keeps a 0-d result 0-d
         if dtype == "bfloat16":
             t = t.to(torch.bfloat16)
         return t
@@ -361,7 +369,7 @@ def write_results(refs: list, results: list) -> None:
             import torch
 
             if isinstance(result, np.ndarray):
-                result = torch.from_numpy(np.ascontiguousarray(result))
+                result = torch.from_numpy(torch_ready(result))
             target = as_torch(ref)
             casts.append((target, result.to(target.dtype)))
     for target, value in casts:

@@ -139,6 +139,21 @@ def test_segmented_empty():
     assert ps.segmented_scan(x, keys=np.empty(0, np.int64)).shape == (0,)
 
 
+@pytest.mark.parametrize("inclusive", [True, False], ids=["inc", "exc"])
+@pytest.mark.parametrize("n", [0, 1, 2])
+def test_segmented_tiny_torch_tensors_in_reverse(rng, n, inclusive):
+    """A reversed host result of at most one element keeps a negative stride,
+    which NumPy calls contiguous and torch.from_numpy refuses: it crashed."""
+    torch = pytest.importorskip("torch")
+    x = random_array(rng, "float64", n, "add")
+    for given in (dict(offsets=[0]), dict(flags=np.ones(n, bool)), dict(keys=np.arange(n))):
+        tensors = {k: torch.from_numpy(np.asarray(v)) for k, v in given.items()}
+        got = ps.segmented_scan(torch.from_numpy(x), inclusive=inclusive, reverse=True, init=1.5, **tensors)
+        assert isinstance(got, torch.Tensor) and got.shape == (n,)
+        np.testing.assert_array_equal(got.numpy(), reference_segmented_scan(x, inclusive=inclusive, reverse=True,
+                                                                            init=1.5, **given))
+
+
 # ---------------------------------------------------------------------------
 # Every backend present (cpu; the Triton kernel in its interpreter, or on CUDA):
 # one body, the backend's arrays in and out.  Interpreter tiles hold 32 elements,
