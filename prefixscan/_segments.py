@@ -26,9 +26,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ._arrays import as_torch, inspect_array, refuse_unsupported
+from ._arrays import as_torch, inspect_array, refuse_unsupported, torch_ready
 
-__all__ = ["check_segments", "check_offsets", "check_keys", "KEY_DTYPES"]
+__all__ = ["check_segments", "check_segment_tensor", "check_offsets", "check_keys", "KEY_DTYPES"]
 
 #: The dtypes keys may have, on every backend (numeric values compared with ``==``).
 KEY_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -53,15 +53,34 @@ def check_segments(n: int, flags: Any, offsets: Any, keys: Any, device: str | No
         return "keys", check_keys(keys, n, device=device)
     if device is not None:
         t = _on_device(flags, "flags", device)
-        _check_length(tuple(t.shape), n, "flags")
-        if t.dtype != _torch().bool:
-            raise TypeError(f"flags must be a bool array, got dtype {_torch_name(t.dtype)}")
+        check_segment_tensor("flags", t, n)
         return "flags", t
     f = _host(flags, "flags")
     _check_length(f.shape, n, "flags")
     if f.dtype != bool:
         raise TypeError(f"flags must be a bool array, got dtype {f.dtype}")
     return "flags", f
+
+
+def check_segment_tensor(kind: str, t: Any, n: int) -> None:
+    """The checks of a torch tensor of segments (``kind``: "flags", "offsets" or
+    "keys") for ``n`` elements that read no value: its shape and dtype.  What the
+    device checks run first, and what a traced call (``torch.compile``, whose fake
+    tensors hold no values) checks while tracing; the values of offsets are
+    checked when the operator runs (:func:`check_offsets`)."""
+    torch = _torch()
+    if kind == "offsets":
+        if t.dim() != 1 or t.dtype == torch.bool or t.is_floating_point() or t.is_complex():
+            raise TypeError(_OFFSETS_TYPE + f", got shape {tuple(t.shape)} and dtype {_torch_name(t.dtype)}")
+        if t.shape[0] == 0:
+            raise ValueError("offsets must start at 0, got an empty array")
+    elif kind == "keys":
+        _check_key_dtype(_torch_name(t.dtype))
+        _check_length(tuple(t.shape), n, "keys")
+    else:
+        _check_length(tuple(t.shape), n, "flags")
+        if t.dtype != torch.bool:
+            raise TypeError(f"flags must be a bool array, got dtype {_torch_name(t.dtype)}")
 
 
 # ---------------------------------------------------------------------------
@@ -127,10 +146,7 @@ def _device_offsets(t: Any, n: int, full: bool, length: str) -> Any:
     """The checks of :func:`_host_offsets` with torch operations where ``t`` lives:
     one synchronisation (two when they fail, to name the value)."""
     torch = _torch()
-    if t.dim() != 1 or t.dtype == torch.bool or t.is_floating_point() or t.is_complex():
-        raise TypeError(_OFFSETS_TYPE + f", got shape {tuple(t.shape)} and dtype {_torch_name(t.dtype)}")
-    if t.numel() == 0:
-        raise ValueError("offsets must start at 0, got an empty array")
+    check_segment_tensor("offsets", t, n)
     # uint64 values of 2**63 or more become negative int64 here: out of range, as they are.
     wide = t.to(torch.int64)
     outside = (wide < 0) | (wide > n)
@@ -186,8 +202,7 @@ def check_keys(keys: Any, n: int, *, device: str | None = None) -> Any:
     the same values), or with ``device`` a torch tensor on it."""
     if device is not None and not _host_like(keys, device):
         t = _on_device(keys, "keys", device)
-        _check_key_dtype(_torch_name(t.dtype))
-        _check_length(tuple(t.shape), n, "keys")
+        check_segment_tensor("keys", t, n)
         return t
     if _root(keys) == "torch" and hasattr(keys, "is_cuda"):
         _check_key_dtype(_torch_name(keys.dtype))
@@ -197,7 +212,7 @@ def check_keys(keys: Any, n: int, *, device: str | None = None) -> Any:
     if not k.dtype.isnative:
         k = k.astype(k.dtype.newbyteorder("="))
     if device is not None:
-        return _torch().from_numpy(np.ascontiguousarray(k)).to(device)
+        return _torch().from_numpy(torch_ready(k)).to(device)
     return k
 
 

@@ -64,23 +64,31 @@ def _seed(init: Any, target: tuple, dtype: torch.dtype, device) -> torch.Tensor:
     return init.to(dtype).expand(target)
 
 
-def _bounds_tensor(offsets: Any, n: int, device) -> torch.Tensor:
+def _bounds_tensor(offsets: Any, n: int, device, whole: bool) -> torch.Tensor:
     """The bounds ``[0, ..., n]`` of the packed sequences as an int64 tensor on
     ``device``: ``offsets`` checked (:func:`prefixscan._normalize.check_offsets`), n
-    appended where they leave it out.  Traced by ``torch.compile``, the values are
-    not read (data-dependent checks run in eager calls only): a list is taken as
-    it is, a tensor must then hold every bound, n included."""
+    appended where they leave it out.  Traced by ``torch.compile``, the checks of
+    the values run when the graph runs (the operator ``prefixscan::checked_offsets``),
+    and n is appended to a tensor whatever its last value: an empty last sequence
+    changes no step of h.  With ``whole`` (the number of sequences gives a shape:
+    init's, the final states'), a tensor must hold every bound, n included."""
+    length = "the length of the time axis"
     if not torch.compiler.is_compiling():
-        length = "the length of the time axis"
         if isinstance(offsets, torch.Tensor):  # checked where it lives, then moved to a's device
             bounds = check_offsets(offsets, n, device="cuda" if offsets.is_cuda else "cpu", full=True, length=length)
         else:
             bounds = torch.from_numpy(check_offsets(offsets, n, full=True, length=length))
         return bounds.to(device=device, dtype=torch.int64)
-    if isinstance(offsets, torch.Tensor):
-        return offsets.to(device=device, dtype=torch.int64)
-    values = [int(v) for v in offsets]
-    return torch.as_tensor(values + ([n] if values[-1] != n else []), dtype=torch.int64, device=device)
+    from ..segmented.torch_ops import checked_offsets, int_list  # the operator checks them when the graph runs
+
+    if isinstance(offsets, (list, tuple)):  # its length is known while tracing: n appended where it is missing
+        values = list(offsets)
+        return checked_offsets(int_list(values + [n] if values and values[-1] != n else values, n, length), n,
+                               length, True).to(device=device)
+    if not isinstance(offsets, torch.Tensor):
+        offsets = torch.as_tensor(offsets)  # a host array: its values are checked by the operator
+    bounds = checked_offsets(offsets, n, length, whole).to(device=device)
+    return bounds if whole else torch.cat([bounds, bounds.new_full((1,), n)])
 
 
 # Torch has no add (nor index_add, index_fill, index_select) for these: the
@@ -141,7 +149,7 @@ def linear_recurrence_tensors(a: torch.Tensor, b: torch.Tensor, *, init: Any = N
         if n == 0:
             return h, (seed if seed is not None else a_full.new_zeros(lanes)).clone()
         return h, h.select(axis, 0 if reverse else n - 1)
-    cuts = _bounds_tensor(offsets, n, a.device)
+    cuts = _bounds_tensor(offsets, n, a.device, whole=init is not None or return_final)
     per_sequence = shape[:axis] + (cuts.shape[0] - 1,) + shape[axis + 1:]
     seed = None if init is None else _seed(init, per_sequence, a.dtype, a.device)
     if n == 0:  # every sequence is empty: h is, and each final state is its seed

@@ -13,12 +13,11 @@ path turns the segments into head flags and scans the lifted monoid.
 
 from __future__ import annotations
 
-from ..._arrays import from_native, refuse_dask, unalias, write_results
-from ..._normalize import check_segments
+from ..._arrays import refuse_dask, unalias
 from ..._typing import ArrayLike, ArrayOrFields, BackendName, DTypeLike, InitLike, OffsetsLike, OpLike
-from ...dispatch import check_capabilities, implementation, select_backend
-from . import IMPLEMENTATIONS
+from ..scan.routing import wants_torch_ops
 from .checks import check_segmented_request
+from .runner import run_segmented
 
 __all__ = ["segmented_scan"]
 
@@ -84,10 +83,16 @@ def segmented_scan(x: ArrayOrFields, op: OpLike = "add", *, flags: ArrayLike | N
     TypeError
         Flags that are not bool, offsets that are not integers, keys that are
         not bool, integer or real floating-point, a dtype the operator does not
-        take, or ``inclusive`` / ``reverse`` not True/False.
+        take, ``inclusive`` / ``reverse`` not True/False, or a tensor that
+        requires grad with an operator other than "add".
 
     Every argument is checked before any work starts; nothing is written to
     ``out`` on bad input.
+
+    Torch tensors: the sum (``op="add"``) is differentiable (to ``x`` and to a
+    tensor ``init``), and ``torch.compile`` traces any built-in operator without
+    a graph break, the offsets' values checked when the compiled code runs; see
+    ``docs/autograd.md``.
 
     Examples
     --------
@@ -95,6 +100,12 @@ def segmented_scan(x: ArrayOrFields, op: OpLike = "add", *, flags: ArrayLike | N
     >>> prefixscan.segmented_scan(np.array([1, 2, 3, 4, 5]), offsets=np.array([0, 2]))
     array([ 1,  3,  3,  7, 12])
     """
+    if wants_torch_ops(x, init):
+        # Autograd records it or torch.compile traces it: the custom operator.
+        from . import torch_ops as segmented_ops  # imports torch: x is a tensor
+
+        return segmented_ops.segmented_scan(x, op, flags=flags, offsets=offsets, keys=keys, inclusive=inclusive,
+                                            reverse=reverse, init=init, dtype=dtype, out=out, backend=backend)
     if out is not None:
         x = unalias(x, out)  # an out that overlaps x (but for out=x) gets a copy of x to read
     request = check_segmented_request(x, op, inclusive=inclusive, reverse=reverse, init=init, dtype=dtype, out=out,
@@ -105,18 +116,5 @@ def segmented_scan(x: ArrayOrFields, op: OpLike = "add", *, flags: ArrayLike | N
         return segmented.segmented_scan(request, flags=flags, offsets=offsets, keys=keys, chunk_scan=segmented_scan)
     for value, name in ((flags, "flags"), (offsets, "offsets"), (keys, "keys")):
         refuse_dask(value, name)  # an in-memory x: its segments are read now, not computed behind its back
-    chosen = select_backend(request.config.backend, request.device)
-    check_capabilities(chosen, request)
-    on_device = chosen.NATIVE_LIBRARY == "torch"
-    segments = check_segments(request.lane_len, flags, offsets, keys,
-                              device=request.device if on_device else None)
-    results = implementation("segmented_scan", IMPLEMENTATIONS, chosen).segmented_scan(request, segments)
-    native = chosen.NATIVE_LIBRARY
-    if request.cast_out is not None:  # out of another dtype: cast into it now that the scan succeeded
-        write_results(request.cast_out, results)
-        results = [o.obj for o in request.cast_out]
-    elif request.out is not None:
-        results = [o.obj for o in request.out]
-    elif request.fields[0].library != native:
-        results = [from_native(r, like, native, d) for r, like, d in zip(results, request.fields, request.out_dtypes)]
+    results = run_segmented(request, flags, offsets, keys)
     return tuple(results) if request.struct else results[0]
