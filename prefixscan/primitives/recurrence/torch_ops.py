@@ -16,9 +16,9 @@ shifted by one step, ``grad a[t] = grad b[t] h[t-1]``, and ``grad init = a[0]
 grad b[0]`` (conjugated for complex values, torch's convention); it reads h,
 never recomputes it.  With log decays (``log_space``: ``h[t] = exp(a[t]) h[t-1]
 + b[t]``) the reverse recurrence runs in log space too, ``grad a[t] = grad b[t]
-h[t-1] exp(a[t])`` and ``grad init = exp(a[0]) grad b[0]``.  The backend fuses both into one pass where it can (Martin
-& Cundy 2018, "Parallelizing Linear Recurrent Neural Nets Over Sequence
-Length", section 2.2).
+h[t-1] exp(a[t])`` and ``grad init = exp(a[0]) grad b[0]``.  The backend fuses
+both into one pass where it can (Martin & Cundy 2018, "Parallelizing Linear
+Recurrent Neural Nets Over Sequence Length", section 2.2).
 """
 
 from __future__ import annotations
@@ -199,8 +199,12 @@ def recurrence_backward(params: RecurrenceParams, a, init, h, grad, init_dtype, 
     grad_init = None
     if need_init and init is not None:
         first = n - 1 if reverse else 0
-        decay = a.select(axis, first).exp() if params.log_space else _conj(a).select(axis, first)
-        grad_init = (grad_b.select(axis, first) * decay).to(init_dtype)
+        if params.log_space:
+            compute = _compute_dtype(grad_b.dtype)
+            decay = a.select(axis, first).to(compute).exp()
+            grad_init = (grad_b.select(axis, first).to(compute) * decay).to(init_dtype)
+        else:
+            grad_init = (grad_b.select(axis, first) * _conj(a).select(axis, first)).to(init_dtype)
     return grad_a, (grad_b if need_b else None), grad_init
 
 
@@ -222,8 +226,11 @@ def reverse_recurrence(params: RecurrenceParams, a, init, h, grad, need_a: bool)
         seed = blank if init is None else init.unsqueeze(axis).to(h.dtype)
         h_prev = _shift(h, axis, toward_end=not reverse, fill=seed)
         compute = _compute_dtype(grad_b.dtype)
-        grad_a = grad_b.to(compute) * _conj(h_prev).to(compute)
-        if params.log_space:  # d/d la of exp(la) h[t-1]
-            grad_a = grad_a * a.to(compute).exp()
+        if not params.log_space:
+            grad_a = grad_b.to(compute) * _conj(h_prev).to(compute)
+        elif torch.is_grad_enabled():  # d/d la of exp(la) h[t-1], differentiable (create_graph)
+            grad_a = a.to(compute).exp() * grad_b.to(compute) * h_prev.to(compute)
+        else:  # the decays taken once, into the result's own buffer: no other array of exp(a)
+            grad_a = a.to(compute).exp().mul_(grad_b.to(compute)).mul_(h_prev.to(compute))
         grad_a = grad_a.to(a.dtype)
     return grad_a, grad_b
