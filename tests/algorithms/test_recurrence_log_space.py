@@ -143,9 +143,9 @@ def test_every_backend_totals_keep_the_sum_of_log_decays(backend, rng, case):
     b = rng.normal(size=shape)
     for dtype in ("float32", "float64"):
         for reverse in (False, True):
-            product, state = linear_recurrence_total(backend.asarray(la.astype(dtype)), backend.asarray(b.astype(dtype)),
-                                                     axis=axis, reverse=reverse, backend=backend.backend,
-                                                     log_space=True)
+            product, state = linear_recurrence_total(backend.asarray(la.astype(dtype)),
+                                                     backend.asarray(b.astype(dtype)), axis=axis, reverse=reverse,
+                                                     backend=backend.backend, log_space=True)
             product, state = backend.to_numpy(product), backend.to_numpy(state)
             np.testing.assert_allclose(product, la.astype(dtype).astype(np.float64).sum(axis),
                                        rtol=1e-5 if dtype == "float32" else 1e-12)

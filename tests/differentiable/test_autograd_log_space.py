@@ -52,7 +52,8 @@ def test_gradcheck(backend, reverse):
     h = ps.linear_recurrence(la, b, init=init, reverse=reverse, log_space=True, backend=backend)
     torch.testing.assert_close(h, loop(la, b, init, reverse))
     assert gradcheck(lambda a, b, i: ps.linear_recurrence(a, b, init=i, reverse=reverse, log_space=True,
-                                                          backend=backend), (la, b, init), fast_mode=backend == "triton")
+                                                          backend=backend),
+                     (la, b, init), fast_mode=backend == "triton")
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -203,8 +203,9 @@ def linear_recurrence_total(a, b, *, axis=-1, reverse=False, log_space=False):
 
 
 def _over_lanes(a, b, outputs, axis, flags, run):
-    """``run(av, bv, outputs, axis, flags)`` (``flags``: ``(reverse, kind)``) on ``(outer, n, inner)`` views of ``a`` and ``b``
-    (``outputs``: arrays of a's shape or of the lane shape, reshaped by ``run``);
+    """``run(av, bv, outputs, axis, flags)`` (``flags``: ``(reverse, kind)``) on
+    ``(outer, n, inner)`` views of ``a`` and ``b`` (``outputs``: arrays of a's shape or
+    of the lane shape, reshaped by ``run``);
     coefficients broadcast over dims that no such view covers (a per-channel decay
     against a batch) are read in place, one call per index of the leading axis, never
     copied."""
