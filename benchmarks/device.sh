@@ -50,9 +50,11 @@
 #   recurrence  linear_recurrence: its kernel's GPU tests, then benchmarks/recurrence.py on cuda
 #               (forward / bf16 / forward+backward on four shapes against a copy of the same
 #               bytes, accelerated-scan and a compiled associative_scan; the kernel's tilings;
-#               cumsum fwd+bwd against torch) and on the CPU (against scipy.signal.lfilter).
+#               cumsum fwd+bwd against torch) and on the CPU (against scipy.signal.lfilter);
+#               then log decays (its GPU tests, --log-space: against flash-linear-attention's HGRN).
 #               accelerated-scan comes from the wheel in .whl/ (pip download --no-deps
-#               accelerated-scan -d .whl), installed into /tmp/site without the index
+#               accelerated-scan -d .whl), installed into /tmp/site without the index;
+#               flash-linear-attention (module fla, with einops) from .whl/ when it does not import
 #   scaleout    prefixscan.dask and prefixscan.distributed: their tests (NCCL and CuPy chunks where
 #               present), then benchmarks/scaleout.py --torch-local (the distributed scan's local
 #               cost against a single-process scan, world size 1 on cuda), then the per-call
@@ -345,6 +347,12 @@ profile_recurrence() {
   grep "^| BTC\|^| BCT\|^ps.cumsum" "$OUT/recurrence/recurrence-cuda.md"
   step recurrence/cpu 200 $PY benchmarks/recurrence.py --device cpu --out "$OUT/recurrence"
   grep "^| " "$OUT/recurrence/recurrence-cpu.md"
+  from_wheels "fla.ops.hgrn"
+  step recurrence/log-tests 200 $PY -m pytest tests/differentiable/test_autograd_log_space.py -m gpu \
+    -p no:cacheprovider -q --tb=short -rfE
+  tail -3 "$OUT/recurrence/log-tests.log"
+  step recurrence/log-space 300 $PY benchmarks/recurrence.py --device cuda --log-space --out "$OUT/recurrence"
+  grep "^| " "$OUT/recurrence/recurrence-cuda-log-space.md"
 }
 
 from_wheels() {  # from_wheels "MODULES": the wheels of .whl/ onto PYTHONPATH when `import MODULES` fails

@@ -1,6 +1,7 @@
 """Benchmark of ``prefixscan.linear_recurrence`` (h[t] = a[t] h[t-1] + b[t]) against the roof and peers.
 
     python benchmarks/recurrence.py --device cuda --out DIR     # the GPU cases below
+    python benchmarks/recurrence.py --device cuda --out DIR --log-space   # log decays only (below)
     python benchmarks/recurrence.py --device cpu --out DIR      # the compiled CPU loop vs scipy.signal.lfilter
 
 GPU (CUDA events, median of --repeats after warm-up, all in one process):
@@ -15,6 +16,17 @@ GPU (CUDA events, median of --repeats after warm-up, all in one process):
 * the tilings of the recurrence kernel (:class:`RecurrencePlan`) on each float32 shape, so the
   default choice can be checked against its alternatives.
 * ``ps.cumsum`` forward + backward of 2^27 float32 against ``torch.cumsum``.
+
+Log decays (``--log-space``, run alone; writes ``recurrence-cuda-log-space.*``):
+``linear_recurrence(g, x, log_space=True)`` with ``g = logsigmoid(...)`` against
+flash-linear-attention's HGRN (``fla.ops.hgrn.chunk_hgrn`` and ``fused_recurrent_hgrn``,
+which compute ``h = exp(g) h + x`` from the same log gates, in their (B, T, D) layout;
+(B, C, T) cases give them the (B, T, C) tensors of the same sizes), forward and forward +
+backward, float32 and bfloat16, with the largest difference between the two results;
+next to it ours on ``a = exp(g)`` computed beforehand (the linear-space kernel: the cost of
+``exp`` in registers) and ours on ``exp(g)`` computed in the call (what a caller without
+``log_space`` pays); packed sequences (``offsets``) against ``fused_recurrent_hgrn`` with
+``cu_seqlens``.  Roofs as above (3 arrays forward, 8 forward + backward).
 
 CPU: 10^7 steps (one lane, and 64 lanes either way round) against ``scipy.signal.lfilter``
 with one decay (the only recurrence lfilter has), float64 and float32.
@@ -370,6 +382,161 @@ def _plot(records: list[dict], device: str, path: Path) -> None:
     fig.savefig(path, dpi=120)
 
 
+LOG_SPACE_SHAPES = [  # (name, shape, axis): HGRN's (B, T, D) along T, and (B, C, T)
+    ("BTD 8x4096x1024", (8, 4096, 1024), 1),
+    ("BTD 8x2048x4096", (8, 2048, 4096), 1),
+    ("BCT 8x1024x4096", (8, 1024, 4096), 2),
+    ("BCT 1x64x2^20", (1, 64, 1 << 20), 2),
+]
+
+
+def _fla_hgrn():
+    """flash-linear-attention's HGRN kernels ``(chunk, fused_recurrent, note)``; Nones and
+    the import error where it does not import."""
+    try:
+        from fla.ops.hgrn import chunk_hgrn, fused_recurrent_hgrn
+    except Exception as exc:  # noqa: BLE001 - a peer that does not import is reported, not fatal
+        return None, None, f"{type(exc).__name__}: {exc}"[:300]
+    return chunk_hgrn, fused_recurrent_hgrn, "fla.ops.hgrn (chunk_hgrn, fused_recurrent_hgrn)"
+
+
+def _log_inputs(shape, dtype, requires_grad=False, seed=0):
+    """Log gates ``logsigmoid(N(3, 1))`` (decays around 0.95) and inputs, on the GPU."""
+    import torch
+
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    g = torch.nn.functional.logsigmoid(torch.randn(shape, device="cuda", generator=gen) + 3.0).to(dtype)
+    x = torch.randn(shape, device="cuda", generator=gen).to(dtype)
+    if requires_grad:
+        g.requires_grad_()
+        x.requires_grad_()
+    return g, x
+
+
+def _btd(t, axis):
+    """``t`` in HGRN's (B, T, D) layout, contiguous (a copy for a (B, C, T) tensor)."""
+    return t if axis == 1 else t.transpose(1, 2).contiguous()
+
+
+def _time(fn, repeats):
+    """``_adaptive`` with the error as a string instead of an exception."""
+    try:
+        return _adaptive(fn, repeats)[0], None
+    except Exception as exc:  # noqa: BLE001
+        return None, f"{type(exc).__name__}: {exc}"[:300]
+
+
+def bench_log_space(repeats: int) -> list[dict]:
+    """Log decays against flash-linear-attention's HGRN (see the module docstring)."""
+    import torch
+
+    chunk, recurrent, note = _fla_hgrn()
+    print(f"flash-linear-attention: {note}", flush=True)
+    records = []
+    for name, shape, axis in LOG_SPACE_SHAPES:
+        n = math.prod(shape)
+        for dtype, itemsize in ((torch.float32, 4), (torch.bfloat16, 2)):
+            copy = _copy_ms(n, itemsize, repeats)
+            g, x = _log_inputs(shape, dtype)
+            ours = _cuda_time(lambda: ps.linear_recurrence(g, x, axis=axis, log_space=True), repeats)
+            decay = g.float().exp().to(dtype)
+            rec = dict(case=name, pass_="forward", dtype=str(dtype).replace("torch.", ""), shape=shape, axis=axis,
+                       ms=ours, roof_ms=copy * 1.5, log_space=True,
+                       linear_ms=_cuda_time(lambda: ps.linear_recurrence(decay, x, axis=axis), repeats),
+                       exp_then_linear_ms=_cuda_time(lambda: ps.linear_recurrence(g.exp(), x, axis=axis), repeats))
+            rec["roof"] = rec["roof_ms"] / ours
+            if chunk is not None:
+                gb, xb = _btd(g, axis), _btd(x, axis)
+                theirs = chunk(xb, gb)[0]
+                mine = _btd(ps.linear_recurrence(g, x, axis=axis, log_space=True), axis)
+                rec["max_abs_diff_fla"] = float((mine.float() - theirs.float()).abs().max())
+                for key, fn in (("fla_chunk", lambda: chunk(xb, gb)), ("fla_recurrent", lambda: recurrent(xb, gb))):
+                    rec[f"{key}_ms"], error = _time(fn, repeats)
+                    if error is None:
+                        rec[f"vs_{key}"] = rec[f"{key}_ms"] / ours
+                    else:
+                        rec[f"{key}_error"] = error
+                del gb, xb, theirs, mine
+            else:
+                rec["fla_error"] = note
+            records.append(rec)
+            print(json.dumps(rec), flush=True)
+            # forward + backward
+            g, x = _log_inputs(shape, dtype, requires_grad=True)
+            grad = torch.randn(shape, device="cuda").to(dtype)
+            ours = _cuda_time(_fwd_bwd(lambda u, v: ps.linear_recurrence(u, v, axis=axis, log_space=True), g, x,
+                                       grad), repeats)
+            rec = dict(case=name, pass_="forward+backward", dtype=str(dtype).replace("torch.", ""), shape=shape,
+                       axis=axis, ms=ours, roof_ms=copy * 4.0, log_space=True)
+            rec["roof"] = rec["roof_ms"] / ours
+            if chunk is not None:
+                gb, xb = (_btd(t.detach(), axis).requires_grad_() for t in (g, x))
+                grad_b = _btd(grad, axis)
+                for key, fn in (("fla_chunk", chunk), ("fla_recurrent", recurrent)):
+                    rec[f"{key}_ms"], error = _time(_fwd_bwd(lambda u, v, fn=fn: fn(v, u)[0], gb, xb, grad_b),
+                                                    repeats)
+                    if error is None:
+                        rec[f"vs_{key}"] = rec[f"{key}_ms"] / ours
+                    else:
+                        rec[f"{key}_error"] = error
+                del gb, xb, grad_b
+            records.append(rec)
+            print(json.dumps(rec), flush=True)
+            del g, x, grad, decay
+            torch.cuda.empty_cache()
+    records.append(_log_space_packed(repeats, recurrent))
+    return records
+
+
+def _log_space_packed(repeats: int, recurrent) -> dict:
+    """Packed sequences, (1, 32768, 1024) float32 in 9 sequences, forward: ``offsets``
+    against ``fused_recurrent_hgrn`` with ``cu_seqlens``, and against the same total
+    length unpacked."""
+    import torch
+
+    shape = (1, 32768, 1024)
+    g, x = _log_inputs(shape, torch.float32)
+    cuts = [0, 1000, 4096, 4097, 9000, 16384, 20000, 27000, 31000, 32768]
+    offsets = torch.tensor(cuts, device="cuda")
+    ours = _cuda_time(lambda: ps.linear_recurrence(g, x, axis=1, offsets=offsets, log_space=True), repeats)
+    rec = dict(case="packed 1x32768x1024, 9 sequences", pass_="forward", dtype="float32", shape=shape, axis=1,
+               ms=ours, roof_ms=_copy_ms(math.prod(shape), 4, repeats) * 1.5, log_space=True,
+               unpacked_ms=_cuda_time(lambda: ps.linear_recurrence(g, x, axis=1, log_space=True), repeats))
+    rec["roof"] = rec["roof_ms"] / ours
+    if recurrent is not None:
+        cu = offsets.to(torch.long)
+        try:
+            theirs = recurrent(x, g, cu_seqlens=cu)[0]
+            mine = ps.linear_recurrence(g, x, axis=1, offsets=offsets, log_space=True)
+            rec["max_abs_diff_fla"] = float((mine - theirs.float()).abs().max())
+        except Exception as exc:  # noqa: BLE001
+            rec["fla_recurrent_error"] = f"{type(exc).__name__}: {exc}"[:300]
+        else:
+            rec["fla_recurrent_ms"], error = _time(lambda: recurrent(x, g, cu_seqlens=cu), repeats)
+            if error is None:
+                rec["vs_fla_recurrent"] = rec["fla_recurrent_ms"] / ours
+            else:
+                rec["fla_recurrent_error"] = error
+    print(json.dumps(rec), flush=True)
+    return rec
+
+
+def _log_space_markdown(records: list[dict], device: str) -> str:
+    lines = [f"# linear_recurrence(log_space=True) on {device}", "",
+             "| case | pass | dtype | ms | of roof | linear on exp(g) ms | exp(g) in the call ms | "
+             "x fla chunk | x fla recurrent | max diff vs fla |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in records:
+        lines.append(f"| {r['case']} | {r['pass_']} | {r['dtype']} | {r['ms']:.3f} | {r['roof']:.2f} | "
+                     f"{r.get('linear_ms', float('nan')):.3f} | {r.get('exp_then_linear_ms', float('nan')):.3f} | "
+                     f"{r.get('vs_fla_chunk', float('nan')):.2f} | {r.get('vs_fla_recurrent', float('nan')):.2f} | "
+                     f"{r.get('max_abs_diff_fla', float('nan')):.2g} |")
+    errors = [(r, k, v) for r in records for k, v in r.items() if k.endswith("_error")]
+    if errors:
+        lines += ["", "## Peers that did not run", ""]
+        lines += [f"- {r['case']} {r['pass_']} {r['dtype']}: {k}: {v}" for r, k, v in errors]
+    return "\n".join(lines) + "\n"
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
@@ -378,8 +545,22 @@ def main(argv=None) -> int:
     parser.add_argument("--no-plans", action="store_true", help="skip the sweep of the kernel's tilings")
     parser.add_argument("--forward-only", action="store_true",
                         help="float32 forward passes only (no bfloat16, backward or cumsum case)")
+    parser.add_argument("--log-space", action="store_true",
+                        help="only the log-decay cases (log_space=True) against flash-linear-attention's HGRN")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.log_space:
+        if args.device != "cuda":
+            parser.error("--log-space runs on cuda")
+        import torch
+
+        info = dict(device=torch.cuda.get_device_name(0), torch=torch.__version__)
+        records = bench_log_space(max(20, args.repeats))
+        stem = args.out / "recurrence-cuda-log-space"
+        stem.with_suffix(".json").write_text(json.dumps(dict(info=info, records=records), indent=1, default=str))
+        stem.with_suffix(".md").write_text(_log_space_markdown(records, info["device"]))
+        print(stem.with_suffix(".md").read_text())
+        return 0
     if args.device == "cuda":
         import torch
 

@@ -220,7 +220,8 @@ def recurrence_variants() -> dict:
     """Compile the recurrence kernel (:mod:`prefixscan.primitives.recurrence.triton_kernel`) for
     sm_90: forward, fused backward and the lane maps only (``TOTAL``), the walk (its
     chunk loop plain and pipelined over 3 stages) and the look-back, both orientations,
-    real and complex, float32 and bfloat16 data.  Per variant: "ok" or the error."""
+    real and complex, float32 and bfloat16 data, and real log decays (``LOG``: float32,
+    the pipelined walk and the look-back).  Per variant: "ok" or the error."""
     from prefixscan.primitives.recurrence import triton_kernel as R
 
     kernel = R.recurrence_kernel
@@ -228,14 +229,20 @@ def recurrence_variants() -> dict:
     ints = {k: "i64" for k in ("P", "P2", "T", "Q", "QB", "segs", "tile_base", "sa_p1", "sa_p2", "sa_t", "sa_q",
                                "sv_p1", "sv_p2", "sv_t", "sv_q")}
     out = {}
-    for data, complex_values, mode, (lookback, stages), time_axis in itertools.product(
-            ("fp32", "bf16"), (False, True), ("forward", "backward", "total"), ((False, 1), (False, 3), (True, 1)),
-            (0, 1)):
+    for data, (complex_values, log), mode, (lookback, stages), time_axis in itertools.product(
+            ("fp32", "bf16"), ((False, False), (True, False), (False, True)), ("forward", "backward", "total"),
+            ((False, 1), (False, 3), (True, 1)), (0, 1)):
         if complex_values and data != "fp32":
             continue
+        if log and (data != "fp32" or stages == 1 and not lookback):  # LOG changes the arithmetic, not the loads
+            continue
         fields = 4 if complex_values else 2
-        pair, flat = (R._complex_affine_pair, R._complex_affine_flat) if complex_values else (R._affine_pair,
-                                                                                            R._affine_flat)
+        if log:
+            pair, flat = R.log_affine_pair, R.log_affine_flat
+        elif complex_values:
+            pair, flat = R._complex_affine_pair, R._complex_affine_flat
+        else:
+            pair, flat = R._affine_pair, R._affine_flat
         written = "fp32" if mode == "total" else data  # the lane maps are stored in the accumulator type
         sig = dict(ints, a_ptr=f"*{data}", v_ptr=f"*{data}", h_ptr=f"*{data}", out_ptr=f"*{written}",
                    da_ptr=f"*{written}", seed_ptr="*fp32",
@@ -244,10 +251,11 @@ def recurrence_variants() -> dict:
         constexprs = dict(PAIR=pair, FLAT=flat, ACC=triton.language.float32, COMPLEX=complex_values, REVERSE=False,
                           HAS_SEED=mode != "total", BACKWARD=mode == "backward", NEED_A=mode == "backward",
                           TIME_AXIS=time_axis, LOOKBACK=lookback, WORDS=fields, WINDOW=4, CHAINED=False,
-                          BT=4096 // block_lanes, BL=block_lanes, TOTAL=mode == "total", STAGES=stages, CHUNKS=0)
+                          BT=4096 // block_lanes, BL=block_lanes, TOTAL=mode == "total", STAGES=stages, CHUNKS=0,
+                          LOG=log)
         sig.update({k: "constexpr" for k in constexprs})
         src = ASTSource(kernel, sig, constexprs={(names.index(k),): v for k, v in constexprs.items()})
-        label = (f"{mode}-{data}{'-complex' if complex_values else ''}-"
+        label = (f"{mode}-{data}{'-complex' if complex_values else ''}{'-log' if log else ''}-"
                  f"{'lookback' if lookback else f'walk-stages{stages}'}-axis{time_axis}")
         out[label] = compile_outcome(lambda: triton.compile(src, target=TARGET, options={"num_warps": 4}))
     return out

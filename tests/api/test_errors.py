@@ -352,6 +352,8 @@ def test_linear_recurrence_errors():
     raises_naming(("a", "b"), ps.linear_recurrence, a, np.ones((3, 6)))
     raises_naming("axis", ps.linear_recurrence, a, a, axis=2)
     raises_naming("init", ps.linear_recurrence, a, a, init=np.ones(4))
+    raises_naming("log_space", ps.linear_recurrence, a, a, log_space="yes")
+    raises_naming("log_space", ps.linear_recurrence, a.astype(np.int64), a.astype(np.int64), log_space=True)
 
 
 def test_compact_errors():

@@ -235,6 +235,37 @@ def test_linear_recurrence(rng, chunks_on, reverse):
                                rtol=1e-10, atol=1e-10)
 
 
+@pytest.mark.parametrize("reverse", [False, True])
+def test_linear_recurrence_log_space(rng, chunks_on, reverse):
+    """Log decays over chunks: each chunk's total decay is the sum of its log decays and
+    the totals compose in log space; against the plain loop fed exp(a) in float64, on
+    the NumPy scan (small chunks) and the compiled loop.  Decays whose product
+    underflows within a chunk (a log decay of -100 per step) give h == b, no NaN."""
+    to_library, to_numpy = chunks_on
+    la, b, init = rng.uniform(-2.0, 0.2, size=(4, 63)), rng.normal(size=(4, 63)), rng.normal(size=4)
+    chunks = ((3, 1), (1, 20, 0, 30, 12))
+    h, final = ps.linear_recurrence(lazy(la, chunks, to_library), lazy(b, chunks, to_library), init=init,
+                                    reverse=reverse, return_final=True, log_space=True)
+    want = ps.testing.reference_linear_recurrence(np.exp(la), b, init=init, reverse=reverse)
+    np.testing.assert_allclose(to_numpy(h.compute()), want, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(to_numpy(final.compute()), want[:, 0 if reverse else -1], rtol=1e-12, atol=1e-14)
+    steep = la - 100.0
+    h = ps.linear_recurrence(lazy(steep, chunks, to_library), lazy(b, chunks, to_library), init=init,
+                             reverse=reverse, log_space=True)
+    np.testing.assert_array_equal(to_numpy(h.compute()), b)  # exp(-100) * anything of this size is below b's ulp
+    la, b = rng.uniform(-0.01, 0.001, size=(4, 9000)), rng.normal(size=(4, 9000))
+    h = ps.linear_recurrence(lazy(la, ((4,), (3000,) * 3), to_library), lazy(b, ((4,), (3000,) * 3), to_library),
+                             reverse=reverse, log_space=True)
+    np.testing.assert_allclose(to_numpy(h.compute()),
+                               ps.testing.reference_linear_recurrence(np.exp(la), b, reverse=reverse),
+                               rtol=1e-10, atol=1e-10)
+    with pytest.raises(TypeError, match="log_space"):
+        ps.linear_recurrence(lazy(la, ((4,), (3000,) * 3), to_library), 1.0, log_space="yes")
+    with pytest.raises(TypeError, match="log_space"):
+        ps.linear_recurrence(lazy(la.astype(np.complex128), ((4,), (3000,) * 3), to_library), 1.0 + 0j,
+                             log_space=True)
+
+
 def test_bad_input_is_refused_before_any_graph(rng):
     x = lazy(random_array(rng, "int32", (10, 12), "add"), (5, 5))
     with pytest.raises(ValueError, match="axis"):

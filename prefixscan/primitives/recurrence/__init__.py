@@ -7,11 +7,13 @@ Stone 1973), with one-pass kernels where a backend has them.
   :mod:`.tensors`; also the totals of a recurrence held in pieces), dask arrays
   to :mod:`.dask`;
 * :mod:`.checks`: its arguments;
-* :mod:`.affine`: the affine monoids, real and complex (``prefixscan.AFFINE``);
+* :mod:`.affine`: the affine monoids, real and complex (``prefixscan.AFFINE``),
+  and over log decays;
 * :mod:`.runner`: the backend's one-pass recurrence, found in the tables below;
 * :mod:`.cpu` / :mod:`.compiled`: the compiled CPU loop (Numba);
 * :mod:`.triton` / :mod:`.triton_kernel`: the one-pass GPU kernel (forward,
-  totals, fused backward);
+  totals, fused backward), with :mod:`.triton_decays` (its decays, plain or as
+  logs: ``log_space``);
 * :mod:`.torch_ops`: the custom operators ``prefixscan::linear_recurrence`` and
   ``prefixscan::linear_recurrence_backward`` and their gradient;
 * :mod:`.tensors`: ``linear_recurrence`` on torch tensors (broadcast

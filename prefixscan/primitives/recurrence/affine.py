@@ -6,13 +6,19 @@ under composition (Blelloch 1990, "Prefix sums and their applications",
 section 1.4; Kogge & Stone 1973): an associative, non-commutative operator.
 Triton has no complex types, so complex recurrences scan four real fields
 ``(re a, im a, re b, im b)`` with the complex products written out.
+
+With log decays (``linear_recurrence(..., log_space=True)``) a map is
+``h -> exp(la) h + b`` and held as ``(la, b)``: two maps compose into
+``(la1 + la2, exp(la2) b1 + b2)``, so products of decays are sums of logs and
+never underflow before ``exp`` of their sum does; identity ``(0, 0)``.
 """
 
 from __future__ import annotations
 
-from ...monoid import Monoid
+from ...monoid import Monoid, exp
 
-__all__ = ["AFFINE", "AFFINE_BACKWARD", "COMPLEX_AFFINE", "COMPLEX_AFFINE_BACKWARD", "affine_monoid"]
+__all__ = ["AFFINE", "AFFINE_BACKWARD", "COMPLEX_AFFINE", "COMPLEX_AFFINE_BACKWARD", "LOG_AFFINE",
+           "LOG_AFFINE_BACKWARD", "affine_monoid"]
 
 
 def _affine(f, g):
@@ -27,6 +33,20 @@ def _affine_backward(f, g):
     a1, b1 = f
     a2, b2 = g
     return a1 * a2, a1 * b2 + b1
+
+
+def _log_affine(f, g):
+    """:func:`_affine` of maps ``h -> exp(la) h + b`` held as ``(la, b)``: f first, then g."""
+    la1, b1 = f
+    la2, b2 = g
+    return la1 + la2, exp(la2) * b1 + b2
+
+
+def _log_affine_backward(f, g):
+    """:func:`_log_affine` in the other order: g first, then f (for reverse recurrences)."""
+    la1, b1 = f
+    la2, b2 = g
+    return la1 + la2, exp(la1) * b2 + b1
 
 
 def _complex_affine(f, g):
@@ -50,15 +70,23 @@ def _complex_affine_backward(f, g):
 AFFINE = Monoid(_affine, (1, 0), name="affine")
 #: The affine monoid composing the later map first, for recurrences run from the end.
 AFFINE_BACKWARD = Monoid(_affine_backward, (1, 0), name="affine_backward")
+#: The affine monoid over log decays: pairs ``(la, b)`` meaning ``h -> exp(la) h + b``,
+#: earlier map first; identity ``(0, 0)``.
+LOG_AFFINE = Monoid(_log_affine, (0, 0), name="log_affine")
+#: :data:`LOG_AFFINE` composing the later map first, for recurrences run from the end.
+LOG_AFFINE_BACKWARD = Monoid(_log_affine_backward, (0, 0), name="log_affine_backward")
 #: :data:`AFFINE` on complex coefficients split into four real fields.
 COMPLEX_AFFINE = Monoid(_complex_affine, (1, 0, 0, 0), name="complex_affine")
 #: :data:`AFFINE_BACKWARD` on complex coefficients split into four real fields.
 COMPLEX_AFFINE_BACKWARD = Monoid(_complex_affine_backward, (1, 0, 0, 0), name="complex_affine_backward")
 
 
-def affine_monoid(reverse: bool, split_complex: bool = False) -> Monoid:
+def affine_monoid(reverse: bool, split_complex: bool = False, log_space: bool = False) -> Monoid:
     """The monoid of a recurrence run forward or from the end (``reverse``), over
-    real pairs or over complex numbers split into four real fields."""
+    real pairs or over complex numbers split into four real fields; ``log_space``:
+    over real pairs of a log decay and an input."""
+    if log_space:
+        return LOG_AFFINE_BACKWARD if reverse else LOG_AFFINE
     if split_complex:
         return COMPLEX_AFFINE_BACKWARD if reverse else COMPLEX_AFFINE
     return AFFINE_BACKWARD if reverse else AFFINE

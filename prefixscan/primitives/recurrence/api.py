@@ -12,6 +12,7 @@ a differentiable custom operator) go to :mod:`.in_memory`; dask arrays go to
 from __future__ import annotations
 
 from ..._arrays import is_dask_collection, refuse_dask
+from ..._normalize import check_flag
 from ..._typing import ArrayLike, BackendName, OffsetsLike, Scalar
 from ..scan.routing import is_torch_tensor
 from .in_memory import recurrence_in_memory
@@ -21,9 +22,10 @@ __all__ = ["linear_recurrence"]
 
 def linear_recurrence(a: ArrayLike | Scalar, b: ArrayLike | Scalar, *, init: ArrayLike | Scalar | None = None,
                       axis: int = -1, reverse: bool = False, offsets: OffsetsLike | None = None,
-                      return_final: bool = False,
+                      return_final: bool = False, log_space: bool = False,
                       backend: BackendName | None = None) -> ArrayLike | tuple[ArrayLike, ArrayLike]:
-    """Solve ``h[t] = a[t] * h[t-1] + b[t]`` along ``axis``, with ``h[-1] = init``.
+    """Solve ``h[t] = a[t] * h[t-1] + b[t]`` along ``axis``, with ``h[-1] = init``
+    (``h[t] = exp(a[t]) * h[t-1] + b[t]`` with ``log_space=True``).
 
     Computed as one scan of the pairs ``(a, b)`` with the affine monoid
     (:data:`prefixscan.AFFINE`; Blelloch 1990, section 1.4), so it runs in
@@ -63,6 +65,17 @@ def linear_recurrence(a: ArrayLike | Scalar, b: ArrayLike | Scalar, *, init: Arr
         Also return the final state: ``h`` at the last step (the first with
         ``reverse``), of the lane shape; with ``offsets``, one per sequence,
         stacked along ``axis``.  Differentiable like ``h``.
+    log_space : bool, default False
+        ``a`` holds log decays: ``h[t] = exp(a[t]) * h[t-1] + b[t]``, the way
+        gated models produce them (``F.logsigmoid(x)``, ``-F.softplus(x)``,
+        ``dt * A``).  Products of decays are sums of logs (the pairs compose
+        as ``(la1 + la2, exp(la2) * b1 + b2)``), so a long span decays to
+        exactly ``exp`` of its summed log decay, never to an early 0 or a NaN,
+        and no array of ``exp(a)`` is made (the kernels take ``exp`` where a
+        decay multiplies a state).  The gradient goes to the log decays:
+        ``dL/da[t] = dL/db[t] * h[t-1] * exp(a[t])``, the gradient of the
+        decay ``exp(a[t])`` times the decay.  Real floating dtypes only
+        (float16 and bfloat16 accumulate in float32).
     backend : {None, "cpu", "triton"}, default None
         As in :func:`prefixscan.scan`.
 
@@ -79,24 +92,28 @@ def linear_recurrence(a: ArrayLike | Scalar, b: ArrayLike | Scalar, *, init: Arr
         an out-of-range ``axis``, an ``init`` that does not broadcast to its
         shape, ``offsets`` that do not start at 0, decrease, or leave ``[0, n]``.
     TypeError
-        ``a`` and ``b`` of different dtypes, a flag that is not a bool.
+        ``a`` and ``b`` of different dtypes, a flag that is not a bool,
+        ``log_space=True`` with a dtype that is not a real float.
 
     Examples
     --------
     >>> import numpy as np, prefixscan
     >>> prefixscan.linear_recurrence(np.array([2.0, 2.0, 2.0]), np.array([1.0, 1.0, 1.0]), init=1.0)
     array([ 3.,  7., 15.])
+    >>> prefixscan.linear_recurrence(np.log([2.0, 2.0, 2.0]), np.array([1.0, 1.0, 1.0]), init=1.0, log_space=True)
+    array([ 3.,  7., 15.])
     """
+    log_space = check_flag(log_space, "log_space")
     # Tensors first: torch.compile traces this function, and a type's module name
     # (the dask test) is something TorchDynamo cannot read.
     if is_torch_tensor(a) or is_torch_tensor(b):
         return recurrence_in_memory(a, b, init=init, axis=axis, reverse=reverse, offsets=offsets,
-                                    return_final=return_final, backend=backend)
+                                    return_final=return_final, backend=backend, log_space=log_space)
     if is_dask_collection(a) or is_dask_collection(b):  # lazy, chunk by chunk
         from . import dask as chunked  # imports dask: a or b is a dask array
 
         return chunked.linear_recurrence(a, b, init=init, axis=axis, reverse=reverse, offsets=offsets,
-                                         return_final=return_final, backend=backend)
+                                         return_final=return_final, backend=backend, log_space=log_space)
     refuse_dask(offsets, "offsets")  # host a and b: the offsets are read now, not computed behind their back
     return recurrence_in_memory(a, b, init=init, axis=axis, reverse=reverse, offsets=offsets,
-                                return_final=return_final, backend=backend)
+                                return_final=return_final, backend=backend, log_space=log_space)

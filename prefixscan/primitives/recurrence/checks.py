@@ -10,7 +10,18 @@ from ..._arrays import ArrayRef, inspect_array
 from ..._normalize import check_axis, check_init_shape, check_init_value
 from ...monoid import accumulator_dtype_name
 
-__all__ = ["check_recurrence_args"]
+__all__ = ["check_recurrence_args", "check_log_space_dtype"]
+
+#: The dtypes of log decays: real floats (``exp`` of an integer or a complex log is not one).
+LOG_SPACE_DTYPES = ("float16", "bfloat16", "float32", "float64")
+
+
+def check_log_space_dtype(dtype: str) -> None:
+    """Refuse ``log_space=True`` for a dtype (canonical name) that holds no real log
+    decays, naming the argument."""
+    if dtype not in LOG_SPACE_DTYPES:
+        raise TypeError(f"log_space=True takes real floating log decays (float16, bfloat16, float32, float64); "
+                        f"a and b have dtype {dtype}")
 
 
 def check_recurrence_args(a: Any, b: Any, init: Any, axis: int) -> tuple[ArrayRef, ArrayRef, bool]:

@@ -5,7 +5,10 @@ The linear recurrence is a scan of the affine monoid, so it takes the graph of
 its affine map ``h -> A h + B`` (A the product of its ``a``, B the last state of
 its recurrence from a zero start); the carry is the state entering the chunk,
 which becomes the ``init`` of the chunk's own recurrence (Blelloch 1990,
-"Prefix sums and their applications", section 1.4).
+"Prefix sums and their applications", section 1.4).  With log decays
+(``log_space``) a chunk's A is the sum of its log decays and the totals compose
+under the affine monoid over log decays, so no product of decays underflows
+between chunks.
 """
 
 from __future__ import annotations
@@ -19,12 +22,13 @@ from dask.array.utils import meta_from_array
 
 from ..._arrays import as_torch, from_torch, inspect_array
 from ..._axes import AxisError
-from ..._normalize import check_axis, check_init_shape, check_init_value
+from ..._normalize import check_axis, check_flag, check_init_shape, check_init_value
 from ..._request import np_dtype
 from ...dask.chunks import check_known_chunks, combine_fields, host_fields, refuse_lazy, same_chunks
 from ...dask.graph import scan_chunks
 from ...monoid import Monoid, accumulator_dtype_name
 from .affine import affine_monoid
+from .checks import check_log_space_dtype
 from .in_memory import linear_recurrence_total as recurrence_total
 from .in_memory import recurrence_in_memory
 
@@ -33,7 +37,8 @@ __all__ = ["linear_recurrence", "RecurrencePieces"]
 
 @dataclass(frozen=True)
 class RecurrencePieces:
-    """h[t] = a[t] h[t-1] + b[t] over chunks: totals are affine maps (A, B)."""
+    """h[t] = a[t] h[t-1] + b[t] over chunks: totals are affine maps (A, B) (A a log
+    decay with ``log_space``)."""
 
     monoid: Monoid  # the affine monoid of the direction
     axis: int
@@ -41,12 +46,14 @@ class RecurrencePieces:
     reverse: bool
     backend: str | None
     rounds: int = 1
+    log_space: bool = False
 
     def total(self, fields: tuple, offset: int, lower: Sequence) -> tuple:
         # The chunk's map (A, B): B its last state (first, in reverse) from a zero start,
         # in one read of a and b on the compiled CPU backend, never a tree of compositions.
         a, b = _one_library(*fields)
-        product, state = recurrence_total(a, b, axis=self.axis, reverse=self.reverse, backend=self.backend)
+        product, state = recurrence_total(a, b, axis=self.axis, reverse=self.reverse, backend=self.backend,
+                                          log_space=self.log_space)
         return host_fields((product, state), (self.acc, self.acc))
 
     def combine(self, left, right):
@@ -56,7 +63,7 @@ class RecurrencePieces:
         a, b = _one_library(*fields)
         carry = carries[0]
         h = recurrence_in_memory(a, b, init=None if carry is None else carry[1], axis=self.axis,
-                                 reverse=self.reverse, backend=self.backend)
+                                 reverse=self.reverse, backend=self.backend, log_space=self.log_space)
         return (h,)
 
 
@@ -72,7 +79,8 @@ def _one_library(a, b) -> tuple:
     return (moved, b) if host is ra else (a, moved)
 
 
-def linear_recurrence(a, b, *, init=None, axis=-1, reverse=False, offsets=None, return_final=False, backend=None):
+def linear_recurrence(a, b, *, init=None, axis=-1, reverse=False, offsets=None, return_final=False, backend=None,
+                      log_space=False):
     """:func:`prefixscan.linear_recurrence` of dask arrays ``a``, ``b`` (one of them
     may be a NumPy array or a number): a lazy dask array of the broadcast shape, on
     the chunks of ``a`` (of ``b`` when only ``b`` is a dask array)."""
@@ -95,6 +103,8 @@ def linear_recurrence(a, b, *, init=None, axis=-1, reverse=False, offsets=None, 
     axis = check_axis(inspect_array(a, "a"), axis, "a")
     if not isinstance(reverse, (bool, np.bool_)) or not isinstance(return_final, (bool, np.bool_)):
         raise TypeError("reverse and return_final must be True or False")
+    if check_flag(log_space, "log_space"):
+        check_log_space_dtype(a.dtype.name)
     acc = accumulator_dtype_name(a.dtype.name)
     lanes = a.shape[:axis] + a.shape[axis + 1:]
     seed = None
@@ -103,10 +113,12 @@ def linear_recurrence(a, b, *, init=None, axis=-1, reverse=False, offsets=None, 
         value = check_init_value(init, acc)
         value = np.broadcast_to(np.asarray(value.cpu() if hasattr(value, "cpu") else value, dtype=np_dtype(acc)),
                                 lanes)
-        # The constant map h -> init before the first step: composing it first yields init's state.
-        seed = (np.zeros(lanes, np_dtype(acc)), np.array(value))
+        # The constant map h -> init before the first step (decay 0, log decay -inf): composing it
+        # first yields init's state.
+        seed = (np.full(lanes, -np.inf if log_space else 0, np_dtype(acc)), np.array(value))
     a, b = same_chunks([a, b]) if a_first else same_chunks([b, a])[::-1]
-    pieces = RecurrencePieces(affine_monoid(bool(reverse)), axis, acc, bool(reverse), backend)
+    pieces = RecurrencePieces(affine_monoid(bool(reverse), log_space=bool(log_space)), axis, acc, bool(reverse),
+                              backend, log_space=bool(log_space))
     meta = meta_from_array(a, a.ndim, dtype=a.dtype)
     (h,) = scan_chunks(pieces, [a, b], axis=axis, seed=seed, metas=[meta])
     if not return_final:

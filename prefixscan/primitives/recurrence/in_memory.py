@@ -24,40 +24,44 @@ from ...monoid import accumulator_dtype_name
 from ..scan.routing import is_torch_tensor
 from ..scan.runner import run_scan
 from .affine import affine_monoid
+from .checks import check_log_space_dtype
 from .runner import run_host_recurrence, run_recurrence_total
 
 __all__ = ["recurrence_in_memory", "linear_recurrence_total"]
 
 
 def recurrence_in_memory(a, b, *, init=None, axis=-1, reverse=False, offsets=None, return_final=False,
-                         backend=None):
+                         backend=None, log_space=False):
     """:func:`prefixscan.linear_recurrence` of arrays in memory (host, device,
     torch): what it runs for them, and what each chunk of the dask path runs."""
     check_flag(reverse, "reverse")
     check_flag(return_final, "return_final")
+    log_space = check_flag(log_space, "log_space")
     a, b = _number_like(a, b, "a"), _number_like(b, a, "b")
     if is_torch_tensor(a) and is_torch_tensor(b):
         from .tensors import linear_recurrence_tensors  # torch is loaded: a is a tensor
 
         return linear_recurrence_tensors(a, b, init=init, axis=axis, reverse=reverse, offsets=offsets,
-                                         return_final=return_final, backend=backend)
+                                         return_final=return_final, backend=backend, log_space=log_space)
     ra, rb = inspect_array(a, "a"), inspect_array(b, "b")
     if ra.device != "cpu" or rb.device != "cpu" or ra.library == "torch" or rb.library == "torch":
         # Device arrays (CuPy, JAX, DLPack) and mixed tensors: zero-copy torch views, results back as a's type.
         from .tensors import linear_recurrence_tensors
 
         result = linear_recurrence_tensors(as_torch(ra), as_torch(rb), init=init, axis=axis, reverse=reverse,
-                                           offsets=offsets, return_final=return_final, backend=backend)
+                                           offsets=offsets, return_final=return_final, backend=backend,
+                                           log_space=log_space)
         if return_final:
             return tuple(from_torch(r, ra) for r in result)
         return from_torch(result, ra)
-    return _host(ra, rb, init, axis, reverse, offsets, return_final, backend)
+    return _host(ra, rb, init, axis, reverse, offsets, return_final, backend, log_space)
 
 
-def linear_recurrence_total(a, b, *, axis=-1, reverse=False, backend=None):
+def linear_recurrence_total(a, b, *, axis=-1, reverse=False, backend=None, log_space=False):
     """Each lane's map ``h_in -> A h_in + B`` of the recurrence over the whole ``axis``:
-    ``(A, B)``, ``A`` the product of ``a`` and ``B`` the last step (the first, in reverse)
-    from a zero start, of the lane shape (not differentiable).  The reduce step of a
+    ``(A, B)``, ``A`` the product of ``a`` (with ``log_space``, ``a`` holds log decays and
+    ``A`` is their sum, the log of the product) and ``B`` the last step (the first, in
+    reverse) from a zero start, of the lane shape (not differentiable).  The reduce step of a
     recurrence held in pieces (dask chunks, the ranks of a process group): one read of
     ``a`` and ``b`` where the backend has that pass (the compiled CPU loop, the Triton
     kernel's ``TOTAL`` mode), else a product and the recurrence.  ``a`` and ``b`` of one
@@ -74,14 +78,15 @@ def linear_recurrence_total(a, b, *, axis=-1, reverse=False, backend=None):
     else:  # tensors (detached: the map is not differentiated) and device arrays, as torch
         a, b = as_torch(ra).detach(), as_torch(rb).detach()
         half = a.is_floating_point() and a.element_size() == 2
-    totals = run_recurrence_total(backend, a, b, axis, reverse)
+    totals = run_recurrence_total(backend, a, b, axis, reverse, log_space)
     if totals is None:
         if half:  # the state in float32, as the one-read passes keep it
             a, b = (a.astype(np.float32), b.astype(np.float32)) if host else (a.float(), b.float())
-        h = recurrence_in_memory(a, b, axis=axis, reverse=reverse, backend=backend)
+        h = recurrence_in_memory(a, b, axis=axis, reverse=reverse, backend=backend, log_space=log_space)
         full = np.broadcast_to(a, shape) if host else a.expand(shape)
         n = shape[axis]
-        totals = full.prod(axis), (h[(slice(None),) * axis + (0 if reverse else n - 1,)] if n else h.sum(axis))
+        product = full.sum(axis) if log_space else full.prod(axis)
+        totals = product, (h[(slice(None),) * axis + (0 if reverse else n - 1,)] if n else h.sum(axis))
     if host:
         return totals
     like = ra if ra.library != "numpy" else rb
@@ -105,10 +110,13 @@ def _number_like(value: Any, other: Any, name: str) -> Any:
     return np.asarray(value, dtype=other.dtype)
 
 
-def _host(ra: ArrayRef, rb: ArrayRef, init, axis, reverse, offsets, return_final, backend):
+def _host(ra: ArrayRef, rb: ArrayRef, init, axis, reverse, offsets, return_final, backend, log_space):
     """The recurrence of host arrays on the CPU backend: its compiled one-pass loop
-    (broadcast coefficients read in place), else NumPy around the affine scan."""
+    (broadcast coefficients read in place), else NumPy around the affine scan (over
+    log decays with ``log_space``)."""
     shape, axis = _shape_and_axis(ra, rb, axis)
+    if log_space:
+        check_log_space_dtype(ra.dtype)
     lanes = shape[:axis] + shape[axis + 1:]
     bounds = None
     if offsets is not None:
@@ -119,23 +127,23 @@ def _host(ra: ArrayRef, rb: ArrayRef, init, axis, reverse, offsets, return_final
     if init is not None:  # checked before any work: init is h[-1], held in a's dtype
         check_init_shape(init, seed_shape)
         check_init_value(init, accumulator_dtype_name(ra.dtype))
-    config = make_config(affine_monoid(reverse), axis=axis, inclusive=True, reverse=reverse, order=1, tuple_size=1,
-                         dtype=None, backend=backend, algorithm=None)
+    config = make_config(affine_monoid(reverse, log_space=log_space), axis=axis, inclusive=True, reverse=reverse,
+                         order=1, tuple_size=1, dtype=None, backend=backend, algorithm=None)
     a, b = np.broadcast_to(as_numpy(ra), shape), np.broadcast_to(as_numpy(rb), shape)
     n = shape[axis]
     if bounds is None:
         h = run_host_recurrence(backend, a, b, None if init is None else np.asarray(init, dtype=a.dtype), axis,
-                                reverse) if n else None
+                                reverse, log_space) if n else None
         if h is None:
             coef, h = run_scan(config, (a, b))
             if init is not None:
                 seed = init if np.ndim(init) == 0 else np.expand_dims(np.broadcast_to(np.asarray(init), lanes), axis)
-                h = coef * seed + h
+                h = (np.exp(coef) if log_space else coef) * seed + h
         final = None
         if return_final:
             final = np.take(h, 0 if reverse else n - 1, axis=axis) if n else _zero_state(init, lanes, h.dtype)
     else:
-        h, final = _packed(config, backend, a, b, init, axis, reverse, bounds, seed_shape, return_final)
+        h, final = _packed(config, backend, a, b, init, axis, reverse, bounds, seed_shape, return_final, log_space)
     h = from_numpy(h, ra) if ra.library != "numpy" else h
     if not return_final:
         return h
@@ -143,11 +151,12 @@ def _host(ra: ArrayRef, rb: ArrayRef, init, axis, reverse, offsets, return_final
 
 
 def _packed(config, backend, a, b, init, axis: int, reverse: bool, bounds: np.ndarray, seed_shape: tuple,
-            return_final: bool):
+            return_final: bool, log_space: bool):
     """The recurrence of packed sequences ``[bounds[i], bounds[i + 1])`` along ``axis``
     (empty ones included: their final state is their seed) as one recurrence: a zero
-    coefficient where a sequence's first step is taken, its seed folded into that
-    step's ``b``.  Returns ``(h, final)`` (final None unless ``return_final``)."""
+    coefficient (a log decay of ``-inf``) where a sequence's first step is taken, its
+    seed folded into that step's ``b``.  Returns ``(h, final)`` (final None unless
+    ``return_final``)."""
     n = a.shape[axis]
     starts, ends = bounds[:-1], bounds[1:]
     filled = ends > starts  # sequences of one step or more
@@ -156,9 +165,10 @@ def _packed(config, backend, a, b, init, axis: int, reverse: bool, bounds: np.nd
     seeds = None if init is None else np.broadcast_to(np.asarray(init), seed_shape)
     a_eff, b_eff = np.array(a), np.array(b)
     if seeds is not None:
-        b_eff[restart] = b_eff[restart] + a[restart] * np.compress(filled, seeds, axis=axis)
-    a_eff[restart] = 0
-    h = run_host_recurrence(backend, a_eff, b_eff, None, axis, reverse) if n else None
+        first_decay = np.exp(a[restart]) if log_space else a[restart]
+        b_eff[restart] = b_eff[restart] + first_decay * np.compress(filled, seeds, axis=axis)
+    a_eff[restart] = -np.inf if log_space else 0
+    h = run_host_recurrence(backend, a_eff, b_eff, None, axis, reverse, log_space) if n else None
     if h is None:
         _, h = run_scan(config, (a_eff, b_eff))
     if not return_final:

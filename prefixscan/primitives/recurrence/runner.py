@@ -48,43 +48,49 @@ def _call_native(backend, arrays: tuple, call) -> Any:
 
 
 def run_recurrence(backend_name: str | None, a: Any, b: Any, init: Any, axis: int, reverse: bool,
-                   deterministic: bool) -> Any:
-    """``h`` of ``h[t] = a[t] h[t-1] + b[t]`` by the backend's one-pass recurrence, on
-    torch tensors ``a``, ``b`` (``init`` of the lane shape or None), as a tensor of a's
-    type; None where the backend has none for them."""
+                   deterministic: bool, log_space: bool = False) -> Any:
+    """``h`` of ``h[t] = a[t] h[t-1] + b[t]`` (``exp(a[t])`` with ``log_space``) by the
+    backend's one-pass recurrence, on torch tensors ``a``, ``b`` (``init`` of the lane
+    shape or None), as a tensor of a's type; None where the backend has none for them."""
     backend = dispatch.select_backend(backend_name, a.device.type)
     passes = dispatch.implementation("linear_recurrence", IMPLEMENTATIONS, backend)
     return _call_native(backend, (a, b, init),
-                        lambda a, b, init: passes.linear_recurrence(a, b, init, axis, reverse, deterministic))
+                        lambda a, b, init: passes.linear_recurrence(a, b, init, axis, reverse, deterministic,
+                                                                    log_space=log_space))
 
 
 def run_recurrence_backward(backend_name: str | None, a: Any, h: Any, grad: Any, init: Any, axis: int,
-                            reverse: bool, deterministic: bool, need_a: bool) -> tuple | None:
-    """``(dL/da or None, dL/db)`` by the backend's fused backward, or None where it has none."""
+                            reverse: bool, deterministic: bool, need_a: bool, log_space: bool = False) -> tuple | None:
+    """``(dL/da or None, dL/db)`` by the backend's fused backward, or None where it has none
+    (``log_space``: ``a`` holds log decays, and ``dL/da`` is with respect to them)."""
     backend = dispatch.select_backend(backend_name, a.device.type)
     if backend.NAME not in FUSED_BACKWARD:
         return None  # the reverse recurrence runs through the operator
     fused = dispatch.implementation("linear_recurrence_backward", FUSED_BACKWARD, backend)
-    return fused.linear_recurrence_backward(a, h, grad, init, axis, reverse, deterministic, need_a)
+    return fused.linear_recurrence_backward(a, h, grad, init, axis, reverse, deterministic, need_a,
+                                            log_space=log_space)
 
 
-def run_host_recurrence(backend_name: str | None, a: Any, b: Any, init: Any, axis: int, reverse: bool) -> Any:
+def run_host_recurrence(backend_name: str | None, a: Any, b: Any, init: Any, axis: int, reverse: bool,
+                        log_space: bool = False) -> Any:
     """The backend's one-pass recurrence of host NumPy arrays (the CPU backend's
     compiled loop), or None where it has none for them."""
     backend = dispatch.select_backend(backend_name, "cpu")
     if backend.NATIVE_LIBRARY != "numpy":
         return None
     return dispatch.implementation("linear_recurrence", IMPLEMENTATIONS, backend).linear_recurrence(
-        a, b, init, axis, reverse, False)
+        a, b, init, axis, reverse, False, log_space=log_space)
 
 
-def run_recurrence_total(backend_name: str | None, a: Any, b: Any, axis: int, reverse: bool) -> tuple | None:
+def run_recurrence_total(backend_name: str | None, a: Any, b: Any, axis: int, reverse: bool,
+                         log_space: bool = False) -> tuple | None:
     """``(A, B)``, each lane's map of the recurrence over ``axis`` (non-negative), by the
     backend's one-read pass, of ``a``'s array type (NumPy arrays or torch tensors); None
-    where the backend has none for them."""
+    where the backend has none for them.  ``log_space``: ``A`` is the sum of the log decays."""
     on_torch = hasattr(a, "detach")
     if on_torch:  # the map is not differentiated (and NumPy views refuse tensors that require grad)
         a, b = a.detach(), b.detach()
     backend = dispatch.select_backend(backend_name, a.device.type if on_torch else "cpu")
     passes = dispatch.implementation("linear_recurrence", IMPLEMENTATIONS, backend)
-    return _call_native(backend, (a, b), lambda a, b: passes.linear_recurrence_total(a, b, axis, reverse))
+    return _call_native(backend, (a, b),
+                        lambda a, b: passes.linear_recurrence_total(a, b, axis, reverse, log_space=log_space))

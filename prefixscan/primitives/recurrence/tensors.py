@@ -12,12 +12,14 @@ Everything around it is differentiable torch indexing, so gradients reach
   no copy until the scan reads it, and its gradient is summed back);
 * packed sequences (``offsets``, the ``cu_seqlens`` of variable-length
   batches): the state restarts where a sequence starts, by a zero coefficient
-  there, and a sequence's seed enters through its first ``b``;
+  there (a log decay of ``-inf`` in log space), and a sequence's seed enters
+  through its first ``b``;
 * the final states are read from ``h`` (one per lane, or per sequence).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import torch
@@ -28,6 +30,7 @@ from ..._normalize import check_axis, check_offsets
 from ...monoid import accumulator_dtype_name
 from ..scan.routing import wants_torch_ops
 from ..scan.tensors import host_seed
+from .checks import check_log_space_dtype
 from .torch_ops import RecurrenceParams, call_recurrence, recurrence_values
 
 __all__ = ["linear_recurrence_tensors"]
@@ -91,15 +94,18 @@ def _bounds_tensor(offsets: Any, n: int, device, whole: bool) -> torch.Tensor:
     return bounds if whole else torch.cat([bounds, bounds.new_full((1,), n)])
 
 
+_REAL_FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
 # Torch has no add (nor index_add, index_fill, index_select) for these: the
 # recurrence runs in the signed type of the same width, whose add and multiply
 # are the same arithmetic modulo 2**bits, so the bits of every result agree.
 _SIGNED_TWIN = {torch.uint16: torch.int16, torch.uint32: torch.int32, torch.uint64: torch.int64}
 
 
-def _zero_at(t: torch.Tensor, axis: int, positions: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
-    """``t`` with the slices at ``positions`` along ``axis`` set to 0 where ``keep`` is
-    True, as a new tensor.  Not ``index_fill``: on an expanded ``t`` (a decay
+def _zero_at(t: torch.Tensor, axis: int, positions: torch.Tensor, keep: torch.Tensor,
+             fill: float = 0.0) -> torch.Tensor:
+    """``t`` with the slices at ``positions`` along ``axis`` set to ``fill`` (0) where
+    ``keep`` is True, as a new tensor.  Not ``index_fill``: on an expanded ``t`` (a decay
     broadcast over steps) inductor's CUDA decomposition of it writes into a fresh
     buffer with ``copy_``, which AOTAutograd refuses in a traced graph; a mask and
     ``where`` trace functionally everywhere."""
@@ -107,7 +113,7 @@ def _zero_at(t: torch.Tensor, axis: int, positions: torch.Tensor, keep: torch.Te
     hits = torch.zeros(n, dtype=torch.int32, device=t.device).index_add(0, positions, keep.to(torch.int32))
     shape = [1] * t.dim()
     shape[axis] = n
-    return torch.where((hits > 0).view(shape), t.new_zeros(()), t)
+    return torch.where((hits > 0).view(shape), t.new_full((), fill), t)
 
 
 def _along(mask: torch.Tensor, axis: int, ndim: int) -> torch.Tensor:
@@ -119,10 +125,12 @@ def _along(mask: torch.Tensor, axis: int, ndim: int) -> torch.Tensor:
 
 def linear_recurrence_tensors(a: torch.Tensor, b: torch.Tensor, *, init: Any = None, axis: int = -1,
                               reverse: bool = False, offsets: Any = None, return_final: bool = False,
-                              backend: Any = None):
+                              backend: Any = None, log_space: bool = False):
     """:func:`prefixscan.linear_recurrence` of torch tensors (see its docstring);
     ``axis`` is checked by the caller's rules here."""
     shape = _shape(a, b)
+    if log_space and a.dtype not in _REAL_FLOATS:  # the name (a str of a dtype) only on the way to the error
+        check_log_space_dtype(_name(a.dtype))
     signed = _SIGNED_TWIN.get(a.dtype)
     if signed is not None:
         unsigned = a.dtype
@@ -137,7 +145,7 @@ def linear_recurrence_tensors(a: torch.Tensor, b: torch.Tensor, *, init: Any = N
         return result.view(unsigned)
     axis = check_axis(ArrayRef(a, "torch", str(a.device), shape, _name(a.dtype)), axis, "a")  # an int, in range
     n = shape[axis]
-    params = RecurrenceParams(axis, reverse, backend)
+    params = RecurrenceParams(axis, reverse, backend, log_space=log_space)
     recur = call_recurrence if wants_torch_ops(a, init, b) else recurrence_values
     a_full, b_full = a.expand(shape), b.expand(shape)
     lanes = shape[:axis] + shape[axis + 1:]
@@ -164,9 +172,11 @@ def linear_recurrence_tensors(a: torch.Tensor, b: torch.Tensor, *, init: Any = N
     keep = _along(filled, axis, len(shape))
     b_eff = b_full
     if seed is not None:
-        added = torch.where(keep, a_full.index_select(axis, restart) * seed, seed.new_zeros(()))
+        first_decay = a_full.index_select(axis, restart)
+        added = torch.where(keep, (first_decay.exp() if log_space else first_decay) * seed, seed.new_zeros(()))
         b_eff = b_full.index_add(axis, restart, added)
-    h = recur(params, _zero_at(a_full, axis, restart, filled), b_eff, None)
+    # The restart: a zero decay (log decay -inf) at each sequence's first step.
+    h = recur(params, _zero_at(a_full, axis, restart, filled, -math.inf if log_space else 0.0), b_eff, None)
     if not return_final:
         return h
     picked = h.index_select(axis, firsts if reverse else lasts)

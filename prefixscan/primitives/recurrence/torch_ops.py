@@ -14,9 +14,11 @@ opaque operator.  The forward runs the backend's one-pass recurrence
 The gradient: ``grad b`` is the reverse recurrence of ``grad h`` with ``a``
 shifted by one step, ``grad a[t] = grad b[t] h[t-1]``, and ``grad init = a[0]
 grad b[0]`` (conjugated for complex values, torch's convention); it reads h,
-never recomputes it.  The backend fuses both into one pass where it can (Martin
-& Cundy 2018, "Parallelizing Linear Recurrent Neural Nets Over Sequence
-Length", section 2.2).
+never recomputes it.  With log decays (``log_space``: ``h[t] = exp(a[t]) h[t-1]
++ b[t]``) the reverse recurrence runs in log space too, ``grad a[t] = grad b[t]
+h[t-1] exp(a[t])`` and ``grad init = exp(a[0]) grad b[0]``.  The backend fuses
+both into one pass where it can (Martin & Cundy 2018, "Parallelizing Linear
+Recurrent Neural Nets Over Sequence Length", section 2.2).
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ class RecurrenceParams:
     backend: Optional[str] = None
     deterministic: bool = False
     strategy: str = "auto"
+    log_space: bool = False  # a holds log decays: h[t] = exp(a[t]) h[t-1] + b[t]
 
     def args(self) -> tuple:
         return astuple(self)
@@ -60,9 +63,10 @@ class RecurrenceParams:
 
 
 @functools.lru_cache(maxsize=256)
-def _recurrence_config(axis, reverse, backend, deterministic, strategy, split_complex, dtype) -> ScanConfig:
-    return make_config(affine_monoid(reverse, split_complex), axis=axis, inclusive=True, reverse=reverse, order=1,
-                       tuple_size=1, dtype=dtype, backend=backend, algorithm=None, deterministic=deterministic,
+def _recurrence_config(axis, reverse, backend, deterministic, strategy, log_space, split_complex,
+                       dtype) -> ScanConfig:
+    return make_config(affine_monoid(reverse, split_complex, log_space), axis=axis, inclusive=True, reverse=reverse,
+                       order=1, tuple_size=1, dtype=dtype, backend=backend, algorithm=None, deterministic=deterministic,
                        strategy=strategy)
 
 
@@ -74,18 +78,18 @@ def recurrence_values(params: RecurrenceParams, a: torch.Tensor, b: torch.Tensor
                       init: Optional[torch.Tensor]) -> torch.Tensor:
     """The recurrence itself, without autograd: the backend's one-pass recurrence
     (:func:`.runner.run_recurrence`), else one scan of the pairs (a, b) under the
-    affine monoid; 16-bit inputs accumulate and combine with ``init`` in float32
-    and are rounded once.  Complex coefficients on the Triton backend, which has no
-    complex types, scan as four real fields."""
+    affine monoid (over log decays with ``log_space``); 16-bit inputs accumulate and
+    combine with ``init`` in float32 and are rounded once.  Complex coefficients on the
+    Triton backend, which has no complex types, scan as four real fields."""
     a, b = a.resolve_conj(), b.resolve_conj()
     if params.strategy == "auto":
         h = run_recurrence(params.backend, a, b, None if init is None else init.resolve_conj(), params.axis,
-                           params.reverse, params.deterministic)
+                           params.reverse, params.deterministic, params.log_space)
         if h is not None:
             return h
     dtype = a.dtype
     wide = "float32" if dtype in _HALF else None
-    split = a.is_complex() and not takes_complex(params.backend, a.device.type)
+    split = a.is_complex() and not takes_complex(params.backend, a.device.type) and not params.log_space
     if split:
         fields = (a.real.contiguous(), a.imag.contiguous(), b.real.contiguous(), b.imag.contiguous())
         ar, ai, br, bi = run_scan(params.config(True, wide), fields)
@@ -93,23 +97,25 @@ def recurrence_values(params: RecurrenceParams, a: torch.Tensor, b: torch.Tensor
     else:
         coef, offset = run_scan(params.config(False, wide), (a.contiguous(), b.contiguous()))
     if init is not None:
-        offset = offset + coef * init.unsqueeze(params.axis).to(coef.dtype)
+        offset = offset + (coef.exp() if params.log_space else coef) * init.unsqueeze(params.axis).to(coef.dtype)
     return offset.to(dtype)
 
 
 @torch.library.custom_op("prefixscan::linear_recurrence", mutates_args=())
 def recurrence_op(a: torch.Tensor, b: torch.Tensor, init: Optional[torch.Tensor], axis: int, reverse: bool,
-                  backend: Optional[str], deterministic: bool, strategy: str) -> torch.Tensor:
+                  backend: Optional[str], deterministic: bool, strategy: str,
+                  log_space: bool = False) -> torch.Tensor:
     """``h[t] = a[t] h[t-1] + b[t]`` along ``axis`` (non-negative), ``h[-1] = init``
     (``h[n] = init`` with ``reverse``); a and b of one shape and dtype, init of the
-    lane shape (a's shape without ``axis``) or None."""
-    params = RecurrenceParams(axis, reverse, backend, deterministic, strategy)
+    lane shape (a's shape without ``axis``) or None.  ``log_space``: ``a`` holds log
+    decays, ``h[t] = exp(a[t]) h[t-1] + b[t]``."""
+    params = RecurrenceParams(axis, reverse, backend, deterministic, strategy, log_space)
     seed = None if init is None else init.detach()
     return fresh_output(recurrence_values(params, a.detach(), b.detach(), seed), a, b)
 
 
 @recurrence_op.register_fake
-def _recurrence_fake(a, b, init, axis, reverse, backend, deterministic, strategy):
+def _recurrence_fake(a, b, init, axis, reverse, backend, deterministic, strategy, log_space=False):
     return a.new_empty(a.shape)
 
 
@@ -123,7 +129,7 @@ def _setup_recurrence(ctx, inputs, output):
 def _recurrence_grad(ctx, grad):
     a, init, h = ctx.saved_tensors
     grads = recurrence_backward(ctx.params, a, init, h, grad, ctx.init_dtype, ctx.needs_input_grad[:3])
-    return grads + (None,) * 5
+    return grads + (None,) * 6
 
 
 recurrence_op.register_autograd(_recurrence_grad, setup_context=_setup_recurrence)
@@ -132,16 +138,17 @@ recurrence_op.register_autograd(_recurrence_grad, setup_context=_setup_recurrenc
 @torch.library.custom_op("prefixscan::linear_recurrence_backward", mutates_args=())
 def recurrence_backward_op(a: torch.Tensor, h: torch.Tensor, grad: torch.Tensor, init: Optional[torch.Tensor],
                            axis: int, reverse: bool, backend: Optional[str], deterministic: bool, strategy: str,
-                           need_a: bool) -> tuple[torch.Tensor, torch.Tensor]:
+                           log_space: bool, need_a: bool) -> tuple[torch.Tensor, torch.Tensor]:
     """``(dL/da, dL/db)`` of ``h = prefixscan::linear_recurrence(a, b, init, ...)`` from
     ``grad = dL/dh``: the backend's fused pass, else the reverse recurrence;
-    ``dL/da`` is an empty tensor unless ``need_a``."""
-    params = RecurrenceParams(axis, reverse, backend, deterministic, strategy)
+    ``dL/da`` is an empty tensor unless ``need_a`` (with ``log_space``, the gradient
+    with respect to the log decays)."""
+    params = RecurrenceParams(axis, reverse, backend, deterministic, strategy, log_space)
     a, h, grad = a.detach().resolve_conj(), h.detach().resolve_conj(), grad.detach().resolve_conj()
     seed = None if init is None else init.detach().resolve_conj()
     fused = None
     if strategy == "auto":
-        fused = run_recurrence_backward(backend, a, h, grad, seed, axis, reverse, deterministic, need_a)
+        fused = run_recurrence_backward(backend, a, h, grad, seed, axis, reverse, deterministic, need_a, log_space)
     grad_a, grad_b = fused if fused is not None else reverse_recurrence(params, a, seed, h, grad, need_a)
     if grad_a is None:
         grad_a = a.new_empty((0,))
@@ -149,7 +156,7 @@ def recurrence_backward_op(a: torch.Tensor, h: torch.Tensor, grad: torch.Tensor,
 
 
 @recurrence_backward_op.register_fake
-def _recurrence_backward_fake(a, h, grad, init, axis, reverse, backend, deterministic, strategy, need_a):
+def _recurrence_backward_fake(a, h, grad, init, axis, reverse, backend, deterministic, strategy, log_space, need_a):
     return a.new_empty(h.shape if need_a else (0,)), a.new_empty(h.shape)
 
 
@@ -192,17 +199,25 @@ def recurrence_backward(params: RecurrenceParams, a, init, h, grad, init_dtype, 
     grad_init = None
     if need_init and init is not None:
         first = n - 1 if reverse else 0
-        grad_init = (grad_b.select(axis, first) * _conj(a).select(axis, first)).to(init_dtype)
+        if params.log_space:
+            compute = _compute_dtype(grad_b.dtype)
+            decay = a.select(axis, first).to(compute).exp()
+            grad_init = (grad_b.select(axis, first).to(compute) * decay).to(init_dtype)
+        else:
+            grad_init = (grad_b.select(axis, first) * _conj(a).select(axis, first)).to(init_dtype)
     return grad_a, (grad_b if need_b else None), grad_init
 
 
 def reverse_recurrence(params: RecurrenceParams, a, init, h, grad, need_a: bool):
     """``(grad a or None, grad b)`` by the reverse recurrence of ``grad`` through the
-    ``prefixscan::linear_recurrence`` operator, then ``grad a = grad b * conj(h[t-1])``."""
+    ``prefixscan::linear_recurrence`` operator, then ``grad a = grad b * conj(h[t-1])``
+    (times ``exp(a[t])`` for log decays)."""
     axis, reverse = params.axis, params.reverse
     a_c = _conj(a)
     blank = torch.zeros_like(a_c.narrow(axis, 0, 1))
     # grad b[t] = grad h[t] + conj(a[t+1]) grad b[t+1]: the recurrence run the other way.
+    # The step shifted in is taken first, from a zero state: its decay is never used
+    # (0, or log 1 in log space).
     a_next = _shift(a_c, axis, toward_end=reverse, fill=blank)
     grad_b = torch.ops.prefixscan.linear_recurrence(a_next, grad.to(a.dtype).contiguous(), None,
                                                     *replace(params, reverse=not reverse).args())
@@ -211,5 +226,11 @@ def reverse_recurrence(params: RecurrenceParams, a, init, h, grad, need_a: bool)
         seed = blank if init is None else init.unsqueeze(axis).to(h.dtype)
         h_prev = _shift(h, axis, toward_end=not reverse, fill=seed)
         compute = _compute_dtype(grad_b.dtype)
-        grad_a = (grad_b.to(compute) * _conj(h_prev).to(compute)).to(a.dtype)
+        if not params.log_space:
+            grad_a = grad_b.to(compute) * _conj(h_prev).to(compute)
+        elif torch.is_grad_enabled():  # d/d la of exp(la) h[t-1], differentiable (create_graph)
+            grad_a = a.to(compute).exp() * grad_b.to(compute) * h_prev.to(compute)
+        else:  # the decays taken once, into the result's own buffer: no other array of exp(a)
+            grad_a = a.to(compute).exp().mul_(grad_b.to(compute)).mul_(h_prev.to(compute))
+        grad_a = grad_a.to(a.dtype)
     return grad_a, grad_b

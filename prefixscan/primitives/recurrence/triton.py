@@ -12,28 +12,30 @@ from . import triton_kernel as kernel
 __all__ = ["linear_recurrence", "linear_recurrence_total", "linear_recurrence_backward"]
 
 
-def linear_recurrence(a, b, init, axis: int, reverse: bool, deterministic: bool):
+def linear_recurrence(a, b, init, axis: int, reverse: bool, deterministic: bool, log_space: bool = False):
     """The one-pass recurrence kernel (:mod:`.triton_kernel`) for float and complex
-    tensors; None for other dtypes (the affine scan runs)."""
-    if not kernel.supports(a.dtype):
+    tensors (``log_space``: real log decays, taken through ``exp`` in registers); None for
+    other dtypes (the affine scan runs)."""
+    if not kernel.supports(a.dtype) or (log_space and a.is_complex()):
         return None
-    return kernel.linear_recurrence(a, b, init, axis, reverse, deterministic=deterministic)
+    return kernel.linear_recurrence(a, b, init, axis, reverse, deterministic=deterministic, log_space=log_space)
 
 
-def linear_recurrence_total(a, b, axis: int, reverse: bool):
+def linear_recurrence_total(a, b, axis: int, reverse: bool, log_space: bool = False):
     """The recurrence kernel storing only each lane's map (:mod:`.triton_kernel`), for
     float and complex tensors; None for other dtypes."""
     import torch
 
-    if not kernel.supports(a.dtype) or a.dtype != b.dtype:
+    if not kernel.supports(a.dtype) or a.dtype != b.dtype or (log_space and a.is_complex()):
         return None
     a, b = torch.broadcast_tensors(a, b)  # expanded views: a broadcast decay is read in place
-    return kernel.linear_recurrence_total(a, b, axis, reverse)
+    return kernel.linear_recurrence_total(a, b, axis, reverse, log_space=log_space)
 
 
-def linear_recurrence_backward(a, h, grad, init, axis: int, reverse: bool, deterministic: bool, need_a: bool):
+def linear_recurrence_backward(a, h, grad, init, axis: int, reverse: bool, deterministic: bool, need_a: bool,
+                               log_space: bool = False):
     """The recurrence kernel run backwards, ``dL/da`` fused (:mod:`.triton_kernel`)."""
-    if not kernel.supports(a.dtype):
+    if not kernel.supports(a.dtype) or (log_space and a.is_complex()):
         return None
     return kernel.linear_recurrence_backward(a, h, grad, init, axis, reverse, need_a=need_a,
-                                             deterministic=deterministic)
+                                             deterministic=deterministic, log_space=log_space)

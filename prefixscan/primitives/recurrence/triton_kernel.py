@@ -62,6 +62,7 @@ from ...backends.triton.engine.state import single_pass, status_words
 from ...backends.triton.runtime import launch as runtime
 from ...backends.triton.runtime.launch import Launch
 from ...caches import register_cache
+from .triton_decays import as_factor, log_affine_flat, log_affine_pair, then_decay, unit_decay
 
 __all__ = ["RecurrencePlan", "plan_for", "linear_recurrence", "linear_recurrence_backward",
            "linear_recurrence_total", "supports"]
@@ -150,15 +151,6 @@ def _zeros(BL: tl.constexpr, ACC: tl.constexpr, COMPLEX: tl.constexpr):
 
 
 @triton.jit
-def _ones(BL: tl.constexpr, ACC: tl.constexpr, COMPLEX: tl.constexpr):
-    if COMPLEX:
-        out = (tl.zeros([BL], dtype=ACC) + 1, tl.zeros([BL], dtype=ACC))
-    else:
-        out = (tl.zeros([BL], dtype=ACC) + 1,)
-    return out
-
-
-@triton.jit
 def _expand(values, TIME_AXIS: tl.constexpr):
     """Per-lane ``[BL]`` fields broadcast over the tile's time axis."""
     out = ()
@@ -213,7 +205,7 @@ def recurrence_kernel(a_ptr, v_ptr, h_ptr, out_ptr, da_ptr, seed_ptr, status, co
                       NEED_A: tl.constexpr, TIME_AXIS: tl.constexpr, LOOKBACK: tl.constexpr,
                       WORDS: tl.constexpr, WINDOW: tl.constexpr, CHAINED: tl.constexpr,
                       BT: tl.constexpr, BL: tl.constexpr, TOTAL: tl.constexpr, STAGES: tl.constexpr,
-                      CHUNKS: tl.constexpr):
+                      CHUNKS: tl.constexpr, LOG: tl.constexpr):
     """Forward (``BACKWARD`` False): ``out = h`` of coefficients ``a`` and inputs ``v = b``
     scanned in the direction ``REVERSE`` says, seeded per lane from ``seed_ptr``.
     ``TOTAL``: nothing of ``h`` stored; each lane's map instead, the product of ``a``
@@ -225,7 +217,12 @@ def recurrence_kernel(a_ptr, v_ptr, h_ptr, out_ptr, da_ptr, seed_ptr, status, co
     step behind in scan order, and ``da = dL/da`` from ``h`` (seeded by the forward's init).
     ``a``/``v`` are at ``p1 * s_p1 + p2 * s_p2 + t * s_t + q * s_q``; ``out``, ``da`` and
     ``h`` contiguous ``(P, T, Q)``.  Programs: lane blocks (times ``segs`` tiles with
-    ``LOOKBACK``)."""
+    ``LOOKBACK``).
+    ``LOG``: ``a`` holds log decays (real only): ``PAIR``/``FLAT`` compose ``(la, b)`` maps,
+    the scanned and published decays are sums of logs (``TOTAL``'s product too), and each
+    is taken through ``exp`` in registers where it multiplies a state; the backward's
+    ``dL/da`` is then with respect to the log decays, ``dL/db[t] h[t-1] exp(la[t])``."""
+    tl.static_assert(not (LOG and COMPLEX), "log decays are real")
     zero = (tl.program_id(0) * 0).to(ACC)
     if LOOKBACK:
         vid = tl.atomic_add(counter_ptr, 1, sem="relaxed") - tile_base  # tile ids in start order
@@ -267,7 +264,7 @@ def recurrence_kernel(a_ptr, v_ptr, h_ptr, out_ptr, da_ptr, seed_ptr, status, co
         carry = nothing  # dL/db after the lane's end is 0
     else:
         carry = seed
-    product = _ones(BL, ACC, COMPLEX)  # TOTAL of the walk: the product of the chunks' coefficients
+    product = unit_decay(BL, ACC, COMPLEX, LOG)  # TOTAL of the walk: the product of the chunks' coefficients
     # The bound inline (the interpreter turns an assigned number into a one-element array,
     # which its range() refuses); the look-back's one chunk as a runtime 1, which keeps its
     # compiled code as it was under a while loop (a constant 1 unrolls it).
@@ -284,6 +281,9 @@ def recurrence_kernel(a_ptr, v_ptr, h_ptr, out_ptr, da_ptr, seed_ptr, status, co
             tc = t + behind
             offs_a, mask_a = _tile(lane_a, lane_mask, tc, time_mask & (tc >= 0) & (tc < T), sa_t, TIME_AXIS)
             coef = _conj(_load(a_ptr, offs_a, mask_a, 0, ACC, COMPLEX), COMPLEX)
+        elif LOG:  # padding: the identity decay, log 1
+            offs_a, mask_a = _tile(lane_a, lane_mask, t, time_mask, sa_t, TIME_AXIS)
+            coef = _load(a_ptr, offs_a, mask_a, 0, ACC, COMPLEX)
         else:
             offs_a, mask_a = _tile(lane_a, lane_mask, t, time_mask, sa_t, TIME_AXIS)
             coef = _load(a_ptr, offs_a, mask_a, 1, ACC, COMPLEX)
@@ -298,8 +298,8 @@ def recurrence_kernel(a_ptr, v_ptr, h_ptr, out_ptr, da_ptr, seed_ptr, status, co
         if LOOKBACK:
             keep = _scan_position(s, last, TIME_AXIS)
             agg = _select(scanned, keep, TIME_AXIS)
-            one = zero + 1
-            ones = tl.zeros([BL], dtype=ACC) + 1
+            one = zero + (0 if LOG else 1)
+            ones = tl.zeros([BL], dtype=ACC) + (0 if LOG else 1)
             if COMPLEX:
                 start = (ones, nothing[0], carry[0], carry[1])
                 ident = (one, zero, zero, zero)
@@ -312,17 +312,17 @@ def recurrence_kernel(a_ptr, v_ptr, h_ptr, out_ptr, da_ptr, seed_ptr, status, co
                 carry = prefix[2:]
             else:
                 carry = prefix[1:]
-        result = _mul_add(coef_cum, _expand(carry, TIME_AXIS), value_cum, COMPLEX)
+        result = _mul_add(as_factor(coef_cum, LOG), _expand(carry, TIME_AXIS), value_cum, COMPLEX)
         if TOTAL:
             at_end = _scan_position(s, last, TIME_AXIS)
             if LOOKBACK:
                 if seg == segs - 1:  # the lane's last tile: its inclusive map is the lane's
                     before = prefix[:2] if COMPLEX else prefix[:1]
-                    _store(out_ptr, seed_index, _mul(before, agg[:2] if COMPLEX else agg[:1], COMPLEX), lane_mask,
-                           COMPLEX)
+                    _store(out_ptr, seed_index, then_decay(before, agg[:2] if COMPLEX else agg[:1], LOG, COMPLEX),
+                           lane_mask, COMPLEX)
                     _store(da_ptr, seed_index, _select(result, at_end, TIME_AXIS), lane_mask, COMPLEX)
             else:
-                product = _mul(product, _select(coef_cum, at_end, TIME_AXIS), COMPLEX)
+                product = then_decay(product, _select(coef_cum, at_end, TIME_AXIS), LOG, COMPLEX)
         else:
             offs_out, _ = _tile(lane_out, lane_mask, t, time_mask, Q, TIME_AXIS)
             _store(out_ptr, offs_out, result, mask, COMPLEX)
@@ -335,7 +335,11 @@ def recurrence_kernel(a_ptr, v_ptr, h_ptr, out_ptr, da_ptr, seed_ptr, status, co
                 if HAS_SEED:  # h before the lane's first step is the forward's init
                     _, at_edge = _tile(lane_out, lane_mask, th, time_mask & ~inside, Q, TIME_AXIS)
                     h_prev = _where_tile(at_edge, _expand(seed, TIME_AXIS), h_prev)
-                _store(da_ptr, offs_out, _mul(result, _conj(h_prev, COMPLEX), COMPLEX), mask, COMPLEX)
+                grad_a = _mul(result, _conj(h_prev, COMPLEX), COMPLEX)
+                if LOG:  # d/d la of exp(la) h[t-1]: the decay at t itself, not the one behind
+                    offs_la, mask_la = _tile(lane_a, lane_mask, t, time_mask, sa_t, TIME_AXIS)
+                    grad_a = _mul(grad_a, as_factor(_load(a_ptr, offs_la, mask_la, 0, ACC, COMPLEX), LOG), COMPLEX)
+                _store(da_ptr, offs_out, grad_a, mask, COMPLEX)
         if not LOOKBACK:
             keep = _scan_position(s, last, TIME_AXIS)
             carry = _select(result, keep, TIME_AXIS)
@@ -466,7 +470,7 @@ def _fields(t):
 
 
 def _launch(*, a, v, h, out, da, seed, axis: int, reverse: bool, backward: bool, deterministic: bool,
-            plan: RecurrencePlan | None, total: bool = False):
+            plan: RecurrencePlan | None, total: bool = False, log: bool = False):
     import torch
 
     shape = tuple(a.shape)
@@ -488,13 +492,16 @@ def _launch(*, a, v, h, out, da, seed, axis: int, reverse: bool, backward: bool,
     words = status_words((acc,) * nfields, None)
     fields = _fields(out)
     stream = 0 if interpreter else runtime.current_stream(out.device)
-    pair, flat = (_complex_affine_pair, _complex_affine_flat) if complex_values else (_affine_pair, _affine_flat)
+    if log:
+        pair, flat = log_affine_pair, log_affine_flat
+    else:
+        pair, flat = (_complex_affine_pair, _complex_affine_flat) if complex_values else (_affine_pair, _affine_flat)
     constexprs = dict(PAIR=pair, FLAT=flat, ACC=tl.float64 if acc == torch.float64 else tl.float32,
                       COMPLEX=complex_values, REVERSE=reverse, HAS_SEED=seed is not None, BACKWARD=backward,
                       NEED_A=backward and da is not None, TIME_AXIS=0 if Q > 1 else 1, LOOKBACK=plan.lookback,
                       WORDS=words, WINDOW=1 if deterministic else plan.window, CHAINED=deterministic,
                       BT=plan.block_time, BL=plan.block_lanes, TOTAL=total, STAGES=plan.stages,
-                      CHUNKS=(1 if plan.lookback else -(-T // plan.block_time)) if interpreter else 0)
+                      CHUNKS=(1 if plan.lookback else -(-T // plan.block_time)) if interpreter else 0, LOG=log)
     specialized = (P2, T, Q, sa_p1, sa_p2, sa_t, sa_q, sv_p1, sv_p2, sv_t, sv_q)
     # The look-back's status is the engine's (epoch-tagged words, the shared tile counter);
     # a walk has no status at all.
@@ -517,44 +524,50 @@ def _seed(init, shape: tuple, axis: int, dtype):
 
 
 def linear_recurrence(a, b, init, axis: int, reverse: bool, *, deterministic: bool = False,
-                      plan: RecurrencePlan | None = None):
+                      plan: RecurrencePlan | None = None, log_space: bool = False):
     """``h`` of ``h[t] = a[t] h[t-1] + b[t]`` along ``axis`` (non-negative) of torch tensors
     ``a``, ``b`` of one shape and dtype (either may be an expanded view), ``h[-1] = init``
     (the lane shape, or None); ``reverse`` runs from the end.  One launch; a new
     contiguous tensor of a's dtype.  ``deterministic``: the chained hand-off, bitwise
-    reproducible.  ``plan`` forces a tiling (tests, benchmarks)."""
+    reproducible.  ``plan`` forces a tiling (tests, benchmarks).  ``log_space``: ``a``
+    holds real log decays, ``h[t] = exp(a[t]) h[t-1] + b[t]``."""
     import torch
 
     h = torch.empty(a.shape, dtype=a.dtype, device=a.device)
     if h.numel():
         seed = _seed(init, tuple(h.shape), axis, _accumulator(a.dtype))
         _launch(a=a, v=b, h=None, out=h, da=None, seed=seed, axis=axis, reverse=reverse, backward=False,
-                deterministic=deterministic, plan=plan)
+                deterministic=deterministic, plan=plan, log=log_space)
     return h
 
 
-def linear_recurrence_total(a, b, axis: int, reverse: bool, *, plan: RecurrencePlan | None = None):
+def linear_recurrence_total(a, b, axis: int, reverse: bool, *, plan: RecurrencePlan | None = None,
+                            log_space: bool = False):
     """Each lane's map ``h_in -> A h_in + B`` of the recurrence along ``axis`` (non-negative):
     ``(A, B)``, contiguous tensors of the lane shape in the accumulator dtype (16-bit
     floats in float32), from one read of ``a`` and ``b`` (expanded views of one shape
-    allowed) and nothing of ``h`` written: the recurrence kernel with ``TOTAL``."""
+    allowed) and nothing of ``h`` written: the recurrence kernel with ``TOTAL``.
+    ``log_space``: ``a`` holds log decays and ``A`` is their sum."""
     import torch
 
     acc = _accumulator(a.dtype)
     lanes = tuple(a.shape[:axis] + a.shape[axis + 1:])
-    if not a.numel():  # no steps: the identity map (1, 0)
-        return torch.ones(lanes, dtype=acc, device=a.device), torch.zeros(lanes, dtype=acc, device=a.device)
+    if not a.numel():  # no steps: the identity map (1, 0), (0, 0) in log space
+        unit = torch.zeros if log_space else torch.ones
+        return unit(lanes, dtype=acc, device=a.device), torch.zeros(lanes, dtype=acc, device=a.device)
     product = torch.empty(lanes, dtype=acc, device=a.device)  # every lane is stored by the kernel
     state = torch.empty(lanes, dtype=acc, device=a.device)
     _launch(a=a, v=b, h=None, out=product, da=state, seed=None, axis=axis, reverse=reverse, backward=False,
-            deterministic=False, plan=plan, total=True)
+            deterministic=False, plan=plan, total=True, log=log_space)
     return product, state
 
 
 def linear_recurrence_backward(a, h, grad, init, axis: int, reverse: bool, *, need_a: bool = True,
-                               deterministic: bool = False, plan: RecurrencePlan | None = None):
+                               deterministic: bool = False, plan: RecurrencePlan | None = None,
+                               log_space: bool = False):
     """``(dL/da or None, dL/db)`` of ``h = linear_recurrence(a, b, init, axis, reverse)``
-    from ``grad = dL/dh``, in one launch (complex values: torch's conjugate convention)."""
+    from ``grad = dL/dh``, in one launch (complex values: torch's conjugate convention;
+    ``log_space``: ``dL/da`` with respect to the log decays)."""
     import torch
 
     grad_b = torch.empty(h.shape, dtype=a.dtype, device=a.device)
@@ -562,7 +575,7 @@ def linear_recurrence_backward(a, h, grad, init, axis: int, reverse: bool, *, ne
     if grad_b.numel():
         seed = _seed(init, tuple(h.shape), axis, _accumulator(a.dtype)) if need_a else None
         _launch(a=a, v=grad.to(a.dtype), h=h, out=grad_b, da=grad_a, seed=seed, axis=axis, reverse=not reverse,
-                backward=True, deterministic=deterministic, plan=plan)
+                backward=True, deterministic=deterministic, plan=plan, log=log_space)
     return grad_a, grad_b
 
 

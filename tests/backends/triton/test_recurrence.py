@@ -110,6 +110,46 @@ def test_forward_and_fused_backward(rng, plan, layout, reverse, dtype):
     torch.testing.assert_close(_wide(grad_a), ea, rtol=2e-5, atol=2e-5)
 
 
+@pytest.mark.parametrize("layout", [((1, 17, 4), 1), ((1, 2, 17), 2)], ids=["BTC", "BCT"])
+@pytest.mark.parametrize("plan", sorted(PLANS))
+def test_log_space_forward_totals_and_fused_backward(rng, plan, layout):
+    """``LOG``: log decays loaded and taken through ``exp`` in registers, sums of logs
+    scanned and passed between chunks and tiles.  Forward with init, the fused backward
+    (``dL/da`` with respect to the log decays) against autograd through a float64 loop
+    fed ``exp(a)``, and the lane totals of decays whose product underflows (the sum of
+    the log decays, not log 0).  Forward on (B, T, C), reverse on (B, C, T); 17 steps
+    cross three 8-step tiles (the interpreter's look-back is slow: few lanes)."""
+    shape, axis = layout
+    reverse = axis == 2
+    la = torch.tensor(rng.uniform(-2.0, 0.2, size=shape), dtype=torch.float64, device=DEVICE)
+    b, grad = (torch.tensor(rng.normal(size=shape), dtype=torch.float64, device=DEVICE) for _ in range(2))
+    init = torch.tensor(rng.normal(size=shape[:axis] + shape[axis + 1:]), dtype=torch.float64, device=DEVICE)
+    chosen = PLANS[plan](shape[-1] if axis == 1 else 1)
+    h = R.linear_recurrence(la, b, init, axis, reverse, plan=chosen, log_space=True)
+    wa, wb = la.clone().requires_grad_(), b.clone().requires_grad_()
+    want = _loop(wa.exp(), wb, init, axis, reverse)
+    torch.testing.assert_close(h, want, rtol=1e-12, atol=1e-12)
+    grad_a, grad_b = R.linear_recurrence_backward(la, h, grad, init, axis, reverse, plan=chosen, log_space=True)
+    ea, eb = torch.autograd.grad(want, (wa, wb), grad)
+    torch.testing.assert_close(grad_b, eb, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(grad_a, ea, rtol=1e-12, atol=1e-12)
+    steep = la - 100.0  # exp(-100) ** 2 underflows even in float64 over these lanes
+    product, state = R.linear_recurrence_total(steep, b, axis, reverse, plan=chosen, log_space=True)
+    torch.testing.assert_close(product, steep.sum(axis), rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(state, b.select(axis, 0 if reverse else shape[axis] - 1), rtol=1e-12, atol=1e-12)
+
+
+def test_log_space_16_bit_accumulates_in_float32(rng):
+    """bfloat16 log decays (a masked load of the identity log decay, 0, is exact in the
+    interpreter too): accumulated in float32, rounded once."""
+    la = torch.tensor(rng.uniform(-0.5, 0.0, size=(2, 40, 3)), dtype=torch.bfloat16, device=DEVICE)
+    b = torch.tensor(rng.normal(size=(2, 40, 3)), dtype=torch.bfloat16, device=DEVICE)
+    h = R.linear_recurrence(la, b, None, 1, False, plan=PLANS["walk"](3), log_space=True)
+    assert h.dtype == torch.bfloat16
+    want = reference_linear_recurrence(la.double().exp().cpu().numpy(), b.double().cpu().numpy(), axis=1)
+    np.testing.assert_allclose(h.double().cpu().numpy(), want, rtol=2 * torch.finfo(torch.bfloat16).eps, atol=2e-2)
+
+
 @pytest.mark.parametrize("plan", sorted(PLANS))
 def test_broadcast_decay_is_read_in_place(rng, plan):
     """A per-channel decay of shape (C, 1) against b of shape (B, C, T): stride 0 over
