@@ -393,11 +393,11 @@ def markdown(rows: list) -> str:
     lines = ["| case | dtype | n | kept | impl | time (ms) | ratio to roof | vs peer |",
              "|---|---|---:|---:|---|---:|---:|---:|"]
     for r in rows:
-        ratio = f"{r['ratio_to_roof']:.2f}" if "ratio_to_roof" in r else ""
+        ratio = f"{r['ratio_to_roof']:.2f}" if r.get("ratio_to_roof") is not None else ""
         peer = f"{r['speedup_vs_peer']:.2f}x" if "speedup_vs_peer" in r else ""
         kept = f"{r['fraction']:.0%}" if r.get("fraction") is not None else r.get("segments", "")
         lines.append(f"| {r['case']} | {r['dtype']} | {r['n']} | {kept} | {r['impl']} | "
-                     f"{r['seconds'] * 1e3:.3f} | {ratio} | {peer} |")
+                     f"{'-' if r['seconds'] is None else format(r['seconds'] * 1e3, '.3f')} | {ratio} | {peer} |")
     return "\n".join(lines) + "\n"
 
 

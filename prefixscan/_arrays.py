@@ -341,14 +341,31 @@ def unalias(x: Any, out: Any) -> Any:
 def write_result(ref: ArrayRef, result: Any) -> None:
     """Copy a backend's ``result`` (a NumPy array or a torch tensor) into the caller's
     array ``ref``, cast to its dtype (the caller has checked that the cast is allowed)."""
-    if ref.device == "cpu" and ref.library != "torch":
-        if not isinstance(result, np.ndarray):  # a torch tensor (bfloat16 widened: NumPy lacks it)
-            result = result.detach().cpu()
-            result = (result.float() if str(result.dtype) == "torch.bfloat16" else result).numpy()
-        np.copyto(np.asarray(ref.obj), result, casting="unsafe")
-        return
-    import torch
+    write_results([ref], [result])
 
-    if isinstance(result, np.ndarray):
-        result = torch.from_numpy(np.ascontiguousarray(result))
-    as_torch(ref).copy_(result)
+
+def write_results(refs: list, results: list) -> None:
+    """:func:`write_result` for every field, every cast done before any copy: a cast
+    that raises (an overflow the caller's ``numpy.errstate`` or warning filters make an
+    error) leaves every ``out`` unwritten."""
+    casts = []
+    for ref, result in zip(refs, results):
+        if ref.device == "cpu" and ref.library != "torch":
+            if not isinstance(result, np.ndarray):  # a torch tensor (bfloat16 widened: NumPy lacks it)
+                result = result.detach().cpu()
+                result = (result.float() if str(result.dtype) == "torch.bfloat16" else result).numpy()
+            target = np.asarray(ref.obj)
+            casts.append((target, result.astype(target.dtype, casting="unsafe") if result.dtype != target.dtype
+                          else result))
+        else:
+            import torch
+
+            if isinstance(result, np.ndarray):
+                result = torch.from_numpy(np.ascontiguousarray(result))
+            target = as_torch(ref)
+            casts.append((target, result.to(target.dtype)))
+    for target, value in casts:
+        if isinstance(target, np.ndarray):
+            np.copyto(target, value)
+        else:
+            target.copy_(value)

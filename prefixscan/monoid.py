@@ -64,7 +64,7 @@ def _triton_log1p(x, _semantic=None):
 def _dual(numpy_fn: Callable, triton_name: str, **triton_kwargs: Any) -> Callable:
     """A helper that runs NumPy's ``numpy_fn`` or Triton's ``tl.<triton_name>``."""
 
-    def helper(*args, _semantic=None):
+    def helper(*args: Any, _semantic: Any = None) -> Any:
         if _semantic is not None or any(_is_triton_tensor(a) for a in args):
             import triton.language as tl
 
@@ -133,7 +133,7 @@ class Monoid:
         *,
         name: str | None = None,
         commutative: bool = False,
-    ):
+    ) -> None:
         if not callable(combine):
             raise TypeError(f"Monoid: combine must be callable, got {type(combine).__name__}")
         self.combine = combine

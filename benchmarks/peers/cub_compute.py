@@ -23,13 +23,14 @@ def _modules():
 
 
 def _predicate(name: str, dtype: str, threshold):
-    """A RawOp ``x > threshold`` on one element of ``dtype``."""
+    """A RawOp ``x > threshold`` on one element of ``dtype`` (None: always false)."""
     from cuda.compute._cpp_compile import compile_cpp_to_ltoir
     from cuda.compute.op import RawOp
 
     ctype = _CTYPES[dtype]
+    test = "0" if threshold is None else f"*static_cast<{ctype}*>(a) > ({ctype})({threshold!r})"
     src = (f'extern "C" __device__ void {name}(void* a, void* r) '
-           f'{{ *static_cast<unsigned char*>(r) = *static_cast<{ctype}*>(a) > ({ctype})({threshold!r}); }}')
+           f'{{ *static_cast<unsigned char*>(r) = {test}; }}')
     return RawOp(ltoir=compile_cpp_to_ltoir(src), name=name)
 
 
@@ -60,8 +61,7 @@ def partition(x, threshold):
     first, second, rest = cupy.empty_like(dx), cupy.empty_like(dx), cupy.empty_like(dx)
     dn = cupy.empty(2, dtype=cupy.int64)
     keep = _predicate(f"keep_{dtype}", dtype, threshold)
-    never = _predicate(f"never_{dtype}", dtype, float("inf") if dtype.startswith("float") else
-                       (2 ** 63 - 1 if dtype.endswith("64") else 2 ** 31 - 1))
+    never = _predicate(f"never_{dtype}", dtype, None)
     part = cc.make_three_way_partition(d_in=dx, d_first_part_out=first, d_second_part_out=second,
                                        d_unselected_out=rest, d_num_selected_out=dn,
                                        select_first_part_op=keep, select_second_part_op=never)

@@ -17,7 +17,27 @@ import numpy as np
 from .._normalize import MAX_ORDER, MAX_TUPLE_SIZE
 
 __all__ = ["check_order_and_tuple_size", "check_dtype", "check_length", "code_dtype", "bits", "from_bits",
-           "in_native_order"]
+           "in_native_order", "FLOAT_CODINGS", "check_float_coding"]
+
+#: How a codec codes float data: ``"bits"`` (their bit patterns as integers of their
+#: width: exact), or ``"differences"``: the float differences that configurations
+#: without the key were written with (not exact, so only decoded, never written).
+FLOAT_CODINGS = ("bits", "differences")
+
+
+def check_float_coding(floats) -> str:
+    """The ``floats`` configuration entry, checked (ValueError naming it)."""
+    if floats not in FLOAT_CODINGS:
+        raise ValueError(f"floats must be one of {FLOAT_CODINGS}, got {floats!r}")
+    return floats
+
+
+def refuse_lossy_encode(floats: str, dtype) -> None:
+    """Chunks are never written with float differences (their round trip is not exact)."""
+    if floats == "differences" and np.dtype(dtype).kind == "f":
+        raise ValueError("this Delta codec decodes float chunks written as float differences (a "
+                         "configuration without 'floats'); it does not write them: code floats by their "
+                         "bits, floats='bits' (the default)")
 
 
 def check_order_and_tuple_size(order, tuple_size) -> tuple[int, int]:

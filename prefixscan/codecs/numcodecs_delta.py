@@ -34,8 +34,8 @@ except ImportError as exc:  # pragma: no cover - exercised only without numcodec
 
 from .._arrays import inspect_array
 from ..primitives.delta.api import delta_decode, delta_encode
-from ._parameters import (bits, check_dtype, check_length, check_order_and_tuple_size, code_dtype, from_bits,
-                          in_native_order)
+from ._parameters import (bits, check_dtype, check_float_coding, check_length, check_order_and_tuple_size,
+                          code_dtype, from_bits, in_native_order, refuse_lossy_encode)
 
 __all__ = ["Delta"]
 
@@ -54,16 +54,34 @@ class Delta(Codec):
         divide the number of elements of every chunk.
     dtype:
         The dtype of the data (integer or float, default int64): typed chunks
-        must have it (a chunk of another dtype raises TypeError naming both),
-        untyped buffers are read as it.  Floats are coded by their bit
-        patterns, so their round trip is exact too.
+        must have it (a chunk of another dtype raises TypeError naming both; one
+        of the same dtype in the other byte order is converted), untyped buffers
+        are read as it.  Floats are coded by their bit patterns, so their round
+        trip is exact too.
+    floats:
+        ``"bits"`` (the default, stored in the configuration); ``"differences"``
+        is what a configuration without the entry means: float chunks written as
+        float differences by earlier versions, which this codec decodes but
+        never writes.
     """
 
     codec_id = "prefixscan.delta"
 
-    def __init__(self, order: int = 1, tuple_size: int = 1, dtype="int64"):
+    def __init__(self, order: int = 1, tuple_size: int = 1, dtype="int64", floats: str = "bits"):
         self.order, self.tuple_size = check_order_and_tuple_size(order, tuple_size)
         self.dtype = check_dtype(dtype)
+        self.floats = check_float_coding(floats)
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config.pop("id", None)
+        config.setdefault("floats", "differences")  # written before the entry existed
+        return cls(**config)
+
+    def _legacy(self) -> bool:
+        """Float data written as float differences (decoded as floats, not bits)."""
+        return self.floats == "differences" and self.dtype.kind == "f"
 
     def _check_length(self, n: int) -> None:
         check_length(n, self.tuple_size)
@@ -83,6 +101,7 @@ class Delta(Codec):
                             f"come back as {self.dtype} values; create the codec with dtype={got.str!r}")
 
     def encode(self, buf):
+        refuse_lossy_encode(self.floats, self.dtype)
         if _on_device(buf):
             self._check_typed(buf.dtype, "a device array")
             flat = bits(buf.reshape(-1))
@@ -90,11 +109,17 @@ class Delta(Codec):
             return delta_encode(flat, self.order, self.tuple_size)
         if isinstance(buf, np.ndarray):
             self._check_typed(buf.dtype, "an array")
+            if buf.dtype != self.dtype and buf.dtype.itemsize == self.dtype.itemsize:
+                buf = buf.astype(self.dtype)  # the same numbers in the codec's byte order
         arr = ensure_contiguous_ndarray(buf).view(code_dtype(self.dtype)).reshape(-1)
         self._check_length(arr.size)
         return in_native_order(delta_encode, arr, self.order, self.tuple_size)
 
     def decode(self, buf, out=None):
+        if self._legacy() and not _on_device(buf):
+            enc = ensure_contiguous_ndarray(buf).view(self.dtype).reshape(-1)
+            self._check_length(enc.size)
+            return ndarray_copy(in_native_order(delta_decode, enc, self.order, self.tuple_size), out)
         if _on_device(buf):
             flat = bits(buf.reshape(-1))
             self._check_length(flat.shape[0])
@@ -110,10 +135,11 @@ class Delta(Codec):
 
     def get_config(self):
         return {"id": self.codec_id, "order": self.order, "tuple_size": self.tuple_size,
-                "dtype": self.dtype.str}
+                "dtype": self.dtype.str, "floats": self.floats}
 
     def __repr__(self):
-        return f"Delta(order={self.order}, tuple_size={self.tuple_size}, dtype={self.dtype.str!r})"
+        floats = "" if self.floats == "bits" else f", floats={self.floats!r}"
+        return f"Delta(order={self.order}, tuple_size={self.tuple_size}, dtype={self.dtype.str!r}{floats})"
 
 
 def _on_device(buf) -> bool:

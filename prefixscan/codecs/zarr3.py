@@ -11,7 +11,10 @@ patterns (float32 as int32, ...; :mod:`._parameters`), never by subtracting
 floats, whose differences would not undo exactly; the coded chunk keeps the
 array's float data type, its values being those integer differences' bits.
 The data type comes from the array, so the stored configuration is only
-``{"order": q, "tuple_size": s}`` under the name ``prefixscan.delta``.
+``{"order": q, "tuple_size": s, "floats": "bits"}`` under the name
+``prefixscan.delta``; a configuration without ``floats`` was written by earlier
+versions, which coded float chunks by their float differences: those are still
+decoded (as floats), never written.
 Zarr finds the class by that name when it reopens an array: importing this
 module registers it, and so does the ``zarr.codecs`` entry point of an
 installed prefixscan (for readers that never import prefixscan themselves).
@@ -35,7 +38,8 @@ except ImportError as exc:  # pragma: no cover - exercised only without zarr 3
     raise ImportError(f"prefixscan.codecs.zarr3 needs zarr>=3: {install_command('codecs')}") from exc
 
 from ..primitives.delta.api import delta_decode, delta_encode
-from ._parameters import bits, check_dtype, check_length, check_order_and_tuple_size, from_bits, in_native_order
+from ._parameters import (bits, check_dtype, check_float_coding, check_length, check_order_and_tuple_size,
+                          from_bits, in_native_order, refuse_lossy_encode)
 
 __all__ = ["CODEC_NAME", "Delta"]
 
@@ -61,24 +65,27 @@ class Delta(ArrayArrayCodec):
 
     order: int
     tuple_size: int
+    floats: str
 
-    def __init__(self, *, order: int = 1, tuple_size: int = 1) -> None:
+    def __init__(self, *, order: int = 1, tuple_size: int = 1, floats: str = "bits") -> None:
         order, tuple_size = check_order_and_tuple_size(order, tuple_size)
         object.__setattr__(self, "order", order)
         object.__setattr__(self, "tuple_size", tuple_size)
+        object.__setattr__(self, "floats", check_float_coding(floats))
 
     @classmethod
     def from_dict(cls, data: dict) -> Delta:
         if not isinstance(data, dict) or data.get("name") != CODEC_NAME:
             raise ValueError(f"expected a {CODEC_NAME!r} codec configuration, got {data!r}")
         configuration = data.get("configuration") or {}
-        unknown = set(configuration) - {"order", "tuple_size"}
+        unknown = set(configuration) - {"order", "tuple_size", "floats"}
         if unknown:
             raise ValueError(f"{CODEC_NAME}: unknown configuration keys {sorted(unknown)}")
-        return cls(**configuration)
+        return cls(**{"floats": "differences", **configuration})  # no entry: written by earlier versions
 
     def to_dict(self) -> dict:
-        return {"name": CODEC_NAME, "configuration": {"order": self.order, "tuple_size": self.tuple_size}}
+        return {"name": CODEC_NAME, "configuration": {"order": self.order, "tuple_size": self.tuple_size,
+                                                       "floats": self.floats}}
 
     def validate(self, *, shape, dtype, chunk_grid) -> None:
         check_dtype(dtype.to_native_dtype())
@@ -90,6 +97,7 @@ class Delta(ArrayArrayCodec):
         return input_byte_length
 
     def _encode_sync(self, chunk_array, chunk_spec):
+        refuse_lossy_encode(self.floats, chunk_array.dtype)
         return self._code(delta_encode, chunk_array, chunk_spec)
 
     def _decode_sync(self, chunk_array, chunk_spec):
@@ -105,6 +113,11 @@ class Delta(ArrayArrayCodec):
         """Apply delta_encode or delta_decode to the chunk's elements in C order
         (a float chunk's bit patterns, as integers of its width)."""
         array = chunk_array.as_ndarray_like()  # NumPy on the host, CuPy for zarr's GPU buffers
+        if self.floats == "differences" and array.dtype.kind == "f":  # written by earlier versions
+            flat = array.reshape(-1)
+            check_length(flat.shape[0], self.tuple_size)
+            coded = in_native_order(direction, flat, self.order, self.tuple_size)
+            return chunk_spec.prototype.nd_buffer.from_ndarray_like(coded.reshape(array.shape))
         flat = bits(array.reshape(-1))
         check_length(flat.shape[0], self.tuple_size)
         coded = from_bits(in_native_order(direction, flat, self.order, self.tuple_size), array)

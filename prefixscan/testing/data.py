@@ -160,7 +160,7 @@ def random_array(rng: np.random.Generator, dtype: Any, shape: Any, op: str = "ad
     return x.reshape(shape)
 
 
-def random_init(rng: np.random.Generator, dtype: Any, shape: Any, op: str = "add"):
+def random_init(rng: np.random.Generator, dtype: Any, shape: Any, op: str = "add") -> np.ndarray | np.generic:
     """A random seed (``init=``) of ``shape`` for ``op`` on ``dtype``; ``shape=()``
     gives a NumPy scalar."""
     if shape == ():
@@ -187,10 +187,10 @@ def poisoned(shape: Any, dtype: Any) -> np.ndarray:
 class ArrayLike:
     """An array that speaks ``__array__`` and none of the other array protocols."""
 
-    def __init__(self, data: Any):
+    def __init__(self, data: Any) -> None:
         self._data = np.asarray(data)
 
-    def __array__(self, dtype=None, copy=None):
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         if dtype is not None:
             return self._data.astype(dtype)
         return self._data.copy() if copy else self._data
@@ -213,7 +213,8 @@ def affine_monoid() -> Monoid:
     return Monoid(affine, AFFINE_IDENTITY, name="affine")
 
 
-def affine_data(rng: np.random.Generator, shape: Any, dtype: Any = "int64", *, small: bool = True):
+def affine_data(rng: np.random.Generator, shape: Any, dtype: Any = "int64", *,
+                small: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """(a, b) fields for the affine monoid.  Integers: small values (or, with
     ``small=False``, the full range: odd a, products wrap); floats keep |a| near 1
     so that long compositions stay in range."""
@@ -242,7 +243,7 @@ def matmul2_monoid() -> Monoid:
     return Monoid(matmul2, MATMUL2_IDENTITY, name="matmul2")
 
 
-def matmul2_data(rng: np.random.Generator, shape: Any, dtype: Any = "int64"):
+def matmul2_data(rng: np.random.Generator, shape: Any, dtype: Any = "int64") -> tuple[np.ndarray, ...]:
     """Four fields of small integers in [-3, 3] (products wrap on long scans)."""
     dt = np.dtype(dtype)
     return tuple(rng.integers(-3, 4, size=shape).astype(dt) for _ in range(4))

@@ -187,7 +187,7 @@ def reference_scan(
     tuple_size: int = 1,
     dtype: Any = None,
     identity: Any = None,
-):
+) -> np.ndarray | tuple[np.ndarray, ...]:
     """The scan of docs/semantics.md, in plain loops.
 
     ``x``: an array (NumPy, torch on any device, anything with ``__array__``) or
@@ -299,7 +299,7 @@ def reference_segmented_scan(
     dtype: Any = None,
     identity: Any = None,
     init: Any = None,
-):
+) -> np.ndarray | tuple[np.ndarray, ...]:
     """``prefixscan.segmented_scan``: each segment of 1-D ``x`` (a tuple of 1-D
     arrays for struct monoids) scanned on its own with :func:`reference_scan`.
     Exclusive scans start each segment with the identity; reverse scans run from

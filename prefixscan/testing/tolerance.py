@@ -64,7 +64,7 @@ def _absolute(v: np.ndarray) -> np.ndarray:
     return np.abs(v.astype(np.complex128 if v.dtype.kind == "c" else np.float64)).astype(np.float64)
 
 
-def tolerance_for(x: Any, op: Any = "add", **scan_kwargs) -> dict:
+def tolerance_for(x: Any, op: Any = "add", **scan_kwargs: Any) -> dict:
     """The rule's ``mag``, ``n`` and ``rtol`` for ``scan(x, op, **scan_kwargs)``,
     as keyword arguments of :func:`assert_scan_equal`::
 
@@ -151,7 +151,7 @@ def assert_scan_equal(actual: Any, expected: Any, *, mag: Any = None, n: int = 1
             f"got {actual_np[first]!r}, expected {expected[first]!r} (tol {tol[first]:.3g})")
 
 
-def assert_scan_matches(op: Any, x: Any, *, err_msg: str = "", **scan_kwargs) -> Any:
+def assert_scan_matches(op: Any, x: Any, *, err_msg: str = "", **scan_kwargs: Any) -> Any:
     """Run ``prefixscan.scan(x, op, **scan_kwargs)`` and assert that it matches
     :func:`~prefixscan.testing.reference_scan` by the rule of this module, and
     that ``x`` was left unchanged (unless ``out`` is ``x``).  Returns the result.

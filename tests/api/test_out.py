@@ -148,6 +148,20 @@ def test_cast_into_out_writes_nothing_when_the_scan_fails():
 # ---------------------------------------------------------------------------
 # An out that overlaps x.
 
+def test_a_cast_that_raises_writes_no_out():
+    """The cast into out runs for every field before any is copied: an overflow that the
+    caller's errstate makes an error leaves out (every field of a struct out) unwritten."""
+    x = np.array([1.0, 1e300, 1e300])
+    out = np.full(3, -7, np.float32)
+    with np.errstate(over="raise"), pytest.raises(FloatingPointError):
+        ps.cumsum(x, out=out)
+    assert (out == -7).all()
+    a, b = np.full(3, -7, np.float64), np.full(3, -7, np.float32)
+    with np.errstate(over="raise"), pytest.raises(FloatingPointError):
+        ps.scan((np.ones(3), x), ps.AFFINE, out=(a, b))
+    assert (a == -7).all() and (b == -7).all()
+
+
 def test_out_overlapping_x_is_read_first(backend, rng):
     """Shifted views of one buffer (out ahead of x, and behind it) and a transposed
     view: NumPy's result, as if x had been copied first."""

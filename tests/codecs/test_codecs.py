@@ -244,9 +244,11 @@ def test_zarr3_metadata_and_registry(tmp_path):
     from prefixscan.codecs.zarr3 import CODEC_NAME, Delta as Zarr3Delta
 
     codec = Zarr3Delta(order=3, tuple_size=2)
-    assert codec.to_dict() == {"name": "prefixscan.delta", "configuration": {"order": 3, "tuple_size": 2}}
+    assert codec.to_dict() == {"name": "prefixscan.delta",
+                               "configuration": {"order": 3, "tuple_size": 2, "floats": "bits"}}
     assert Zarr3Delta.from_dict(codec.to_dict()) == codec
-    assert Zarr3Delta.from_dict({"name": CODEC_NAME}) == Zarr3Delta()
+    # metadata written before floats were stored as their bits: the old coding
+    assert Zarr3Delta.from_dict({"name": CODEC_NAME}) == Zarr3Delta(floats="differences")
     assert get_codec_class(CODEC_NAME) is Zarr3Delta
     path = tmp_path / "m.zarr"
     _create(zarr, path, 3, "int32", 3, 2)
@@ -334,3 +336,37 @@ def test_zarr3_gpu_buffers_round_trip(tmp_path):
     chunk = x[:ZARR_CHUNKS[0], :ZARR_CHUNKS[1]].reshape(-1)
     np.testing.assert_array_equal(_raw_first_chunk(path, 3, "int32"), prefixscan.delta_encode(chunk, 2, 2))
     np.testing.assert_array_equal(zarr.open_array(str(path), mode="r")[...], x)  # host buffers read it back
+
+
+def test_configurations_without_floats_decode_float_differences():
+    """A configuration without ``floats`` was written when float chunks were coded as
+    float differences: such chunks still decode (as floats), and the codec refuses to
+    write new ones; integer chunks are the same either way."""
+    from prefixscan.codecs import Delta
+
+    x = np.array([0.5, 1.25, -3.0, 2.0, 7.5, 7.5], dtype=np.float64)
+    old_bytes = prefixscan.delta_encode(x, 2, 1).tobytes()  # what the earlier codec stored
+    legacy = Delta.from_config({"id": "prefixscan.delta", "order": 2, "tuple_size": 1, "dtype": "<f8"})
+    assert legacy.floats == "differences"
+    np.testing.assert_allclose(legacy.decode(old_bytes), x)
+    with pytest.raises(ValueError, match="floats"):
+        legacy.encode(x)
+    fresh = Delta(order=2, tuple_size=1, dtype="<f8")
+    assert fresh.get_config()["floats"] == "bits"
+    assert Delta.from_config(fresh.get_config()).decode(fresh.encode(x)).tobytes() == x.tobytes()
+    zarr3 = pytest.importorskip("prefixscan.codecs.zarr3")
+    old = zarr3.Delta.from_dict({"name": "prefixscan.delta", "configuration": {"order": 2, "tuple_size": 1}})
+    assert old.floats == "differences" and zarr3.Delta(order=2).floats == "bits"
+    ints = np.arange(10, dtype=np.int32) ** 2
+    legacy_int = Delta.from_config({"id": "prefixscan.delta", "order": 1, "tuple_size": 1, "dtype": "<i4"})
+    assert legacy_int.decode(legacy_int.encode(ints)).tobytes() == ints.tobytes()
+
+
+def test_typed_chunks_of_the_other_byte_order_are_converted():
+    """A native int32 chunk given to a '>i4' codec is the same numbers (not reinterpreted bytes)."""
+    from prefixscan.codecs import Delta
+
+    x = np.arange(1, 9, dtype=np.int32) * 3
+    codec = Delta(order=1, tuple_size=1, dtype=">i4")
+    decoded = np.asarray(codec.decode(codec.encode(x)))
+    np.testing.assert_array_equal(decoded.astype(np.int32), x)

@@ -1,6 +1,6 @@
 """``python -m build`` makes an sdist and a wheel (built from the sdist) whose
-metadata pass ``twine check --strict``, and the wheel carries the whole package
-and its entry points.  Builds a copy of the checkout in a temporary directory
+metadata pass ``twine check --strict``, and the wheel carries the whole package,
+its data (the ``py.typed`` marker, the shipped tuning tables) and its entry points.  Builds a copy of the checkout in a temporary directory
 (the shared tree gets no build/ or egg-info) without build isolation, so it
 needs no network: skipped unless build, twine and setuptools>=77 are installed."""
 
@@ -54,6 +54,11 @@ def test_wheel_and_sdist_pass_twine_check(tmp_path):
     modules = {p.relative_to(ROOT).as_posix() for p in (ROOT / "prefixscan").rglob("*.py")
                if "__pycache__" not in p.parts}
     assert modules <= names, sorted(modules - names)
+    # Package data: the PEP 561 marker and the shipped tuning tables.
+    data = {p.relative_to(ROOT).as_posix() for p in (ROOT / "prefixscan").rglob("*")
+            if p.suffix in (".typed", ".json") or p.name == "README.md"}
+    assert "prefixscan/py.typed" in data and any(d.endswith(".json") for d in data)
+    assert data <= names, sorted(data - names)
     info = next(n.split("/")[0] for n in names if n.endswith(".dist-info/METADATA"))
     meta = wheel.read(f"{info}/METADATA").decode()
     for line in ("Name: prefixscan", "License-Expression: MIT", "Description-Content-Type: text/markdown",

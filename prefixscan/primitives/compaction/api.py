@@ -28,6 +28,7 @@ docs/design/compaction.md has the design and the measurements.
 from __future__ import annotations
 
 from ..._arrays import from_native
+from ..._typing import ArrayLike, ArrayOrFields, BackendName, Scalar
 from ...dispatch import implementation, select_backend
 from ..scan.routing import is_torch_tensor, wants_torch_ops
 from . import IMPLEMENTATIONS
@@ -36,7 +37,8 @@ from .checks import check_compact_args
 __all__ = ["compact", "partition"]
 
 
-def compact(x, mask, *, size=None, fill_value=0, backend=None):
+def compact(x: ArrayOrFields, mask: ArrayLike, *, size: int | None = None, fill_value: Scalar = 0,
+            backend: BackendName | None = None) -> ArrayOrFields | tuple[ArrayOrFields, ArrayLike]:
     """The elements of ``x`` where ``mask`` is True, in order: ``x[mask]``, in one pass.
 
     Parameters
@@ -105,7 +107,8 @@ def compact(x, mask, *, size=None, fill_value=0, backend=None):
     return result, from_native(count, args.fields[0], chosen.NATIVE_LIBRARY)
 
 
-def partition(x, mask, *, backend=None):
+def partition(x: ArrayOrFields, mask: ArrayLike, *,
+              backend: BackendName | None = None) -> tuple[ArrayOrFields, ArrayLike]:
     """The elements of ``x`` where ``mask`` is True, then the others, each in order.
 
     Parameters

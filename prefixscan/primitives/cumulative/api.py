@@ -25,6 +25,7 @@ import numpy as np
 from ..._arrays import as_torch, from_torch, inspect_array, is_dask_collection
 from ..._axes import numpy_cumulative_axis
 from ..._normalize import check_flag, numpy_out_accumulator
+from ..._typing import ArrayLike, BackendName, DTypeLike
 from ...caches import register_cache
 from ..scan.api import scan
 from ..scan.routing import wants_torch_ops
@@ -129,19 +130,23 @@ def _cumulative(name: str, op: str, probe: Callable | None, a, axis, dtype, out,
                 backend=backend)
 
 
-def cumsum(a, axis=None, dtype=None, out=None, *, exclusive=False, reverse=False, backend=None):
+def cumsum(a: ArrayLike, axis: int | None = None, dtype: DTypeLike | None = None, out: ArrayLike | None = None, *,
+           exclusive: bool = False, reverse: bool = False, backend: BackendName | None = None) -> ArrayLike:
     return _cumulative("cumsum", "add", np.cumsum, a, axis, dtype, out, exclusive, reverse, backend)
 
 
-def cumprod(a, axis=None, dtype=None, out=None, *, exclusive=False, reverse=False, backend=None):
+def cumprod(a: ArrayLike, axis: int | None = None, dtype: DTypeLike | None = None, out: ArrayLike | None = None, *,
+            exclusive: bool = False, reverse: bool = False, backend: BackendName | None = None) -> ArrayLike:
     return _cumulative("cumprod", "mul", np.cumprod, a, axis, dtype, out, exclusive, reverse, backend)
 
 
-def cummax(a, axis=None, dtype=None, out=None, *, exclusive=False, reverse=False, backend=None):
+def cummax(a: ArrayLike, axis: int | None = None, dtype: DTypeLike | None = None, out: ArrayLike | None = None, *,
+           exclusive: bool = False, reverse: bool = False, backend: BackendName | None = None) -> ArrayLike:
     return _cumulative("cummax", "max", None, a, axis, dtype, out, exclusive, reverse, backend)
 
 
-def cummin(a, axis=None, dtype=None, out=None, *, exclusive=False, reverse=False, backend=None):
+def cummin(a: ArrayLike, axis: int | None = None, dtype: DTypeLike | None = None, out: ArrayLike | None = None, *,
+           exclusive: bool = False, reverse: bool = False, backend: BackendName | None = None) -> ArrayLike:
     return _cumulative("cummin", "min", None, a, axis, dtype, out, exclusive, reverse, backend)
 
 
@@ -170,7 +175,8 @@ cummin.__doc__ = ("Running minimum (``np.minimum.accumulate``); keeps the dtype.
 # ---------------------------------------------------------------------------
 # The Python array API standard's functions (2024.12 revision).
 
-def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False, backend=None):
+def cumulative_sum(x: ArrayLike, /, *, axis: int | None = None, dtype: DTypeLike | None = None,
+                   include_initial: bool = False, backend: BackendName | None = None) -> ArrayLike:
     """Cumulative sum with the array API standard's signature and rules (``cumulative_sum``).
 
     Parameters
@@ -208,7 +214,8 @@ def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False, backen
     return _cumulative_standard(cumsum, 0, x, axis, dtype, include_initial, backend)
 
 
-def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False, backend=None):
+def cumulative_prod(x: ArrayLike, /, *, axis: int | None = None, dtype: DTypeLike | None = None,
+                    include_initial: bool = False, backend: BackendName | None = None) -> ArrayLike:
     """Cumulative product with the array API standard's signature and rules (``cumulative_prod``).
 
     As :func:`cumulative_sum`, with products: ``include_initial=True`` puts the

@@ -14,6 +14,7 @@ once whatever the order.
 from __future__ import annotations
 
 from ..._arrays import from_native
+from ..._typing import ArrayLike, BackendName
 from ...dispatch import implementation, select_backend
 from ..scan.api import scan
 from . import IMPLEMENTATIONS
@@ -22,7 +23,8 @@ from .checks import check_delta_args
 __all__ = ["delta_encode", "delta_decode"]
 
 
-def delta_encode(x, order=1, tuple_size=1, *, axis=-1, backend=None):
+def delta_encode(x: ArrayLike, order: int = 1, tuple_size: int = 1, *, axis: int = -1,
+                 backend: BackendName | None = None) -> ArrayLike:
     """q-th order, s-strided differences along ``axis``: q times ``d[j] -= d[j - s]`` for j >= s.
 
     Parameters
@@ -63,7 +65,8 @@ def delta_encode(x, order=1, tuple_size=1, *, axis=-1, backend=None):
     return from_native(d, ref, chosen.NATIVE_LIBRARY, ref.dtype)
 
 
-def delta_decode(d, order=1, tuple_size=1, *, axis=-1, backend=None):
+def delta_decode(d: ArrayLike, order: int = 1, tuple_size: int = 1, *, axis: int = -1,
+                 backend: BackendName | None = None) -> ArrayLike:
     """Inverse of :func:`delta_encode`: the inclusive sum scan, ``order`` times, per stream.
 
     Same arguments as :func:`delta_encode`.  It is ``prefixscan.scan(d, "add",

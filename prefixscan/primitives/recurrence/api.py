@@ -12,13 +12,17 @@ a differentiable custom operator) go to :mod:`.in_memory`; dask arrays go to
 from __future__ import annotations
 
 from ..._arrays import is_dask_collection, refuse_dask
+from ..._typing import ArrayLike, BackendName, OffsetsLike, Scalar
 from ..scan.routing import is_torch_tensor
 from .in_memory import recurrence_in_memory
 
 __all__ = ["linear_recurrence"]
 
 
-def linear_recurrence(a, b, *, init=None, axis=-1, reverse=False, offsets=None, return_final=False, backend=None):
+def linear_recurrence(a: ArrayLike | Scalar, b: ArrayLike | Scalar, *, init: ArrayLike | Scalar | None = None,
+                      axis: int = -1, reverse: bool = False, offsets: OffsetsLike | None = None,
+                      return_final: bool = False,
+                      backend: BackendName | None = None) -> ArrayLike | tuple[ArrayLike, ArrayLike]:
     """Solve ``h[t] = a[t] * h[t-1] + b[t]`` along ``axis``, with ``h[-1] = init``.
 
     Computed as one scan of the pairs ``(a, b)`` with the affine monoid

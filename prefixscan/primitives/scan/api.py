@@ -23,9 +23,10 @@ from dataclasses import replace
 import numpy as np
 
 from ... import dispatch
-from ..._arrays import from_native, is_dask_collection, unalias, write_result
+from ..._arrays import from_native, is_dask_collection, unalias, write_result, write_results
 from ..._normalize import build_request, check_init, make_config
 from ..._request import ScanRequest
+from ..._typing import AlgorithmName, ArrayOrFields, BackendName, DTypeLike, InitLike, OpLike, StrategyName
 from ...backends.base import Backend
 from ...caches import register_cache
 from .routing import wants_torch_ops
@@ -54,8 +55,10 @@ class Scan:
         The checked, normalized configuration.
     """
 
-    def __init__(self, op="add", *, axis=None, inclusive=True, reverse=False, order=1,
-                 tuple_size=1, dtype=None, backend=None, algorithm=None, deterministic=False, strategy=None):
+    def __init__(self, op: OpLike = "add", *, axis: int | None = None, inclusive: bool = True, reverse: bool = False,
+                 order: int = 1, tuple_size: int = 1, dtype: DTypeLike | None = None,
+                 backend: BackendName | None = None, algorithm: AlgorithmName | None = None,
+                 deterministic: bool = False, strategy: StrategyName | None = None) -> None:
         self.config = make_config(op, axis=axis, inclusive=inclusive, reverse=reverse, order=order,
                                   tuple_size=tuple_size, dtype=dtype, backend=backend,
                                   algorithm=algorithm, deterministic=deterministic, strategy=strategy)
@@ -63,7 +66,8 @@ class Scan:
         self._plans: dict = {}
         _LIVE_SCANS.add(self)
 
-    def plan(self, x, *, init=None, out=None) -> tuple[ScanRequest, Backend]:
+    def plan(self, x: ArrayOrFields, *, init: InitLike | None = None,
+             out: ArrayOrFields | None = None) -> tuple[ScanRequest, Backend]:
         """Check the arrays and pick the backend, without running anything.
 
         Returns the checked request and the backend that would run it; raises
@@ -74,7 +78,8 @@ class Scan:
         dispatch.check_capabilities(backend, request)
         return request, backend
 
-    def __call__(self, x, *, init=None, out=None):
+    def __call__(self, x: ArrayOrFields, *, init: InitLike | None = None,
+                 out: ArrayOrFields | None = None) -> ArrayOrFields:
         """Scan ``x`` (seeded with ``init``, written into ``out`` when given); see
         :func:`scan` for the arguments and the result."""
         if type(x) is not np.ndarray and is_dask_collection(x):
@@ -134,8 +139,7 @@ class Scan:
                 self._plans[key] = (kept, backend, fast)
         native = backend.NATIVE_LIBRARY
         if request.cast_out is not None:  # out of another dtype: cast into it now that the scan succeeded
-            for ref, result in zip(request.cast_out, results):
-                write_result(ref, result)
+            write_results(request.cast_out, results)
             results = [o.obj for o in request.cast_out]
         elif request.out is not None:
             # The caller's own objects (a CuPy out= is run through a torch view).
@@ -209,21 +213,74 @@ def shared_scan(op, *, axis, inclusive, reverse, order, tuple_size, dtype, backe
     return found
 
 
-def make_scan(op="add", *, axis=None, inclusive=True, reverse=False, order=1, tuple_size=1,
-              dtype=None, backend=None, algorithm=None, deterministic=False, strategy=None) -> Scan:
+def make_scan(op: OpLike = "add", *, axis: int | None = None, inclusive: bool = True, reverse: bool = False,
+              order: int = 1, tuple_size: int = 1, dtype: DTypeLike | None = None,
+              backend: BackendName | None = None, algorithm: AlgorithmName | None = None,
+              deterministic: bool = False, strategy: StrategyName | None = None) -> Scan:
     """A reusable scan: ``s = make_scan(op, ...)``, then ``s(x, init=None, out=None)``.
 
-    Takes every argument of :func:`scan` except the arrays (``x``, ``init``,
-    ``out``), with the same meaning and defaults, and checks them now, so a bad
-    operator or axis fails here rather than at the first call.  Use it in loops:
-    a :class:`Scan` keeps the plans of the signatures it has seen, which makes
-    repeated small scans cheaper.
+    The arguments are :func:`scan`'s but the arrays (``x``, ``init``, ``out``,
+    given to each call), with the same meaning and defaults; they are checked
+    now, so a bad operator or axis fails here rather than at the first call.
+    Use it in loops: a :class:`Scan` keeps the plans of the signatures it has
+    seen, which makes repeated small scans cheaper.
+
+    Parameters
+    ----------
+    op : str, NumPy ufunc or Monoid, default "add"
+        The associative operator: a built-in name (``"add"``, ``"mul"``,
+        ``"max"``, ``"min"``, ``"and"``, ``"or"``, ``"xor"``, ``"logaddexp"``),
+        its NumPy ufunc (``numpy.add``, ``numpy.maximum``, ...), or a
+        :class:`~prefixscan.Monoid` (an associative ``combine`` and its
+        identity; a tuple identity scans a struct of arrays).
+    axis : int or None, default None
+        None scans the flattened array and returns 1-D, as ``numpy.cumsum``
+        does; an integer (negative counts from the end) scans every lane along
+        that axis.
+    inclusive : bool, default True
+        Inclusive (``y[i]`` combines ``x[0] .. x[i]``) or exclusive (``x[0] ..
+        x[i-1]``, the first element the seed or the identity).
+    reverse : bool, default False
+        Scan from the end of each lane; operands stay in index order.
+    order : int, default 1
+        Apply the scan this many times (1 to 64); the GPU runs every order in
+        one pass.
+    tuple_size : int, default 1
+        Interleaved independent streams per lane (element ``m + j*s`` belongs
+        to stream m); it must divide the lane length of each call's ``x``.
+    dtype : dtype, optional
+        The accumulation and output dtype (a NumPy or torch dtype, or its
+        name); by default the input's, float16 and bfloat16 accumulating in
+        float32.
+    backend : {None, "cpu", "triton"}, default None
+        None: the GPU backend for device arrays, the CPU backend for host
+        arrays; a named backend that cannot take a call's arrays is an error.
+    algorithm : str, optional
+        CPU backend only: the scan network, None or ``"auto"``, ``"serial"``,
+        ``"kogge_stone"``, ``"sklansky"``, ``"brent_kung"``,
+        ``"reduce_then_scan"``.
+    deterministic : bool, default False
+        GPU backend: only strategies whose floating-point results are bitwise
+        reproducible from run to run.
+    strategy : str, optional
+        GPU backend only: how carries travel between tiles, None or ``"auto"``,
+        ``"decoupled_lookback"``, ``"chained"``, ``"reduce_then_scan"``,
+        ``"scan_then_propagate"``, ``"persistent"``.
+
+    :func:`scan` describes each argument in full.
 
     Returns
     -------
     Scan
         Call it as ``s(x, init=None, out=None)``; ``s.plan(x)`` checks the arrays
         and names the backend without running.
+
+    Raises
+    ------
+    TypeError, ValueError
+        An argument :func:`scan` would refuse (an unknown operator, a
+        non-integer axis, an order outside 1..64, ``algorithm`` /
+        ``strategy`` not among their names); the message names it.
 
     Examples
     --------
@@ -238,9 +295,11 @@ def make_scan(op="add", *, axis=None, inclusive=True, reverse=False, order=1, tu
                 deterministic=deterministic, strategy=strategy)
 
 
-def scan(x, op="add", *, axis=None, inclusive=True, reverse=False, init=None, order=1,
-         tuple_size=1, dtype=None, out=None, backend=None, algorithm=None, deterministic=False,
-         strategy=None):
+def scan(x: ArrayOrFields, op: OpLike = "add", *, axis: int | None = None, inclusive: bool = True,
+         reverse: bool = False, init: InitLike | None = None, order: int = 1, tuple_size: int = 1,
+         dtype: DTypeLike | None = None, out: ArrayOrFields | None = None, backend: BackendName | None = None,
+         algorithm: AlgorithmName | None = None, deterministic: bool = False,
+         strategy: StrategyName | None = None) -> ArrayOrFields:
     """Prefix scan of ``x`` with the associative operator ``op``.
 
     Below ``⊕`` is the operator and ``x[0], ..., x[n-1]`` one lane; the left

@@ -13,8 +13,9 @@ path turns the segments into head flags and scans the lifted monoid.
 
 from __future__ import annotations
 
-from ..._arrays import from_native, refuse_dask, unalias, write_result
+from ..._arrays import from_native, refuse_dask, unalias, write_results
 from ..._normalize import check_segments
+from ..._typing import ArrayLike, ArrayOrFields, BackendName, DTypeLike, InitLike, OffsetsLike, OpLike
 from ...dispatch import check_capabilities, implementation, select_backend
 from . import IMPLEMENTATIONS
 from .checks import check_segmented_request
@@ -22,8 +23,10 @@ from .checks import check_segmented_request
 __all__ = ["segmented_scan"]
 
 
-def segmented_scan(x, op="add", *, flags=None, offsets=None, keys=None, inclusive=True, reverse=False, init=None,
-                   dtype=None, out=None, backend=None):
+def segmented_scan(x: ArrayOrFields, op: OpLike = "add", *, flags: ArrayLike | None = None,
+                   offsets: OffsetsLike | None = None, keys: ArrayLike | None = None, inclusive: bool = True,
+                   reverse: bool = False, init: InitLike | None = None, dtype: DTypeLike | None = None,
+                   out: ArrayOrFields | None = None, backend: BackendName | None = None) -> ArrayOrFields:
     """Scan that restarts at every segment of the 1-D array ``x`` (or tuple of them).
 
     Parameters
@@ -110,8 +113,7 @@ def segmented_scan(x, op="add", *, flags=None, offsets=None, keys=None, inclusiv
     results = implementation("segmented_scan", IMPLEMENTATIONS, chosen).segmented_scan(request, segments)
     native = chosen.NATIVE_LIBRARY
     if request.cast_out is not None:  # out of another dtype: cast into it now that the scan succeeded
-        for ref, result in zip(request.cast_out, results):
-            write_result(ref, result)
+        write_results(request.cast_out, results)
         results = [o.obj for o in request.cast_out]
     elif request.out is not None:
         results = [o.obj for o in request.out]

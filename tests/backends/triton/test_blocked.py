@@ -1,5 +1,5 @@
-"""The one-look-back kernel of integer sums of orders and tuples (blocked.py,
-blocked_lookback.py, blocked_rules.py): results, row chunks, status buffers,
+"""The one-look-back kernel of integer sums of orders and tuples (scan/orders.py,
+orders_lookback.py, orders_rules.py): results, row chunks, status buffers,
 binomial coefficients, the tile rules and when the kernel applies.
 
 Device, sizes and data: device.py of this folder.

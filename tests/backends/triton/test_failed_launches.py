@@ -1,7 +1,7 @@
 """A launch that fails leaves the next calls working.
 
 The look-back kernels share status buffers and a tile counter per device and
-stream (status.py); a launch whose tiles took ids from the counter and then
+stream (engine/state.py); a launch whose tiles took ids from the counter and then
 raised (a combine failing inside the kernel in the interpreter, a launch stopped
 part-way) used to leave the counter ahead of the host's tile base, and the next
 multi-tile scan waited forever on a predecessor tile that never came.  Every

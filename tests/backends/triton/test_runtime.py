@@ -1,4 +1,4 @@
-"""The launch runtime and planned replay (runtime.py, replay.py, engine/state.py): integer
+"""The launch runtime and planned replay (runtime/launch.py, runtime/replay.py, engine/state.py): integer
 widths in the variant key, replay following tile overrides and falling back,
 more than 2^31 elements, the backend's memos.
 

@@ -5,15 +5,15 @@ Look-back", section 4) give every tile a status entry: a state (X: not ready,
 A: its aggregate, P: its inclusive prefix) next to a value of the monoid carried
 between tiles.  Here:
 
-* An entry is ``WORDS`` 64-bit words (1, 2 or 4), each a **tag** (``epoch * 4 +
-  state``, :func:`tag_of`) in the high 32 bits and 32 bits of the value in the low
-  ones: a field of <= 32 bits takes one word, a 64-bit field two.  Words are written
+* An entry is ``WORDS`` 64-bit words (up to :data:`.state.MAX_STATUS_WORDS`, 4), each
+  a **tag** (``epoch * 4 + state``, :func:`tag_of`) in the high 32 bits and 32 bits of
+  the value in the low ones: a field of <= 32 bits takes one word, a 64-bit field two.  Words are written
   by relaxed atomic exchanges and read by relaxed atomics, with no fences; a reader
   accepts an entry only when every word carries one tag of the current epoch
   (:func:`state_of`): each word is written once per state and launch, so equal tags
   mean one publication, and a word left by an earlier launch reads as not ready.
   A CUB-style flag next to value arrays (release after the values, acquire before
-  them) serves entries too wide for words (``WORDS == 0``).  Measured on the H200 at
+  them) serves entries of more than four words (``WORDS == 0``).  Measured on the H200 at
   2^27: int64 sums 0.67 of copy with flags, 0.90 with words
   (docs/design/status-words.md).
 * Reads are atomics, never loads: Triton's layout pass once duplicated a volatile

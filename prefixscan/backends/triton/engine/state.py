@@ -152,12 +152,15 @@ def status_words(accs, packed: bool | None) -> int:
 class Status(NamedTuple):
     """What one single-pass launch hands the engine's device functions: ``buffers`` the
     kernels' ``status`` tuple (words, flags, aggregates, inclusive prefixes), the tile
-    ``counter``, this launch's ``tile_base`` and ``epoch``."""
+    ``counter``, this launch's ``tile_base`` and ``epoch``; ``state`` the
+    :class:`DeviceState` they come from (None for a single-tile launch), which a planned
+    replay renews (under CUDA graph capture, a one-shot state of its own)."""
 
     buffers: tuple
     counter: object
     tile_base: int
     epoch: int
+    state: object = None
 
 
 @contextlib.contextmanager
@@ -176,7 +179,7 @@ def single_pass(device, stream: int, tiles: int, entries: int, accs, words: int,
     state = state_for(device, stream)
     status, flags, aggs, incls = state.begin(entries, accs, words)
     try:
-        yield Status((status, flags, aggs, incls), state.counter, state.tiles_issued, state.epoch)
+        yield Status((status, flags, aggs, incls), state.counter, state.tiles_issued, state.epoch, state)
     except BaseException:
         state.launch_failed()
         raise

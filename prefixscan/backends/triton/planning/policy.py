@@ -24,7 +24,7 @@ BLOCKED_ORDERS_CHOICES = ("measured", "always", "never")
 
 @dataclass(frozen=True)
 class RoutingPolicy:
-    #: Which scans take the orders kernel (blocked.py): "measured" (where it measured
+    #: Which scans take the orders kernel (scan/orders.py): "measured" (where it measured
     #: faster than the general kernels), "always" (wherever it can) or "never".
     blocked_orders: str = "measured"
     #: Orders-kernel tiles publish inclusive prefixes; False: aggregates only (tile 0

@@ -42,7 +42,7 @@ from ..device.tiles import (_as_rows, _count, _load_at, _ordered_reduce, _scalar
                             _where, _within)
 from ..engine.pipeline import carry, carry_columns, tile_id
 from ..engine.protocol import FLAG_AGGREGATE, FLAG_PREFIX, lookback, publish
-from ..engine.state import single_pass, state_for, status_words
+from ..engine.state import single_pass, status_words
 from .job import ScanJob
 from ..planning.planner import choose_config
 from ..planning.policy import current_policy
@@ -424,9 +424,10 @@ def launch_lookback(job: ScanJob, *, chained: bool = False, order: int = 1, dela
         compiled = runtime.launch_kernel(launch)
     renewal = None
     if not single:
-        # What a replay must renew per call: the status reservation, and the tile
-        # base and epoch (argument positions ``at`` and ``at + 1``).
-        renewal = StatusRenewal(state_for(job.device, job.stream), status_entries, status_accs, words, job.stream,
+        # What a replay must renew per call: the status reservation it launched with (a
+        # capture's own one-shot state), and the tile base and epoch (argument positions
+        # ``at`` and ``at + 1``).
+        renewal = StatusRenewal(status.state, status_entries, status_accs, words, job.stream,
                                 kernel.arg_names.index("tile_base"))
     return Launched(launch, compiled, renewal)
 
