@@ -15,9 +15,13 @@ counting sort (Knuth, TAOCP vol. 3, 5.2.5), so the whole sort is stable.  Per ro
    so that the last pass writes the result), the keys mapped again in each pass
    from the original bits they carry (so the result holds the input's bits).
 
-Indices travel as int32 while a row has fewer than 2^31 elements and the last
-pass writes them as int64.  Rows of at most :data:`SHORT_ROW` elements take a
-stable insertion sort instead (the 256 counters per pass cost more there).
+Payloads move as the unsigned integers of their width, and every payload array
+of one sort has one dtype, so that each pass compiles once per key width and
+payload width (Numba compiles a callee once per distinct argument types, and a
+caller with several forms of its callees took half a minute to compile): indices
+travel as uint32 while a row has fewer than 2^32 elements, widened to int64 at
+the end (a sort without payload shares that form).  The CPU backend sends rows of at most 32 keys to
+NumPy (the 256 counters of a pass cost more than such a row's sort).
 Rows run one chunk per thread (the kernels release the GIL).
 
 Drivers take host arrays (``(rows, length)`` C-contiguous keys as their unsigned
@@ -36,12 +40,10 @@ from numba import njit
 from ...backends.cpu.compiled.launch import call
 from .keys import KINDS, KeyCode
 
-__all__ = ["sort_rows", "DIGIT_BITS", "SHORT_ROW", "THREADS", "THREADED_FROM"]
+__all__ = ["sort_rows", "payload_view", "DIGIT_BITS", "THREADS", "THREADED_FROM"]
 
 DIGIT_BITS = 8
 RADIX = 1 << DIGIT_BITS
-#: Rows of at most this many elements are sorted by insertion.
-SHORT_ROW = 32
 #: Inputs of at least this many elements (and several rows) run one chunk of rows per thread.
 THREADED_FROM = 1 << 16
 THREADS = max(1, min(8, os.cpu_count() or 1))
@@ -53,7 +55,7 @@ _BOOL, _SIGNED, _FLOAT = KINDS.index("bool"), KINDS.index("signed"), KINDS.index
 NO_PAYLOAD, IOTA, COPY = 0, 1, 2
 
 
-@njit(inline="always", **_FLAGS)
+@njit(**_FLAGS)
 def _mapped(u, kind, sign, magnitude, inf, ones, mask, flip):
     """The ordered key (uint64) of raw bits ``u`` (see :mod:`.keys`)."""
     k = np.uint64(u)
@@ -110,27 +112,6 @@ def _scatter(src, dst, src_pay, dst_pay, offsets, shift, mode, write_keys, code)
 
 
 @njit(**_FLAGS)
-def _insertion(src, dst, src_pay, dst_pay, mode, code):
-    """A stable insertion sort of a short row into ``dst`` (and its payload)."""
-    kind, sign, magnitude, inf, ones, mask, flip = code
-    n = src.shape[0]
-    for i in range(n):
-        u = src[i]
-        k = _mapped(u, kind, sign, magnitude, inf, ones, mask, flip)
-        j = i
-        while j > 0 and _mapped(dst[j - 1], kind, sign, magnitude, inf, ones, mask, flip) > k:
-            dst[j] = dst[j - 1]
-            if mode != NO_PAYLOAD:
-                dst_pay[j] = dst_pay[j - 1]
-            j -= 1
-        dst[j] = u
-        if mode == IOTA:
-            dst_pay[j] = i
-        elif mode == COPY:
-            dst_pay[j] = src_pay[i]
-
-
-@njit(**_FLAGS)
 def _exclusive(counts, p, offsets):
     total = 0
     for d in range(RADIX):
@@ -139,72 +120,42 @@ def _exclusive(counts, p, offsets):
 
 
 @njit(**_FLAGS)
-def _sort_row(keys, out, tmp, pay, out_pay, tmp_pay, counts, offsets, active, passes, mode, write_keys, check_bits,
-              code):
-    """Sort one row: ``keys`` (and ``pay`` with ``mode`` COPY) into ``out`` / ``out_pay``
-    through ``tmp`` / ``tmp_pay``.  Returns False when a key has bits at or above
-    ``check_bits`` (> 0: the key_bits check), True otherwise."""
-    n = keys.shape[0]
-    if n <= SHORT_ROW:
-        if check_bits:
-            seen = np.uint64(0)
-            for i in range(n):
-                seen |= np.uint64(keys[i])
-            if seen >> np.uint64(check_bits):
-                return False
-        _insertion(keys, out, pay, out_pay, mode, code)
-        return True
-    seen = _count(keys, counts, passes, code)
-    if check_bits and seen >> np.uint64(check_bits):
-        return False
-    first = _mapped(keys[0], code[0], code[1], code[2], code[3], code[4], code[5], code[6])
-    m = 0
-    for p in range(passes):
-        if counts[p, np.intp((first >> np.uint64(DIGIT_BITS * p)) & np.uint64(RADIX - 1))] != n:
-            active[m] = p
-            m += 1
-    if m == 0:  # every key has the same digits: already in order
-        out[:] = keys
-        if mode == IOTA:
-            for i in range(n):
-                out_pay[i] = i
-        elif mode == COPY:
-            out_pay[:] = pay
-        return True
-    for k in range(m):
-        p = active[k]
-        _exclusive(counts, p, offsets)
-        shift = DIGIT_BITS * p
-        last = k == m - 1
-        keep = write_keys or not last
-        to_out = (m - 1 - k) % 2 == 0  # the last pass writes ``out``
-        if k == 0:
-            if to_out:
-                _scatter(keys, out, pay, out_pay, offsets, shift, mode, keep, code)
-            else:
-                _scatter(keys, tmp, pay, tmp_pay, offsets, shift, mode, keep, code)
-        else:
-            step = COPY if mode != NO_PAYLOAD else NO_PAYLOAD
-            if to_out:
-                _scatter(tmp, out, tmp_pay, out_pay, offsets, shift, step, keep, code)
-            else:
-                _scatter(out, tmp, out_pay, tmp_pay, offsets, shift, step, keep, code)
-    return True
-
-
-@njit(**_FLAGS)
-def _sort_rows(keys, out, pay, out_pay, tmp, tmp_pay, lo, hi, passes, mode, write_keys, check_bits, code):
-    """:func:`_sort_row` over rows ``lo:hi`` of the 2-D arrays; returns the first row
-    that fails the key_bits check, or -1."""
-    counts = np.zeros((max(passes, 1), RADIX), dtype=np.int64)
-    offsets = np.zeros(RADIX, dtype=np.int64)
-    active = np.zeros(max(passes, 1), dtype=np.int64)
+def _sort_rows(keys, out, pay, out_pay, tmp, tmp_pay, counts, offsets, active, lo, hi, passes, mode, write_keys,
+               check_bits, code):
+    """Sort rows ``lo:hi`` of ``keys`` (and of ``pay`` with ``mode`` COPY) into ``out``
+    / ``out_pay`` through ``tmp`` / ``tmp_pay`` (every payload array of one dtype: one
+    compiled form of each pass per key width and payload width).  Returns the first
+    row with a key at or above bit ``check_bits`` (> 0: the key_bits check), or -1."""
+    n = keys.shape[1]
     for r in range(lo, hi):
-        row_pay = pay[r] if mode == COPY else pay[0]
-        ok = _sort_row(keys[r], out[r], tmp, row_pay, out_pay[r] if mode != NO_PAYLOAD else out_pay[0], tmp_pay,
-                       counts, offsets, active, passes, mode, write_keys, check_bits, code)
-        if not ok:
+        src, dst = keys[r], out[r]
+        src_pay = pay[r] if mode == COPY else pay[0]
+        dst_pay = out_pay[r] if mode != NO_PAYLOAD else out_pay[0]
+        seen = _count(src, counts, passes, code)
+        if check_bits and seen >> np.uint64(check_bits):
             return r
+        first = _mapped(src[0], code[0], code[1], code[2], code[3], code[4], code[5], code[6])
+        m = 0
+        for p in range(passes):
+            if counts[p, np.intp((first >> np.uint64(DIGIT_BITS * p)) & np.uint64(RADIX - 1))] != n:
+                active[m] = p
+                m += 1
+        if m == 0:  # every key has the same digits: already in order (loops: a slice
+            for i in range(n):  # assignment compiles its shape check's message, seconds)
+                dst[i] = src[i]
+                if mode == IOTA:
+                    dst_pay[i] = i
+                elif mode == COPY:
+                    dst_pay[i] = src_pay[i]
+            continue
+        for k in range(m):  # ping-pong through tmp; the last pass writes dst
+            to_out = (m - 1 - k) % 2 == 0
+            target, target_pay = (dst, dst_pay) if to_out else (tmp, tmp_pay)
+            _exclusive(counts, active[k], offsets)
+            step = mode if k == 0 else (COPY if mode != NO_PAYLOAD else NO_PAYLOAD)
+            _scatter(src, target, src_pay, target_pay, offsets, DIGIT_BITS * active[k], step,
+                     write_keys or k < m - 1, code)
+            src, src_pay = target, target_pay
     return -1
 
 
@@ -228,27 +179,29 @@ def _run_all(jobs) -> list:
     return results
 
 
+def payload_view(a: np.ndarray) -> np.ndarray:
+    """``a`` (C-contiguous, at most 8 bytes an element) as the unsigned integers of
+    its width: the passes move payloads as bits, one compiled form per width."""
+    return a.view(np.dtype(f"uint{8 * a.dtype.itemsize}"))
+
+
 def sort_rows(keys: np.ndarray, code: KeyCode, *, payload: np.ndarray | None = None, argsort: bool = False,
               write_keys: bool = True, threads: int | None = None) -> tuple:
     """Sort each row of ``keys`` (2-D, C-contiguous, ``code.storage`` dtype) stably.
 
     ``argsort``: the payload is every element's index in its row (int64 result);
-    else ``payload`` (2-D like ``keys``, any dtype of <= 8 bytes Numba copies, or
+    else ``payload`` (2-D like ``keys``, unsigned integers: :func:`payload_view`, or
     None) moves with its key.  Returns ``(sorted keys or None, payload or None)``.
     Raises ValueError (``key_bits``) for a key outside [0, 2**code.key_bits)."""
     rows, n = keys.shape
     mode = IOTA if argsort else (COPY if payload is not None else NO_PAYLOAD)
+    if mode == COPY:
+        pay_dtype = payload.dtype
+    else:  # indices as uint32 while they fit (as a payload of 4 bytes), no payload as a 4-byte dummy
+        pay_dtype = np.dtype(np.uint32 if n < (1 << 32) else np.uint64)
     out = np.empty((rows, n), keys.dtype)
-    if argsort:
-        out_pay = np.empty((rows, n), np.int64)
-        step_dtype = np.int32 if n < (1 << 31) else np.int64
-    elif payload is not None:
-        out_pay = np.empty((rows, n), payload.dtype)
-        step_dtype = payload.dtype
-    else:
-        out_pay = np.empty((1, 0), np.int64)
-        step_dtype = np.int64
-    pay = payload if mode == COPY else np.empty((1, 0), np.int64)
+    out_pay = np.empty((rows, n) if mode != NO_PAYLOAD else (1, 0), pay_dtype)
+    pay = payload if mode == COPY else np.empty((1, 0), pay_dtype)
     passes = code.passes(DIGIT_BITS)
     check = code.key_bits if code.key_bits is not None and code.key_bits < code.width else 0
     params = code_tuple(code)
@@ -258,13 +211,18 @@ def sort_rows(keys: np.ndarray, code: KeyCode, *, payload: np.ndarray | None = N
 
     def job(lo, hi):
         tmp = np.empty(n, keys.dtype)
-        tmp_pay = np.empty(n if mode != NO_PAYLOAD else 0, step_dtype)
-        return call(_sort_rows, keys, out, pay, out_pay, tmp, tmp_pay, lo, hi, passes, mode, write_keys, check,
-                    params)
+        tmp_pay = np.empty(n if mode != NO_PAYLOAD else 0, pay_dtype)
+        counts = np.zeros((max(passes, 1), RADIX), dtype=np.int64)  # the digits' counts, their offsets,
+        offsets = np.zeros(RADIX, dtype=np.int64)  # the passes that move keys
+        active = np.zeros(max(passes, 1), dtype=np.int64)
+        return call(_sort_rows, keys, out, pay, out_pay, tmp, tmp_pay, counts, offsets, active, lo, hi, passes,
+                    mode, write_keys, check, params)
 
     failed = [r for r in _run_all([lambda lo=lo, hi=hi: job(lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:])])
               if r >= 0]
     if failed:
         raise ValueError(f"key_bits={code.key_bits}: x has a key outside [0, 2**{code.key_bits}) (in row "
                          f"{min(failed)} of the sorted rows)")
+    if mode == IOTA:
+        out_pay = out_pay.astype(np.int64) if pay_dtype == np.uint32 else out_pay.view(np.int64)
     return (out if write_keys else None), (out_pay if mode != NO_PAYLOAD else None)

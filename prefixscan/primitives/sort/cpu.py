@@ -1,8 +1,8 @@
 """Sorting on the CPU backend: the entry points that
 :data:`prefixscan.primitives.sort.IMPLEMENTATIONS` finds.
 
-From ``SMALL_SCAN`` elements where Numba is installed, the compiled LSD radix sort
-(:mod:`.compiled`); else NumPy: ``numpy.sort(kind="stable")`` for an ascending sort
+From ``SMALL_SCAN`` elements in rows longer than :data:`SHORT_ROW` where Numba is
+installed, the compiled LSD radix sort (:mod:`.compiled`); else NumPy: ``numpy.sort(kind="stable")`` for an ascending sort
 of the whole keys, ``numpy.argsort(kind="stable")`` of the mapped keys
 (:func:`.keys.ordered_keys`) for the rest.  ``unique`` and ``run_length_encode``
 mark where sorted (or given) keys change and take those positions
@@ -18,11 +18,14 @@ import numpy as np
 
 from ..._arrays import ArrayRef, as_numpy
 from ...backends.cpu import compiled as cpu_compiled
-from ..compaction.compiled import storage_view
 from .checks import SortArgs, UniqueArgs
 from .keys import KeyCode, key_code, ordered_keys
 
-__all__ = ["SortResult", "sort", "unique", "run_length_encode"]
+__all__ = ["SortResult", "sort", "unique", "run_length_encode", "SHORT_ROW"]
+
+#: Rows of at most this many keys take NumPy's sort on the compiled path too: a
+#: radix pass's 256 counters cost more than such a row's sort.
+SHORT_ROW = 32
 
 
 class SortResult(NamedTuple):
@@ -71,11 +74,12 @@ def _numpy_sort(keys: np.ndarray, bits: np.ndarray, code: KeyCode, values: list,
 
 def _compiled_sort(bits: np.ndarray, code: KeyCode, values: list, want_keys: bool, want_index: bool) -> tuple:
     """The compiled radix sort over ``(rows, length)`` arrays: ``(key bits, index, values)``.
-    One values array moves with the keys; several follow the permutation."""
-    from .compiled import sort_rows
+    One values array of at most 8 bytes an element moves with the keys; others follow
+    the permutation."""
+    from .compiled import payload_view, sort_rows  # imports numba: only where it is installed
 
-    if len(values) == 1 and not want_index:
-        out_bits, moved = sort_rows(bits, code, payload=storage_view(values[0]), write_keys=want_keys)
+    if len(values) == 1 and not want_index and values[0].dtype.itemsize <= 8:
+        out_bits, moved = sort_rows(bits, code, payload=payload_view(values[0]), write_keys=want_keys)
         return out_bits, None, [moved.view(values[0].dtype)]
     argsort = want_index or bool(values)
     out_bits, perm = sort_rows(bits, code, argsort=argsort, write_keys=want_keys)
@@ -91,7 +95,7 @@ def sort(args: SortArgs, *, want_keys: bool = True, want_index: bool = False) ->
     keys = _rows(x, args.axis)
     values = [_rows(as_numpy(v), args.axis) for v in args.values]
     bits = keys.view(code.storage)
-    if cpu_compiled.available() and keys.size >= cpu_compiled.SMALL_SCAN:
+    if cpu_compiled.available() and keys.size >= cpu_compiled.SMALL_SCAN and keys.shape[1] > SHORT_ROW:
         out_bits, index, moved = _compiled_sort(bits, code, values, want_keys, want_index)
         sorted_keys = out_bits.view(keys.dtype) if out_bits is not None else None
     else:
