@@ -56,7 +56,7 @@ def _check_key_bits(key_bits: Any, ref: ArrayRef) -> int | None:
                         f"dtype {ref.dtype}")
     top = key_code(ref.dtype).bits
     if not 1 <= key_bits <= top:
-        raise ValueError(f"key_bits must be between 1 and {top} (the bits of a {ref.dtype} key), got {key_bits}")
+        raise ValueError(f"key_bits must be between 1 and {top} (the bits of {ref.dtype} keys), got {key_bits}")
     return key_bits
 
 
