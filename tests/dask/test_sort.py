@@ -39,7 +39,8 @@ def test_rows_sorted_block_by_block(rng, chunks_on):
     dx = da.from_array(to(x), chunks=(4, -1))
     with no_task_runs():
         perm = ps.argsort(dx, descending=True)
-        keys, (dv, dw) = ps.sort(dx, values=(da.from_array(to(v), chunks=(3, -1)), da.from_array(to(w), chunks=(4, -1))))
+        dv, dw = da.from_array(to(v), chunks=(3, -1)), da.from_array(to(w), chunks=(4, -1))
+        keys, (dv, dw) = ps.sort(dx, values=(dv, dw))
         keys1, dv1 = ps.sort(dx, axis=1, values=da.from_array(to(v), chunks=(4, -1)))
     assert perm.chunks == dx.chunks and keys.chunks == dx.chunks and perm.dtype == np.int64
     expected = reference_argsort(x)

@@ -2,8 +2,8 @@
 :data:`prefixscan.primitives.sort.IMPLEMENTATIONS` finds.
 
 From ``SMALL_SCAN`` elements in rows longer than :data:`SHORT_ROW` where Numba is
-installed, the compiled LSD radix sort (:mod:`.compiled`); else NumPy: ``numpy.sort(kind="stable")`` for an ascending sort
-of the whole keys, ``numpy.argsort(kind="stable")`` of the mapped keys
+installed, the compiled LSD radix sort (:mod:`.compiled`); else NumPy:
+``numpy.sort(kind="stable")`` for an ascending sort of the whole keys, ``numpy.argsort(kind="stable")`` of the mapped keys
 (:func:`.keys.ordered_keys`) for the rest.  ``unique`` and ``run_length_encode``
 mark where sorted (or given) keys change and take those positions
 (``numpy.flatnonzero``), their differences giving the counts.  NumPy results.

@@ -43,7 +43,8 @@ def _run(x: torch.Tensor, values: list, axis: Optional[int], descending: bool, k
     if not want_keys:
         return [index]
     keys = fresh_output(from_native(result.keys, args.keys, native, args.keys.dtype), x)
-    moved = [fresh_output(from_native(v, ref, native, ref.dtype), *values) for v, ref in zip(result.values, args.values)]
+    moved = [fresh_output(from_native(v, ref, native, ref.dtype), *values)
+             for v, ref in zip(result.values, args.values)]
     return [keys, index] + moved
 
 
