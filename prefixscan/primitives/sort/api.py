@@ -55,7 +55,8 @@ def sort(x: Any, *, axis: int | None = -1, descending: bool = False, values: Any
     descending : bool, default False
         Largest first.  Equal keys keep their input order either way.
     values : array or tuple of arrays, optional
-        Arrays of x's shape on x's device (any dtype), moved with their keys.
+        Arrays of x's shape on x's device (any numeric or bool dtype), moved with
+        their keys.
     key_bits : int, optional
         The keys are integers known to lie in ``[0, 2**key_bits)``: only their low
         ``key_bits`` bits are sorted on, in fewer passes (8 expert ids: 3).  On the
