@@ -105,11 +105,11 @@ def sort_with_index(backend, xb, axis=-1, **kwargs):
     """``(sorted keys, permutation)`` from one sort carrying each key's index along
     ``axis`` as its value (and, off the interpreter, the same permutation from argsort)."""
     shape = tuple(xb.shape)
-    if axis is None:
-        index = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)
+    if axis is None:  # int32: the compiled CPU sort moves it as argsort moves its indices (one Numba form)
+        index = np.arange(int(np.prod(shape)), dtype=np.int32).reshape(shape)
     else:
         ax = axis % len(shape)
-        index = np.broadcast_to(np.arange(shape[ax], dtype=np.int64).reshape((-1,) + (1,) * (len(shape) - ax - 1)),
+        index = np.broadcast_to(np.arange(shape[ax], dtype=np.int32).reshape((-1,) + (1,) * (len(shape) - ax - 1)),
                                 shape).copy()
     keys, moved = ps.sort(xb, axis=axis, values=backend.asarray(index), backend=backend.backend, **kwargs)
     perm = backend.to_numpy(moved)
@@ -225,7 +225,8 @@ def test_empty_one_and_all_equal(backend, rng):
     assert backend.to_numpy(ps.argsort(xb, backend=backend.backend)).tolist() == [0]
     n = {"triton-interpreter": 70}.get(backend.name, SMALL_SCAN + 7)
     same = np.full(n, rng.integers(1, 1 << 40), np.int64)  # every digit pass skipped
-    got, moved = ps.sort(backend.asarray(same), values=backend.asarray(np.arange(n)), backend=backend.backend)
+    got, moved = ps.sort(backend.asarray(same), values=backend.asarray(np.arange(n, dtype=np.int32)),
+                         backend=backend.backend)
     np.testing.assert_array_equal(backend.to_numpy(got), same)
     np.testing.assert_array_equal(backend.to_numpy(moved), np.arange(n))
     np.testing.assert_array_equal(backend.to_numpy(ps.argsort(backend.asarray(same), descending=True,
