@@ -75,6 +75,17 @@
 #               compact, partition and segmented next to CUB (cuda.compute, from the cuda-cccl
 #               wheel in .whl/) and torch, and the recurrence's forward against accelerated-scan
 #               (wheel in .whl/); about 9 minutes
+#   sort        the sort family: sort_tests, then sort_bench (run them as two calls if the first
+#               one's compiles take most of the call)
+#   sort_tests  its GPU tests (tests/backends/triton/test_sort.py, tests/algorithms/test_sort*.py,
+#               the operators' and the fuzz suite's sort cases), then the > 2^31-key one
+#               (-m "gpu and slow"); the kernels' registers and spills compiled for sm_90
+#               (tools/sort_report.py)
+#   sort_bench  benchmarks/sort.py --device cuda: int32 2^28, int64 2^27, float32 keys, keys with
+#               int32 values, argsort, argsort of 2^24 keys < 8 with key_bits=3, (65536, 4096)
+#               float32 rows, unique and run_length_encode of 2^27 int32; peers CUB's radix sort
+#               (cuda.compute, from the cuda-cccl wheel in .whl/), torch.sort, torch.unique,
+#               torch.unique_consecutive
 #   cub         CUB's scan, scan-by-key, select and partition on the same cases (benchmarks/peers/
 #               cub_peers.cu, built with nvcc for sm_90): the peer of the scan and primitives tables
 #   all         tests fuzz bench orders strategies race (about 55 minutes, the tests about 30 of
@@ -109,7 +120,8 @@ for profile in "$@"; do
   case $profile in
     all) profiles+=(tests_backends tests_algorithms tests_api tests_slow fuzz bench orders strategies race) ;;
     tests) profiles+=(tests_backends tests_algorithms tests_api tests_slow) ;;
-    tests_backends|tests_algorithms|tests_api|tests_slow|fuzz|cub|scaling|bench|fresh|tune_compare|stability|orders|strategies|race|compile|tune|compaction|segmented|recurrence|engine|\
+    sort) profiles+=(sort_tests sort_bench) ;;
+    tests_backends|tests_algorithms|tests_api|tests_slow|fuzz|cub|scaling|bench|fresh|tune_compare|stability|orders|strategies|race|compile|tune|compaction|segmented|recurrence|engine|sort_tests|sort_bench|\
     scaleout|scaleout_dask|\
     scaleout_zarr)
       profiles+=("$profile") ;;
@@ -332,6 +344,22 @@ profile_engine() {
   done
   step engine/recurrence 40 $PY benchmarks/recurrence.py --device cuda --out "$OUT/engine" --repeats 10 --no-plans \
     --forward-only
+}
+
+profile_sort_tests() {
+  mkdir -p "$OUT/sort"
+  gpu_tests sort 330 "gpu and not slow" "$WORKERS" tests/backends/triton/test_sort.py tests/algorithms/test_sort.py \
+    tests/algorithms/test_sort_arguments.py tests/differentiable/test_sort_ops.py tests/test_fuzz.py -k "sort"
+  gpu_tests sort-slow 120 "gpu and slow" 1 tests/backends/triton/test_sort.py
+  step sort/registers 120 $PY tools/sort_report.py --quick
+  cat "$OUT/sort/registers.log"
+}
+
+profile_sort_bench() {
+  mkdir -p "$OUT/sort"
+  from_wheels "cuda.compute"
+  step sort/bench 540 $PY benchmarks/sort.py --device cuda --out "$OUT/sort"
+  cat "$OUT/sort/sort-cuda.md"
 }
 
 profile_recurrence() {

@@ -25,5 +25,6 @@ assert np.allclose(h, ps.linear_recurrence(a, b))
 
 print(ps.segmented_scan(x, offsets=[0, 3, 3, 5]))  # restarts at every segment
 print(ps.compact(x, x % 3 == 0))  # stream compaction through an exclusive scan
+print(ps.argsort(x % 3, descending=True))  # a stable radix sort
 d = ps.delta_encode(x, order=2)
 assert (ps.delta_decode(d, order=2) == x).all()

@@ -22,6 +22,7 @@ launchers, tuned-table lookups).
 from .api import (
     AFFINE,
     Scan,
+    argsort,
     compact,
     cummax,
     cummin,
@@ -34,8 +35,11 @@ from .api import (
     linear_recurrence,
     make_scan,
     partition,
+    run_length_encode,
     scan,
     segmented_scan,
+    sort,
+    unique,
 )
 from .caches import clear_caches
 from .dispatch import BackendUnavailableError, available_backends
@@ -45,9 +49,9 @@ from . import _version, networks
 __version__ = _version.__version__
 
 __all__ = [
-    "AFFINE", "BUILTIN_OPS", "BackendUnavailableError", "Monoid", "Scan", "available_backends",
+    "AFFINE", "BUILTIN_OPS", "BackendUnavailableError", "Monoid", "Scan", "argsort", "available_backends",
     "clear_caches", "compact", "cummax", "cummin", "cumprod", "cumsum", "cumulative_prod", "cumulative_sum",
     "delta_decode", "delta_encode",
-    "exp", "linear_recurrence", "log", "log1p", "make_scan", "maximum", "minimum", "networks", "partition", "scan",
-    "segmented_scan", "where",
+    "exp", "linear_recurrence", "log", "log1p", "make_scan", "maximum", "minimum", "networks", "partition",
+    "run_length_encode", "scan", "segmented_scan", "sort", "unique", "where",
 ]

@@ -17,7 +17,9 @@ from .primitives.recurrence.affine import AFFINE
 from .primitives.recurrence.api import linear_recurrence
 from .primitives.scan.api import _SCANS, Scan, make_scan, scan  # noqa: F401 - _SCANS: the one-shot Scans, for tests
 from .primitives.segmented.api import segmented_scan
+from .primitives.sort.api import argsort, run_length_encode, sort, unique
 
-__all__ = ["AFFINE", "Scan", "compact", "cummax", "cummin", "cumprod", "cumsum", "cumulative_prod", "cumulative_sum",
-           "delta_decode", "delta_encode",
-           "linear_recurrence", "make_scan", "partition", "scan", "segmented_scan"]
+__all__ = ["AFFINE", "Scan", "argsort", "compact", "cummax", "cummin", "cumprod", "cumsum", "cumulative_prod",
+           "cumulative_sum", "delta_decode", "delta_encode",
+           "linear_recurrence", "make_scan", "partition", "run_length_encode", "scan", "segmented_scan", "sort",
+           "unique"]

@@ -58,6 +58,7 @@ from prefixscan.testing import (  # noqa: E402
     poisoned,
     random_array,
     random_init,
+    reference_argsort,
     reference_compact,
     reference_delta_decode,
     reference_delta_encode,
@@ -619,3 +620,51 @@ def _packed_recurrence(backend, data, rng, a_np, b_np, a, b, axis: int, reverse:
 
 def test_linear_recurrence(backend):
     fuzz(backend, _linear_recurrence, share=0.6)
+
+
+# ---------------------------------------------------------------------------
+# sort and argsort (the interpreter's digit passes cost too much for fuzzing:
+# tests/algorithms/test_sort.py runs them on chosen cases).
+
+SORT_DTYPES = INTEGER_DTYPES + ["bool", "float16", "float32", "float64"]
+
+
+def _sort(backend, data):
+    rng = _rng(data)
+    dtype = data.draw(st.sampled_from(SORT_DTYPES), label="dtype")
+    shape = draw_shape(data, backend)
+    axis = draw_axis(data, shape)
+    descending = data.draw(st.booleans(), label="descending")
+    kind = np.dtype(dtype).kind
+    width = 8 * np.dtype(dtype).itemsize
+    key_bits = data.draw(st.sampled_from([None, 1, 3, min(9, width)]), label="key_bits") if kind in "iu" else None
+    pool = random_array(rng, dtype, (max(1, int(np.prod(shape)) // 3),))
+    if kind == "f":
+        pool[rng.random(pool.shape) < 0.2] = np.nan
+        pool[rng.random(pool.shape) < 0.1] = -0.0
+    if key_bits is not None:
+        pool = (np.abs(pool.astype(np.int64)) % (1 << min(key_bits, 8 * pool.itemsize - 1))).astype(dtype)
+    x_np = pool[rng.integers(0, pool.size, shape)]
+    layout = data.draw(st.sampled_from(LAYOUTS), label="layout")
+    x = place(backend, x_np, layout)
+    before = snapshot(backend, x)
+    expected = reference_argsort(x_np, axis=axis, descending=descending)
+    what = f"{dtype} {shape} axis={axis} descending={descending} key_bits={key_bits} {layout}"
+    got = ps.argsort(x, axis=axis, descending=descending, key_bits=key_bits, backend=backend.backend)
+    np.testing.assert_array_equal(backend.to_numpy(got), expected, err_msg=what)
+    values = place(backend, rng.standard_normal(shape), layout)
+    keys, moved = ps.sort(x, axis=axis, descending=descending, key_bits=key_bits, values=values,
+                          backend=backend.backend)
+    flat = (lambda a: a.reshape(-1)) if axis is None else (lambda a: a)
+    along = 0 if axis is None else axis
+    sorted_bits = np.take_along_axis(flat(x_np).view(f"u{x_np.itemsize}"), expected, along)
+    np.testing.assert_array_equal(backend.to_numpy(keys).view(f"u{x_np.itemsize}"), sorted_bits, err_msg=what)
+    np.testing.assert_array_equal(backend.to_numpy(moved), np.take_along_axis(flat(backend.to_numpy(values)),
+                                                                              expected, along), err_msg=what)
+    assert_unchanged(backend, x, before)
+
+
+def test_sort(backend):
+    if backend.name == "triton-interpreter":
+        pytest.skip("a digit pass costs the interpreter 0.03 s a tile: tests/algorithms/test_sort.py has its cases")
+    fuzz(backend, _sort, share=0.5)

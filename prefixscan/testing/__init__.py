@@ -67,13 +67,16 @@ from .data import (
     valid_op_dtypes,
 )
 from .reference import (
+    reference_argsort,
     reference_compact,
     reference_partition,
     reference_delta_decode,
     reference_delta_encode,
     reference_linear_recurrence,
+    reference_run_length_encode,
     reference_scan,
     reference_segmented_scan,
+    reference_unique,
     segment_bounds,
 )
 from .tolerance import RTOL, assert_scan_equal, assert_scan_matches, to_numpy, tolerance_for
@@ -81,7 +84,8 @@ from .tolerance import RTOL, assert_scan_equal, assert_scan_matches, to_numpy, t
 __all__ = [
     # the reference
     "reference_scan", "reference_segmented_scan", "segment_bounds", "reference_compact", "reference_partition",
-    "reference_delta_encode", "reference_delta_decode", "reference_linear_recurrence", "accumulator_dtype",
+    "reference_delta_encode", "reference_delta_decode", "reference_linear_recurrence", "reference_argsort",
+    "reference_unique", "reference_run_length_encode", "accumulator_dtype",
     # the tolerance rule
     "RTOL", "assert_scan_equal", "assert_scan_matches", "tolerance_for", "to_numpy",
     # data

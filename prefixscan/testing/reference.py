@@ -43,6 +43,9 @@ __all__ = [
     "reference_delta_encode",
     "reference_delta_decode",
     "reference_linear_recurrence",
+    "reference_argsort",
+    "reference_unique",
+    "reference_run_length_encode",
 ]
 
 
@@ -420,3 +423,62 @@ def reference_linear_recurrence(a: Any, b: Any, *, init: Any = None, axis: int =
             row[t] = h
         results.extend(row)
     return np.ascontiguousarray(np.moveaxis(from_scalars(results, lane_shape + (n,), dt.name), -1, ax))
+
+
+# ---------------------------------------------------------------------------
+# Sorting and grouping.
+
+def _order_key(v: Any) -> tuple:
+    """A Python scalar's place in the sort order: NaNs after every number; -0.0 and
+    0.0 compare equal (Python's ``==``)."""
+    return (1, 0) if v != v else (0, v)
+
+
+def reference_argsort(x: Any, *, axis: int | None = -1, descending: bool = False) -> np.ndarray:
+    """``prefixscan.argsort``: the stable permutation (int64) that sorts ``x`` along
+    ``axis`` (None: the flattened array), NaNs last; ``descending``: largest first
+    and NaNs first, equal keys still in input order.  Python's ``sorted`` per row
+    (stable, also with ``reverse=True``)."""
+    a = as_numpy(x)[0]
+    if axis is None:
+        a, axis = a.reshape(-1), 0
+    ax = operator.index(axis) % a.ndim
+    moved = np.moveaxis(a, ax, -1)
+    n = moved.shape[-1]
+    count = int(np.prod(moved.shape[:-1], dtype=np.int64))
+    rows = moved.reshape(count, n).tolist()
+    out = np.empty((count, n), np.int64)
+    for r, row in enumerate(rows):
+        out[r] = sorted(range(n), key=lambda i: _order_key(row[i]), reverse=descending)
+    return np.ascontiguousarray(np.moveaxis(out.reshape(moved.shape), -1, ax))
+
+
+def reference_unique(x: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``prefixscan.unique`` of 1-D ``x`` with every output: ``(values, index, inverse,
+    counts)``.  Equal as by ``==``, and every NaN equal to every other; each value
+    is its first occurrence in ``x``."""
+    a = as_numpy(x)[0]
+    items = a.tolist()
+    index: list = []
+    counts: list = []
+    inverse = [0] * len(items)
+    for i in reference_argsort(a).tolist():
+        first = items[index[-1]] if index else None
+        if not index or not (items[i] == first or (items[i] != items[i] and first != first)):
+            index.append(i)
+            counts.append(0)
+        counts[-1] += 1
+        inverse[i] = len(index) - 1
+    take = np.array(index, np.int64)
+    return a[take], take, np.array(inverse, np.int64), np.array(counts, np.int64)
+
+
+def reference_run_length_encode(x: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``prefixscan.run_length_encode`` of 1-D ``x``: ``(values, counts)`` of the runs
+    of consecutive elements equal by ``==`` (a NaN equals nothing); each run's value
+    is its first element."""
+    a = as_numpy(x)[0]
+    items = a.tolist()
+    starts = [i for i in range(len(items)) if i == 0 or not items[i] == items[i - 1]]
+    counts = [end - start for start, end in zip(starts, starts[1:] + [len(items)])]
+    return a[np.array(starts, np.int64)], np.array(counts, np.int64)

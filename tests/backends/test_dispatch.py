@@ -104,6 +104,7 @@ PRIMITIVE_TABLES = {  # primitive package -> the entry points each of its module
     "prefixscan.primitives.recurrence": {"IMPLEMENTATIONS": ("linear_recurrence", "linear_recurrence_total"),
                                          "FUSED_BACKWARD": ("linear_recurrence_backward",)},
     "prefixscan.primitives.delta": {"IMPLEMENTATIONS": ("delta_encode",)},
+    "prefixscan.primitives.sort": {"IMPLEMENTATIONS": ("sort", "unique", "run_length_encode")},
 }
 
 

@@ -12,4 +12,5 @@ def test_quickstart(capsys):
     assert out.splitlines()[0] == "[ 1  3  6 10 15 21 28 36]"
     assert "[136 135 133 130 126 121 115 108]" in out  # reverse with init at the far end
     assert "[ 1  3  6  4  9  6 13 21]" in out  # segmented
-    assert out.rstrip().endswith("[3 6]")
+    assert "[3 6]" in out  # compacted
+    assert out.rstrip().endswith("[1 4 7 0 3 6 2 5]")  # argsort, descending, stable
