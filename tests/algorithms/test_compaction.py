@@ -67,7 +67,10 @@ def test_compact_preserves_order(rng):
 
 
 def test_compact_sizes(backend, rng):
-    for n in SIZES + (GPU_SIZES if backend.name == "cuda" else []):
+    sizes = SIZES + GPU_SIZES if backend.name == "cuda" else SIZES
+    if backend.name == "triton-interpreter":  # about 0.1 s a launch: tile edges and many tiles
+        sizes = [0, 1, 2, 31, 32, 33, 64, 65, 129, 1021]
+    for n in sizes:
         x = random_array(rng, "int32", (n,))
         for name, mask in masks(rng, n).items():
             poison(backend, 4 * n)
@@ -108,7 +111,7 @@ def test_compact_dtypes_bitwise(backend, rng, dtype):
 
 
 def test_compact_fixed_size(backend, rng):
-    for n in [0, 1, 33, 100, 1021]:
+    for n in [0, 1, 33, 257] if backend.name == "triton-interpreter" else [0, 1, 33, 100, 1021]:
         x = random_array(rng, "float32", (n,))
         for name, mask in masks(rng, n).items():
             count = int(mask.sum())
@@ -270,7 +273,7 @@ def test_kernel_variants(backend, rng, variant):
     rows, store = VARIANTS[variant]
     interpreter = backend.name != "cuda"
     tile = dataclasses.replace(compaction.default_tile(4, interpreter), rows=rows, store=store)
-    sizes = [1, 31, 33, 100, 257] if interpreter else [1, 31, 4097, 65537, 1_000_003]
+    sizes = [1, 33, 257] if interpreter else [1, 31, 4097, 65537, 1_000_003]
     for n in sizes:
         x = torch.from_numpy(random_array(rng, "int32", (n,))).to(backend.device)
         for name, mask_np in masks(rng, n).items():

@@ -29,8 +29,8 @@ def _interpreted(backend) -> bool:
 @pytest.mark.parametrize("q", ORDERS, ids=lambda q: f"q{q}")
 @pytest.mark.parametrize("dtype", INTEGER_DTYPES)
 def test_delta_round_trip(backend, rng, dtype, q):
-    if _interpreted(backend) and q not in (1, 3, 8):
-        pytest.skip("interpreted: orders 1, 3 and 8")
+    if _interpreted(backend) and (q not in (1, 3, 8) or dtype not in ("int8", "uint16", "int32", "uint64")):
+        pytest.skip("interpreted: orders 1, 3 and 8 of one dtype of each size")
     on = dict(backend=backend.backend)
     for s in TUPLE_SIZES if not _interpreted(backend) else [1, 3, 8]:
         n = s * int(rng.integers(0, 9)) + s * 3
@@ -46,6 +46,8 @@ def test_delta_round_trip(backend, rng, dtype, q):
         assert_scan_equal(dec, reference_delta_decode(backend.to_numpy(enc), q, s), err_msg=f"decode s={s}")
         # delta_decode is the order-q add scan with tuple_size s.
         assert_scan_equal(ps.scan(enc, "add", order=q, tuple_size=s, **on), x)
+        if s != 1:
+            continue
         # Keyword spelling.
         assert_scan_equal(ps.delta_decode(ps.delta_encode(xb, order=q, tuple_size=s, **on), order=q, tuple_size=s,
                                           **on), x)
