@@ -157,6 +157,25 @@ def test_three_field_struct_under_a_capped_tile(rng, dtype):
                 np.testing.assert_array_equal(g.cpu().numpy(), expected, err_msg=f"{inclusive=}")
 
 
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="needs a CUDA device")
+@pytest.mark.parametrize("dtype", ["int32", "int16", "int64"])
+def test_three_field_structs_compile_with_the_planned_tile(dtype):
+    """12-, 6- and 24-byte structs with the planner's tile (capped per thread): these
+    failed to compile (CompilationError from tl.arange) before the cap was rounded to a
+    power of two.  Against the CPU backend."""
+    rng = np.random.default_rng(12)
+    n = 100_003
+    fields = tuple(rng.integers(-50, 50, n).astype(dtype) for _ in range(3))
+    offsets = np.unique(np.concatenate([[0], rng.integers(0, n, 300)]))
+    monoid = ps.Monoid(_sum3, (0, 0, 0), name="sum3", commutative=True)
+    for inclusive in (True, False):
+        got = _segmented(tuple(_tensor(f) for f in fields), op=monoid, offsets=_tensor(offsets), inclusive=inclusive)
+        expected = ps.segmented_scan(fields, monoid, offsets=offsets, inclusive=inclusive, backend="cpu")
+        for g, e in zip(got, expected):
+            np.testing.assert_array_equal(g.cpu().numpy(), e)
+
+
 def test_tile_arguments_are_checked():
     from prefixscan.primitives.segmented.triton import SegmentedTile
 
