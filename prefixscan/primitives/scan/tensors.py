@@ -103,20 +103,20 @@ def differentiable_scan(config: ScanConfig, x: Any, init: Any = None, out: Any =
         x, axis = _lanes(x, config.axis)
         seed = _seed(x, axis, init, config)
         if out is not None:  # before any work
-            check_out_tensors(out, False, 1, tuple(x.shape), (config.dtype or dtype_name(x),), _device(x))
+            _check_out_tensors(out, False, 1, tuple(x.shape), (config.dtype or dtype_name(x),), _device(x))
         result = call_scan(ScanParams.from_config(config, axis), x, seed)
     if out is None:
         return result
     struct = type(x) is tuple
     results = result if struct else (result,)
-    check_out_tensors(out, struct, len(results), tuple(results[0].shape), tuple(dtype_name(r) for r in results),
+    _check_out_tensors(out, struct, len(results), tuple(results[0].shape), tuple(dtype_name(r) for r in results),
                       _device(results[0]))
     for o, r in zip(out if struct else (out,), results):
         o.copy_(r)  # cast to out's dtype as NumPy casts into out= (same_kind)
     return out
 
 
-def check_out_tensors(out: Any, struct: bool, nfields: int, shape: tuple, dtypes: tuple, device: str) -> None:
+def _check_out_tensors(out: Any, struct: bool, nfields: int, shape: tuple, dtypes: tuple, device: str) -> None:
     """scan's checks of ``out`` (:func:`prefixscan._out.check_out_arrays`: shape, dtype,
     device, writable, fields sharing memory), and tensors only: the result is copied in
     with torch."""
