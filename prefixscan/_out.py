@@ -5,25 +5,37 @@ to, and what makes an array unfit to take a result.
 
 from __future__ import annotations
 
-from typing import Any
+import sys
+from typing import Any, Sequence
 
 import numpy as np
 
 from ._arrays import ArrayRef, has_internal_overlap, inspect_array, overlap
 from ._request import ScanRequest, np_dtype
 
-__all__ = ["check_out", "check_out_dtype", "check_out_writable", "numpy_out_accumulator"]
+__all__ = ["check_out", "check_out_arrays", "check_out_dtype", "check_out_writable", "numpy_out_accumulator"]
 
 
 def check_out(out: Any, request: ScanRequest) -> list[ArrayRef]:
     """``out``'s arrays checked against the result: its shape, a dtype the result casts
     to (NumPy's ``same_kind`` rule), x's device, writable, no element stored twice."""
-    values = list(out) if request.struct else [out]
-    if request.struct and (not isinstance(out, tuple) or len(values) != len(request.fields)):
-        raise ValueError(f"out: expected a tuple of {len(request.fields)} arrays")
+    return check_out_arrays(out, request.struct, len(request.fields), request.out_shape, request.out_dtypes,
+                            request.device)
+
+
+def check_out_arrays(out: Any, struct: bool, nfields: int, shape: tuple, dtypes: Sequence[str],
+                     device: str) -> list[ArrayRef]:
+    """:func:`check_out` of a result given by its parts: ``nfields`` fields (``struct``:
+    a tuple, as x was) of ``shape`` and dtype names ``dtypes``, on ``device`` ("cpu" or
+    "cuda")."""
+    values = list(out) if struct else [out]
+    if struct and (not isinstance(out, tuple) or len(values) != nfields):
+        raise ValueError(f"out: expected a tuple of {nfields} arrays")
     refs = []
+    torch = sys.modules.get("torch")  # loaded if out holds a tensor
     for i, v in enumerate(values):
-        if isinstance(v, (list, tuple)) or np.isscalar(v):
+        tensor = torch is not None and isinstance(v, torch.Tensor)  # tensors first: torch.compile traces this
+        if not tensor and (isinstance(v, (list, tuple)) or np.isscalar(v)):
             raise TypeError(f"out must be an array, got {type(v).__name__}")
         ref = inspect_array(v, "out")
         if ref.library == "jax":
@@ -33,17 +45,26 @@ def check_out(out: Any, request: ScanRequest) -> list[ArrayRef]:
                             "(dask.array.store, to_zarr)")
         if ref.library == "other" and not isinstance(v, np.ndarray):
             raise TypeError(f"out must be a NumPy array or tensor, got {type(v).__name__}")
-        if ref.shape != request.out_shape:
-            raise ValueError(f"out has shape {ref.shape}; the result has shape {request.out_shape}")
-        check_out_dtype(request.out_dtypes[i], ref.dtype)
-        if ref.device != request.device:
-            raise ValueError(f"out is on {ref.device} but x is on {request.device}")
+        if ref.shape != tuple(shape):
+            raise ValueError(f"out has shape {ref.shape}; the result has shape {tuple(shape)}")
+        check_out_dtype(dtypes[i], ref.dtype)
+        if ref.device != device:
+            raise ValueError(f"out is on {ref.device} but x is on {device}")
         check_out_writable(v)
         for j, earlier in enumerate(values[:i]):
-            if overlap(v, earlier) != "none":
+            if _share_memory(v, earlier, tensor and torch.compiler.is_compiling()):
                 raise ValueError(f"out: out[{j}] and out[{i}] share memory; give each field its own array")
         refs.append(ref)
     return refs
+
+
+def _share_memory(a: Any, b: Any, traced: bool) -> bool:
+    """Whether arrays ``a`` and ``b`` may share memory.  While ``torch.compile`` traces
+    (``traced``) there are no addresses: two views of one tensor (or one tensor twice)
+    count as sharing, whatever elements they cover."""
+    if traced:
+        return a is b or (a if a._base is None else a._base) is (b if b._base is None else b._base)
+    return overlap(a, b) != "none"
 
 
 def check_out_dtype(result: str, dtype: str) -> None:

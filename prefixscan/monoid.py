@@ -330,6 +330,19 @@ def _zero(dtype):
     return False if _dtype_kind(dtype) == "b" else 0
 
 
+def _additive_identity(dtype):
+    """0 for integers; -0.0 for floats (and -0.0 - 0.0j for complex numbers), IEEE
+    addition's identity: -0.0 + x is x for every x, -0.0 included, where 0.0 + -0.0
+    is 0.0.  Seeds and pads of -0.0 keep a sum of negative zeros negative, as NumPy's
+    cumsum does."""
+    kind = _dtype_kind(dtype)
+    if kind == "f":
+        return -0.0
+    if kind == "c":
+        return complex(-0.0, -0.0)
+    return 0
+
+
 def _builtin(combine, identity, name, ufunc, kinds, commutative=True, numpy_errstate=None) -> Monoid:
     m = Monoid(combine, identity, name=name, commutative=commutative)
     m.ufunc = ufunc
@@ -340,7 +353,7 @@ def _builtin(combine, identity, name, ufunc, kinds, commutative=True, numpy_errs
 
 
 BUILTIN_OPS: dict[str, Monoid] = {
-    "add": _builtin(_add, 0, "add", np.add, "iufc"),
+    "add": _builtin(_add, _additive_identity, "add", np.add, "iufc"),
     "mul": _builtin(_mul, 1, "mul", np.multiply, "iufc"),
     "max": _builtin(_max, _lowest, "max", np.maximum, "biuf"),
     "min": _builtin(_min, _highest, "min", np.minimum, "biuf"),

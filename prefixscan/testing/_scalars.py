@@ -123,6 +123,8 @@ def builtin_identity(name: str, dtype: Any) -> Any:
     """The identity of built-in operator ``name`` on values of ``dtype``, as a Python scalar."""
     dt = np.dtype(dtype)
     kind = dt.kind
+    if name == "add" and kind in "fc":  # IEEE addition's identity: -0.0 + x is x, -0.0 included
+        return scalar_converter(dt)(complex(-0.0, -0.0) if kind == "c" else -0.0)
     if name in ("add", "or", "xor"):
         return scalar_converter(dt)(0)
     if name == "mul":

@@ -1,18 +1,28 @@
-"""A monoid whose combine raises part-way through a scan.
+"""A sum whose combine raises part-way through a scan, and the data to make it raise.
 
 docs/semantics.md promises that nothing is written to ``out`` when an error is
-raised.  A scan that writes ``out`` as it goes breaks that when its combine fails
-late, so :func:`raising_sum_monoid` adds like ``"add"`` and raises
-:class:`CombineFailed` whenever an operand lies within :data:`BAND` of
-:data:`POISON`.  Put ``POISON`` into an input whose other values are small
-(:func:`poison_data`): every scan, in whatever grouping, must combine the poisoned
-element or a partial result holding it with something, and that combine raises;
-the elements before it may have been scanned (and written) already.
+raised, also when a Monoid's combine raises after part of the scan has run (and
+part of its output may have been written).  This module gives the tests such a
+combine and its data:
 
-The check runs on NumPy arrays (the CPU backend's NumPy path), compiled by Numba
-(the compiled CPU kernels: an overload registered on first use) and in Triton's
-interpreter (whose tensors wrap NumPy arrays).  A compiled GPU kernel cannot
-raise, so the monoid is not for GPUs.
+* :func:`raising_sum_monoid` adds like ``"add"`` (one field, or two fieldwise) and
+  raises :class:`CombineFailed` when an operand (the first field's, for two fields)
+  lies within :data:`BAND` of :data:`POISON`;
+* :func:`combine_check` is that test, on a scalar, a NumPy array or a Triton
+  interpreter tensor; the monoid registers a Numba implementation of it on first
+  use, so the compiled CPU kernels raise too (a compiled GPU kernel cannot raise:
+  the monoid is not for GPUs);
+* :func:`poison_data` makes random small nonzero values with ``POISON`` at chosen
+  positions.
+
+In such data every partial result that holds the poisoned element stays in the band
+while those without it stay far below it (order-1 sums of up to 2^20 elements; the
+tests scan higher orders over the q-th differences of such data), so a scan raises
+as soon as it combines the poisoned element or a partial result holding it, in
+whatever grouping, and the elements before it may have been scanned and written
+already.  A scan of one element without ``init`` combines nothing and returns it;
+an element that no output holds (the last one in scan order of an exclusive scan)
+may or may not be combined.
 """
 
 from __future__ import annotations

@@ -110,6 +110,45 @@ def test_compact_dtypes_bitwise(backend, rng, dtype):
     np.testing.assert_array_equal(backend.to_numpy(values), expected_fixed(np.asarray(x_np), mask, 40, fill))
 
 
+ALL_DTYPES = ["bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16",
+              "bfloat16", "float32", "float64", "complex64", "complex128"]
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_compact_default_fill_is_the_dtypes_zero(backend, rng, dtype):
+    """``compact(x, mask, size=k)`` without a fill_value fills with x's dtype's zero,
+    ``False`` for bool (whose default fill 0 was once refused as not a bool), +0.0 for
+    floats, bit for bit; a tuple x fills each field with its own zero."""
+    if dtype == "bfloat16" and not backend.is_triton:
+        pytest.skip("bfloat16 arrays are torch tensors")
+    n = 57
+    source = "float32" if dtype == "bfloat16" else dtype
+    x_np = random_array(rng, source, (n,), "xor" if dtype == "bool" else "add")
+    x = backend.asarray(x_np)
+    if dtype == "bfloat16":
+        import torch
+
+        x = x.to(torch.bfloat16)
+        x_np = x.float().cpu().numpy()
+    mask = rng.random(n) < 0.4
+    kept = int(mask.sum())
+    poison(backend, 16 * (n + 30))
+    values, count = ps.compact(x, backend.asarray(mask), size=n + 30, backend=backend.backend)
+    assert int(count) == kept
+    got = backend.to_numpy(values.float() if dtype == "bfloat16" else values)
+    np.testing.assert_array_equal(got[:kept], x_np[mask])
+    tail = got[kept:]
+    assert tail.shape == (n + 30 - kept,)
+    if dtype != "bfloat16":
+        assert got.dtype == np.dtype(dtype)
+    assert not tail.view(np.uint8).any(), f"the fill is not {dtype}'s zero: {tail[:4]}"
+    if dtype == "bool":
+        fields = (x, backend.asarray(x_np.astype(np.float64)))
+        (flags, floats), count = ps.compact(fields, backend.asarray(mask), size=n, backend=backend.backend)
+        assert not backend.to_numpy(flags)[kept:].any() and not backend.to_numpy(floats)[kept:].any()
+        assert backend.to_numpy(flags).dtype == np.bool_
+
+
 def test_compact_fixed_size(backend, rng):
     for n in [0, 1, 33, 257] if backend.name == "triton-interpreter" else [0, 1, 33, 100, 1021]:
         x = random_array(rng, "float32", (n,))

@@ -132,3 +132,30 @@ def test_delta_several_blocks(backend, rng, dtype, order, tuple_size):
         # |x| < 1: pass k subtracts values below 2^k, each rounding by at most half an ulp there
         atol = order * 2.0 ** order * np.finfo(dtype).eps
         np.testing.assert_allclose(enc, reference_delta_encode(x, order, tuple_size), rtol=0, atol=atol)
+
+
+@pytest.mark.parametrize("order", [9, 17, 30])
+@pytest.mark.parametrize("axis", [0, 1])
+def test_compiled_high_orders_use_two_buffers(rng, order, axis):
+    """Orders above the compiled pass's 8 run as passes into two buffers taking turns, not
+    a copy of the array per pass: the peak of new memory is the result and one scratch
+    buffer (three or four arrays when each pass copied its input), and the results
+    are the reference's."""
+    import tracemalloc
+
+    from prefixscan.backends.cpu import compiled
+
+    if not compiled.available():
+        pytest.skip("the compiled CPU backend needs Numba")
+    x = random_array(rng, "int64", (8, 4096), "add")
+    # The plain loops are slow: the first 64 columns (each element depends on those before it only).
+    expected = reference_delta_encode(x[:, :64], order, 2, axis=axis)
+    ps.delta_encode(x, order, 2, axis=axis, backend="cpu")  # compiled once, outside the measure
+    tracemalloc.start()
+    try:
+        got = ps.delta_encode(x, order, 2, axis=axis, backend="cpu")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 2.5 * x.nbytes, f"peak {peak / x.nbytes:.2f} arrays of x's size"
+    np.testing.assert_array_equal(got[:, :64], expected)

@@ -156,6 +156,35 @@ def test_builtin_float_accumulate_raising_under_errstate_leaves_out_untouched(n)
         assert np.isinf(out[1:]).all()
 
 
+@pytest.mark.parametrize("filters", ["error", "error::RuntimeWarning", "error:overflow"])
+@pytest.mark.parametrize("n", [3, 1024])
+def test_builtin_float_accumulate_warning_as_error_leaves_out_untouched(n, filters):
+    """NumPy's default ``errstate`` warns of an overflow after the accumulate wrote its
+    output; warning filters that make that warning an error (``-W error``, pytest's
+    ``filterwarnings = error``, one for RuntimeWarning or for some messages only) make
+    it an exception raised after the write: ``out`` stays untouched, first call and
+    replays.  Filters that leave it a warning keep writing ``out`` directly."""
+    import warnings
+
+    action, _, rest = filters.partition(":")
+    category = RuntimeWarning if rest.endswith("RuntimeWarning") else Warning
+    message = rest if rest and category is Warning else ""
+    x = np.full(n, 60000, np.float16)
+    for run in (lambda o: ps.cumsum(x, out=o), lambda o: ps.scan(x, "add", out=o, dtype=np.float16),
+                lambda o: ps.make_scan("add")(x, out=o)):
+        for _ in range(3):  # the first call plans, the later ones replay the plan
+            out = poisoned(n, np.float16)
+            with np.errstate(over="warn"), warnings.catch_warnings():
+                warnings.filterwarnings(action, message, category)
+                with pytest.raises(RuntimeWarning, match="overflow"):
+                    run(out)
+            assert np.isnan(out).all()
+        with np.errstate(over="warn"), warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            assert run(out) is out
+        assert np.isinf(out[1:]).all() and any("overflow" in str(w.message) for w in seen)
+
+
 def test_struct_cast_raising_under_errstate_leaves_every_out_untouched():
     """float16 fields accumulate in float32 and are cast on output; a cast that
     raises (the caller's errstate) for the second field leaves the first unwritten."""

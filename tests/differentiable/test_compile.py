@@ -123,6 +123,60 @@ def test_user_monoid_under_compile_is_refused_clearly():
         compiled(torch.arange(4.0))
 
 
+def _affine_inputs():
+    g = torch.Generator().manual_seed(5)
+    return 0.5 + 0.5 * torch.rand(6, generator=g, dtype=F64), torch.randn(6, generator=g, dtype=F64)
+
+
+def _scan_affine_into(a, b, out):
+    return scan((a, b), ps.AFFINE, axis=0, out=out)
+
+
+@pytest.mark.parametrize("fullgraph", [True, False])
+def test_out_fields_sharing_memory_are_refused_under_compile(fullgraph):
+    """scan's checks of ``out`` hold while torch.compile traces: fields that share memory
+    are refused (the traced path once wrote both results into one tensor), whole
+    (fullgraph) or after a graph break; separate tensors take the results as in eager."""
+    torch._dynamo.reset()
+    a, b = _affine_inputs()
+    compiled = torch.compile(_scan_affine_into, fullgraph=fullgraph, backend="eager")
+    shared = torch.full((6,), 7.0, dtype=F64)
+    for out in ((shared, shared), (shared, shared[:])):
+        with pytest.raises(Exception, match="share memory"):
+            compiled(a, b, out)
+        assert bool((shared == 7.0).all()), "out was written by a refused call"
+    expected = ps.scan((a, b), ps.AFFINE, axis=0)
+    out = (torch.full((6,), 7.0, dtype=F64), torch.full((6,), 7.0, dtype=F64))
+    got = compiled(a, b, out)
+    assert got[0] is out[0] and got[1] is out[1]
+    for g, e in zip(out, expected):
+        torch.testing.assert_close(g, e)
+
+
+def test_out_of_another_kind_or_shape_is_refused_under_compile():
+    torch._dynamo.reset()
+    x = inputs()[0].detach()
+    compiled = torch.compile(lambda x, out: cumsum(x, axis=1, out=out), fullgraph=True, backend="eager")
+    for out, match in ((torch.empty(3, 5, dtype=F64), "shape"), (torch.empty(3, 6, dtype=torch.int64), "same_kind"),
+                       (torch.empty(1, 6, dtype=F64).expand(3, 6), "internal overlap")):
+        with pytest.raises(Exception, match=match):
+            compiled(x, out)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="needs a CUDA device")
+def test_out_on_another_device_is_refused_under_compile():
+    """A host ``out`` for a CUDA x is refused as in eager (the traced path once copied the
+    result to the host)."""
+    torch._dynamo.reset()
+    x = inputs()[0].detach().cuda()
+    compiled = torch.compile(lambda x, out: cumsum(x, axis=1, out=out), fullgraph=True, backend="eager")
+    out = torch.full((3, 6), 7.0, dtype=F64)
+    with pytest.raises(Exception, match="out is on cpu but x is on cuda"):
+        compiled(x, out)
+    assert bool((out == 7.0).all())
+
+
 def test_custom_operators_pass_opcheck():
     """Schema, fake implementation and autograd registration agree with the real one."""
     x, a, b, init = (t.detach().requires_grad_() for t in inputs())

@@ -128,6 +128,21 @@ def test_gradient_of_compact_without_size(rng):
     torch.testing.assert_close(grad, torch.where(mask, 2 * x.detach(), 0.0))
 
 
+def test_default_fill_is_each_fields_zero_under_compile(rng):
+    """Without ``fill_value`` the custom operator fills with each field's zero: ``False``
+    for bool fields (a default 0 was once refused for them), 0 for the others."""
+    torch._dynamo.reset()
+    mask = torch.from_numpy(rng.random(9) < 0.5)
+    kept = int(mask.sum())
+    flags = torch.from_numpy(rng.random(9) < 0.5)
+    x = torch.from_numpy(rng.standard_normal(9))
+    compiled = torch.compile(lambda f, x, m: ps.compact((f, x), m, size=12), fullgraph=True, backend="eager")
+    (got_flags, got_x), count = compiled(flags, x, mask)
+    assert int(count) == kept and got_flags.dtype == torch.bool
+    assert torch.equal(got_flags[:kept], flags[mask]) and not got_flags[kept:].any()
+    assert torch.equal(got_x[:kept], x[mask]) and torch.equal(got_x[kept:], torch.zeros(12 - kept, dtype=x.dtype))
+
+
 def test_custom_operators_pass_opcheck(rng):
     """Schema, fake implementation and autograd registration agree with the real one."""
     x, mask, y = data(rng)

@@ -183,3 +183,27 @@ def test_import_is_numpy_only():
             "bad = [m for m in ('torch', 'triton', 'matplotlib') if m in sys.modules]; "
             "sys.exit(1 if bad else 0)")
     assert subprocess.run([sys.executable, "-c", code], timeout=60).returncode == 0
+
+
+@pytest.mark.parametrize("n", [1, 2, 97, 9000])
+def test_failing_monoid_raises_as_its_module_says(rng, n):
+    """prefixscan.testing.failing: a scan of poisoned data raises CombineFailed on the
+    NumPy path (n < 8192) and the compiled one (the Numba overload), wherever the
+    poison sits, but for a single element, which no combine touches; the same data
+    without the poison scans to the sum; poison_data's values are small and nonzero."""
+    from prefixscan.testing.failing import DATA_BOUND, POISON, CombineFailed, poison_data, raising_sum_monoid
+
+    monoid = raising_sum_monoid()
+    clean = poison_data(rng, n, np.int64)
+    assert (clean != 0).all() and (np.abs(clean) <= DATA_BOUND).all()
+    np.testing.assert_array_equal(ps.scan(clean, monoid), np.cumsum(clean))
+    for position in sorted({0, n // 2, n - 1}):
+        x = clean.copy()
+        x[position] = POISON
+        if n == 1:
+            np.testing.assert_array_equal(ps.scan(x, monoid), x)
+            continue
+        # Exclusive: the poison not last in scan order (no output holds the last element).
+        for kw in ({}, {"reverse": True}, {"inclusive": False, "reverse": position == n - 1}):
+            with pytest.raises(CombineFailed):
+                ps.scan(x, monoid, **kw)

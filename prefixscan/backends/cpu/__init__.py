@@ -19,6 +19,8 @@ shared compiled machinery of :mod:`.compiled`.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ..._arrays import as_numpy, write_host
@@ -127,11 +129,31 @@ def _direct_ufunc(request: ScanRequest):
 def _raises_after_writing(acc_dtype: str) -> bool:
     """Whether a float ``ufunc.accumulate`` may raise after writing its whole output:
     NumPy tests the floating-point flags at the end, and the caller's
-    ``numpy.errstate`` may turn overflow or invalid results into exceptions.
-    Then ``out`` is written only after the accumulate has succeeded."""
+    ``numpy.errstate`` may turn overflow or invalid results into exceptions, or into
+    warnings that the caller's warning filters turn into exceptions (``-W error``,
+    ``warnings.simplefilter("error")``).  Then ``out`` is written only after the
+    accumulate has succeeded."""
     if np.dtype(acc_dtype).kind not in "fc":
         return False
-    return any(v in ("raise", "call") for v in np.geterr().values())
+    modes = np.geterr().values()
+    if any(v in ("raise", "call") for v in modes):
+        return True
+    return "warn" in modes and _warning_may_raise(RuntimeWarning)
+
+
+def _warning_may_raise(category: type) -> bool:
+    """Whether the warning filters may turn a warning of ``category`` into an exception:
+    the first filter of its category (or a base) that matches every such warning
+    decides; an "error" filter limited to some messages or modules counts as raising
+    (NumPy's message and the warning's module are not known here)."""
+    for action, message, cat, module, lineno in warnings.filters:
+        if not issubclass(category, cat):
+            continue
+        if action == "error":
+            return True
+        if message is None and module is None and not lineno:
+            return False
+    return False
 
 
 def _direct_accumulate(request: ScanRequest):

@@ -37,7 +37,7 @@ from .checks import check_compact_args
 __all__ = ["compact", "partition"]
 
 
-def compact(x: ArrayOrFields, mask: ArrayLike, *, size: int | None = None, fill_value: Scalar = 0,
+def compact(x: ArrayOrFields, mask: ArrayLike, *, size: int | None = None, fill_value: Scalar | None = None,
             backend: BackendName | None = None) -> ArrayOrFields | tuple[ArrayOrFields, ArrayLike]:
     """The elements of ``x`` where ``mask`` is True, in order: ``x[mask]``, in one pass.
 
@@ -52,9 +52,10 @@ def compact(x: ArrayOrFields, mask: ArrayLike, *, size: int | None = None, fill_
         device (no host synchronization, so the call can be captured in a CUDA
         graph).  ``values`` has ``size`` elements: the first ``min(count, size)``
         selected ones, then ``fill_value``.
-    fill_value : scalar, default 0
+    fill_value : scalar, optional
         With ``size``: the value after the selected elements; every field's dtype
-        must hold it (as ``init`` of :func:`prefixscan.scan`).
+        must hold it (as ``init`` of :func:`prefixscan.scan`).  By default each
+        field's zero of its dtype (``False`` for bool).
     backend : {None, "cpu", "triton"}, default None
         As in :func:`prefixscan.scan`.
 

@@ -35,11 +35,12 @@ def _same_shape(a: tuple, b: tuple) -> bool:
     return len(a) == len(b) and all(p == q or p != p or q != q for p, q in zip(a, b))
 
 
-def check_compact_args(x: Any, mask: Any, size: Any = None, fill_value: Any = 0) -> CompactArgs:
+def check_compact_args(x: Any, mask: Any, size: Any = None, fill_value: Any = None) -> CompactArgs:
     """``compact``'s and ``partition``'s arguments: ``x`` an array or a non-empty
     tuple of arrays of one shape, a bool ``mask`` of that shape on their device,
     ``size`` None or a non-negative integer, and (with a size) a scalar
-    ``fill_value`` every field's dtype holds (scan's rule for ``init``)."""
+    ``fill_value`` every field's dtype holds (scan's rule for ``init``); None: each
+    field's zero (False for bool)."""
     struct = isinstance(x, tuple)
     if struct and not x:
         raise ValueError("x: an empty tuple; give one array or a tuple of arrays")
@@ -66,7 +67,11 @@ def check_compact_args(x: Any, mask: Any, size: Any = None, fill_value: Any = 0)
         if size > limit:
             raise ValueError(f"size={size} is more elements than an array of x's dtype can have "
                              f"(at most {limit})")
-        if np.ndim(fill_value) != 0 or not isinstance(fill_value, (bool, int, float, complex, np.generic)):
+        if fill_value is None:  # each field's zero: 0, 0.0, 0j or False
+            fills = tuple(check_init_value(False if ref.dtype == "bool" else 0, ref.dtype, "fill_value")
+                          for ref in refs)
+        elif np.ndim(fill_value) != 0 or not isinstance(fill_value, (bool, int, float, complex, np.generic)):
             raise TypeError(f"fill_value must be a number, got {type(fill_value).__name__}")
-        fills = tuple(check_init_value(fill_value, ref.dtype, "fill_value") for ref in refs)
+        else:
+            fills = tuple(check_init_value(fill_value, ref.dtype, "fill_value") for ref in refs)
     return CompactArgs(refs, struct, rm, size, fills)

@@ -150,8 +150,10 @@ def _fields(x: Any) -> list:
     return list(x) if type(x) is tuple else [x]
 
 
-def compact(x: Any, mask: Any, *, size: Any = None, fill_value: Any = 0, backend: Optional[str] = None) -> Any:
+def compact(x: Any, mask: Any, *, size: Any = None, fill_value: Any = None, backend: Optional[str] = None) -> Any:
     """:func:`prefixscan.compact` of torch tensors through ``prefixscan::compact``."""
+    if fill_value is None:  # each field's zero: False is 0 of every dtype and the zero of bool
+        fill_value = False
     if type(fill_value).__module__ == "numpy" and getattr(fill_value, "ndim", None) == 0:
         fill_value = fill_value.item()  # a NumPy scalar: the operator's schema takes Python numbers
     if not isinstance(fill_value, (bool, int, float, complex)):

@@ -88,15 +88,17 @@ class CompactionTile:
 INTERPRETER_TILE = CompactionTile(block=32, num_warps=1, rows=4, window=4)
 
 
-def default_tile(nbytes: int, interpreter: bool, partition: bool = False) -> CompactionTile:
+def default_tile(nbytes: int, interpreter: bool) -> CompactionTile:
     """The tile for elements of ``nbytes`` bytes over all fields (values only): 4096
-    elements on 4 warps, rows of 64 bytes of values per thread for elements of up to 4
-    bytes, 32 for wider ones (a power of two of elements, at least one); int64 at rows
-    of 4 ran 0.63 / 0.75 / 0.85 ms.  Measured on the H200 in the engine's kernel (int32, 2^27,
-    ms at 1% / 50% / 99% kept): 4096x4 rows of 16 0.530 / 0.540 / 0.576, rows of 8
-    0.536 / 0.663 / 0.696; 8192x4 rows of 8 0.874 / 0.903 / 1.006 (255 registers: it
-    spills where the prototype without the engine's carry, 254 registers, ran 0.389 /
-    0.446 / 0.535); 8192x8 rows of 8 0.538 / 0.679 / 0.747 (docs/design/compaction.md)."""
+    elements on 4 warps, in rows of R elements per thread, R the largest power of two
+    of elements in 64 bytes for elements of up to 4 bytes and in 32 bytes for wider
+    ones, at least 1 and at most 16 (1-, 2- and 4-byte elements: 16; 8 bytes: 4; 12
+    and 16 bytes: 2; wider: 1); int64 at rows of 4 ran 0.63 / 0.75 / 0.85 ms.  Measured
+    on the H200 in the engine's kernel (int32, 2^27, ms at 1% / 50% / 99% kept): 4096x4
+    rows of 16 0.530 / 0.540 / 0.576, rows of 8 0.536 / 0.663 / 0.696; 8192x4 rows of 8
+    0.874 / 0.903 / 1.006 (255 registers: it spills where the prototype without the
+    engine's carry, 254 registers, ran 0.389 / 0.446 / 0.535); 8192x8 rows of 8 0.538 /
+    0.679 / 0.747 (docs/design/compaction.md)."""
     if interpreter:
         return INTERPRETER_TILE
     row_bytes = 64 if nbytes <= 4 else 32  # 8-byte rows of 8: 231 registers (ptxas, sm_90)
@@ -271,7 +273,7 @@ def _launch_select(words, mask8, count, *, outs, limit: int, partition: bool, ti
     device = mask8.device
     interpreter = interpreter_mode()
     if tile is None:
-        tile = default_tile(sum(w.element_size() for w in words), interpreter, partition)
+        tile = default_tile(sum(w.element_size() for w in words), interpreter)
     block = tile.block
     single = n <= block
     if single:
@@ -310,11 +312,11 @@ def _count_kept(mask8):
     block = 256 if interpreter else COUNT_BLOCK
     stream = current_stream(mask8.device) if mask8.device.type == "cuda" else 0
     runtime.launch_kernel(Launch(count_kernel, -(-n // block), 1 if interpreter else 4, stream, interpreter,
-                                 (mask8, count, n), dict(BLOCK=block), (n,)))
+                                 (mask8, count, n), dict(BLOCK=block)))  # n: not specialized, one variant
     return count
 
 
-def _fill_tail(outs, fills, count, limit: int, tile: CompactionTile | None):
+def _fill_tail(outs, fills, count, limit: int):
     interpreter = interpreter_mode()
     block = 32 if interpreter else 1024
     device = count.device
@@ -366,7 +368,7 @@ def compact_fields(xs, mask, *, size: int | None, fills=None, tile: CompactionTi
     if size is not None:
         if size:
             fill_words, _ = _word_fields([f.reshape(-1) for f in fills])
-            _fill_tail(outs, fill_words, count, size, tile)
+            _fill_tail(outs, fill_words, count, size)
         return _join_fields(outs, flat, layout), count
     kept = int(count)  # the one synchronization: the length of the result
     if kept * VIEW_FRACTION < n:

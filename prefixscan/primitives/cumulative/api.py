@@ -159,7 +159,8 @@ _NUMPY_DEFAULT = "NumPy's (small integers and bool widen\n        to the platfor
 cumsum.__doc__ = ("Cumulative sum: ``numpy.cumsum`` with NumPy's signature and dtype promotion, plus "
                   "``exclusive`` and ``reverse``.\n"
                   + _SHARED_PARAMETERS.format(default=_NUMPY_DEFAULT, accumulator=_NUMPY_ACCUMULATOR,
-                                              identity="0"))
+                                              identity="0; for floats -0.0, the identity of IEEE addition,"
+                                                       "\n        which equals 0.0"))
 cumprod.__doc__ = ("Cumulative product: ``numpy.cumprod`` with NumPy's signature and dtype promotion, plus "
                    "``exclusive`` and ``reverse``.\n"
                    + _SHARED_PARAMETERS.format(default=_NUMPY_DEFAULT, accumulator=_NUMPY_ACCUMULATOR,
@@ -194,8 +195,9 @@ def cumulative_sum(x: ArrayLike, /, *, axis: int | None = None, dtype: DTypeLike
         int64, unsigned ones uint64.  float16 accumulates in float16, as in
         :func:`cumsum`.
     include_initial : bool, default False
-        True puts the sum of no elements (0) first: the result is one longer
-        along ``axis``, and its last element along it is the total.
+        True puts the sum of no elements (0, +0.0 for floats, as
+        ``numpy.cumulative_sum``) first: the result is one longer along
+        ``axis``, and its last element along it is the total.
     backend : {None, "cpu", "triton"}, default None
         As in :func:`prefixscan.scan`.
 

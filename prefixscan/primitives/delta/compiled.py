@@ -72,17 +72,22 @@ def delta_encode(x, order=1, tuple_size=1, axis=-1):
         return d
     xs, fmt = to_storage(x)
     ds, _ = to_storage(d)
-    xv, dv = _delta_views(xs, tuple_size, ax), _delta_views(ds, tuple_size, ax)
-    remaining = order
-    while remaining:  # orders compose: at most MAX_STATIC_ORDER per pass
+    # Passes of at most MAX_STATIC_ORDER orders (orders compose), each from the last
+    # one's output into the other of two buffers, so that the last writes d: a pass
+    # reads elements behind the ones it writes, so it cannot run in place.
+    passes = -(-order // MAX_STATIC_ORDER)
+    targets = [_delta_views(ds, tuple_size, ax)]
+    if passes > 1:
+        targets.append(_delta_views(to_storage(np.empty_like(d))[0], tuple_size, ax))
+    source, remaining = _delta_views(xs, tuple_size, ax), order
+    for p in range(passes):
         q = min(remaining, MAX_STATIC_ORDER)
-        if xv.shape[2] == 1:
-            call(delta_lanes, xv[:, :, 0], dv[:, :, 0], fmt, StaticInt(q))
+        target = targets[(passes - 1 - p) % 2]  # the last pass writes d
+        if source.shape[2] == 1:
+            call(delta_lanes, source[:, :, 0], target[:, :, 0], fmt, StaticInt(q))
         else:
-            call(delta_rows, xv, dv, fmt, StaticInt(q))
-        remaining -= q
-        if remaining:
-            xv = dv.copy()
+            call(delta_rows, source, target, fmt, StaticInt(q))
+        source, remaining = target, remaining - q
     return d
 
 

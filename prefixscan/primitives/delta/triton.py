@@ -28,6 +28,8 @@ import triton.language as tl
 
 from ..._arrays import ArrayRef, as_torch
 from ..._environment import interpreter_mode
+from ...backends.triton.runtime import launch as runtime
+from ...backends.triton.runtime.launch import Launch, current_stream
 
 
 #: The highest order of one launch: the kernel unrolls q (q + 1) / 2 subtractions and
@@ -65,23 +67,31 @@ def encode_tensor(x, order: int, tuple_size: int, axis: int):
     # view of the same width wraps to the same bits.
     signed = {torch.uint16: torch.int16, torch.uint32: torch.int32, torch.uint64: torch.int64}.get(x.dtype)
     work = x.view(signed) if signed is not None else x
-    y = torch.empty_like(work)
     shape = tuple(work.shape)
     M = shape[axis]
     K = 1
     for d in shape[axis + 1:]:
         K *= d
     total = work.numel()
-    if total:
-        block = 256 if interpreter_mode() else 1024
-        grid = (triton.cdiv(total, block),)
-        remaining = order
-        while remaining:  # orders compose: at most MAX_PASS_ORDER per pass
+    if not total:
+        y = torch.empty_like(work)
+    else:
+        interpreter = interpreter_mode()
+        block = 256 if interpreter else 1024
+        stream = current_stream(work.device) if work.device.type == "cuda" else 0
+        # Passes of at most MAX_PASS_ORDER orders (orders compose), each from the last
+        # one's output into the other of two buffers (a pass reads elements behind the
+        # ones it writes, so it cannot run in place).
+        passes = -(-order // MAX_PASS_ORDER)
+        buffers = [torch.empty_like(work) for _ in range(min(passes, 2))]
+        y, remaining = work, order
+        for p in range(passes):
             q = min(remaining, MAX_PASS_ORDER)
-            delta_encode_kernel[grid](work, y, total, M, K, tuple_size, ORDER=q, BLOCK=block, num_warps=4)
+            source, y = y, buffers[p % 2]
+            runtime.launch_kernel(Launch(delta_encode_kernel, triton.cdiv(total, block), 4, stream, interpreter,
+                                         (source, y, total, M, K, tuple_size), dict(ORDER=q, BLOCK=block),
+                                         (M, K, tuple_size)))
             remaining -= q
-            if remaining:
-                work = y.clone()
     return y.view(x.dtype) if signed is not None else y
 
 
@@ -92,9 +102,17 @@ def delta_encode(x: ArrayRef, order: int, tuple_size: int, axis: int):
     t = as_torch(x)
     if not t.is_complex():
         return encode_tensor(t, order, tuple_size, axis)
-    d = t.clone()
-    n, s = d.shape[axis], tuple_size
+    import torch
+
+    n, s = t.shape[axis], tuple_size
+    if n <= s:
+        return t.clone()
+    # Each round from the last one's result into the other of two buffers: the first s
+    # elements kept, the others less the element s before (no copy of the array per round).
+    d, other = torch.empty_like(t), torch.empty_like(t) if order > 1 else None
+    source = t
     for _ in range(order):
-        if n > s:
-            d.narrow(axis, s, n - s).sub_(d.narrow(axis, 0, n - s).clone())
-    return d
+        d.narrow(axis, 0, s).copy_(source.narrow(axis, 0, s))
+        torch.sub(source.narrow(axis, s, n - s), source.narrow(axis, 0, n - s), out=d.narrow(axis, s, n - s))
+        source, d = d, (other if source is t else source)
+    return source

@@ -57,7 +57,7 @@ import triton.language as tl
 
 from ..._environment import interpreter_mode
 from ...backends.triton.device.tiles import _fn, _select
-from ...backends.triton.engine.pipeline import carry_columns
+from ...backends.triton.engine.pipeline import carry_columns, tile_id
 from ...backends.triton.engine.state import single_pass, status_words
 from ...backends.triton.runtime import launch as runtime
 from ...backends.triton.runtime.launch import Launch
@@ -224,13 +224,15 @@ def recurrence_kernel(a_ptr, v_ptr, h_ptr, out_ptr, da_ptr, seed_ptr, status, co
     ``dL/da`` is then with respect to the log decays, ``dL/db[t] h[t-1] exp(la[t])``."""
     tl.static_assert(not (LOG and COMPLEX), "log decays are real")
     zero = (tl.program_id(0) * 0).to(ACC)
+    # The engine's tile id: in start order from the counter with the look-back, else the
+    # program id (a walk: one program per lane block, no status).
+    vid = tile_id(counter_ptr, tile_base, segs, T, BT, not LOOKBACK)[0]
     if LOOKBACK:
-        vid = tl.atomic_add(counter_ptr, 1, sem="relaxed") - tile_base  # tile ids in start order
         group = vid // segs
         seg = vid % segs
     else:
-        group = tl.program_id(0).to(tl.int64)
-        seg = tl.program_id(0).to(tl.int64) * 0
+        group = vid
+        seg = vid * 0
     r = tl.arange(0, BL)
     if TIME_AXIS == 0:  # BL contiguous lanes q of one p
         p = group // QB

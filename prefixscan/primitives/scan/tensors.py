@@ -16,7 +16,8 @@ from typing import Any
 import torch
 
 from ..._axes import normalize_axis
-from ..._normalize import check_init_value, check_out_dtype, check_out_writable, make_config
+from ..._normalize import check_init_value, make_config
+from ..._out import check_out_arrays
 from ..._request import ScanConfig
 from ...monoid import accumulator_dtype_name
 from ..recurrence.affine import AFFINE, AFFINE_BACKWARD
@@ -102,26 +103,33 @@ def differentiable_scan(config: ScanConfig, x: Any, init: Any = None, out: Any =
         x, axis = _lanes(x, config.axis)
         seed = _seed(x, axis, init, config)
         if out is not None:  # before any work
-            _check_out((out,), (tuple(x.shape),), (config.dtype or dtype_name(x),))
+            _check_out_tensors(out, False, 1, tuple(x.shape), (config.dtype or dtype_name(x),), _device(x))
         result = call_scan(ScanParams.from_config(config, axis), x, seed)
     if out is None:
         return result
-    outs, results = (out, result) if type(out) is tuple else ((out,), (result,))
-    _check_out(outs, tuple(tuple(r.shape) for r in results), tuple(dtype_name(r) for r in results))
-    for o, r in zip(outs, results):
+    struct = type(x) is tuple
+    results = result if struct else (result,)
+    _check_out_tensors(out, struct, len(results), tuple(results[0].shape), tuple(dtype_name(r) for r in results),
+                      _device(results[0]))
+    for o, r in zip(out if struct else (out,), results):
         o.copy_(r)  # cast to out's dtype as NumPy casts into out= (same_kind)
     return out
 
 
-def _check_out(outs: tuple, shapes: tuple, dtypes: tuple) -> None:
-    """``out`` against the result's shapes and dtype names (the rules of scan's ``out``)."""
-    if len(outs) != len(shapes) or not all(isinstance(o, torch.Tensor) for o in outs):
-        raise TypeError(f"out: expected {'a tensor' if len(shapes) == 1 else f'a tuple of {len(shapes)} tensors'}")
-    for o, shape, dtype in zip(outs, shapes, dtypes):
-        if tuple(o.shape) != shape:
-            raise ValueError(f"out has shape {tuple(o.shape)}; the result has shape {shape}")
-        check_out_dtype(dtype, dtype_name(o))
-        check_out_writable(o)
+def _check_out_tensors(out: Any, struct: bool, nfields: int, shape: tuple, dtypes: tuple, device: str) -> None:
+    """scan's checks of ``out`` (:func:`prefixscan._out.check_out_arrays`: shape, dtype,
+    device, writable, fields sharing memory), and tensors only: the result is copied in
+    with torch."""
+    for o in (out if struct and type(out) is tuple else (out,)):
+        if not isinstance(o, torch.Tensor):
+            raise TypeError(f"out: a scan of torch tensors that autograd records or torch.compile traces writes "
+                            f"into tensors, got {type(o).__name__}")
+    check_out_arrays(out, struct, nfields, shape, dtypes, device)
+
+
+def _device(t: torch.Tensor) -> str:
+    """The device name of scan's checks ("cuda" or "cpu")."""
+    return "cuda" if t.is_cuda else "cpu"
 
 
 @torch.compiler.assume_constant_result  # a traced call checks its constant seed once, at trace time

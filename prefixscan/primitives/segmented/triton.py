@@ -64,7 +64,7 @@ from ...backends.triton.scan.job import SeedLayout
 from ...caches import register_cache
 
 __all__ = ["segmented_scan", "run_segmented", "segmented_kernel", "segmented_combine", "SEGMENT_KINDS",
-           "SegmentedTile", "DEFAULT_TILE", "forced_tile"]
+           "SegmentedTile", "DEFAULT_TILE", "forced_tile", "capped_block", "plan_tile"]
 
 #: The ``KIND`` constexpr of each segment description.
 SEGMENT_KINDS = {"flags": 0, "offsets": 1, "keys": 2}
@@ -366,6 +366,34 @@ def _offset_bits(offsets, n: int, device, stream: int, interpreter: bool):
     return bits
 
 
+def capped_block(block: int, elements_per_thread: int, num_warps: int, nbytes: int) -> int:
+    """``block`` capped at ``elements_per_thread`` elements of ``nbytes`` bytes (counted
+    as at least 4) per thread of ``num_warps`` warps, as a power of two of at least 16
+    (``tl.arange`` takes powers of two only: 12-, 6- or 24-byte structs would otherwise
+    give tiles of 682 or 1365 elements)."""
+    cap = max(1, elements_per_thread * 32 * num_warps * 4 // max(nbytes, 4))
+    return max(16, min(block, 1 << (cap.bit_length() - 1)))
+
+
+def plan_tile(device, accs: tuple, monoid, n: int, interpreter: bool):
+    """``(tune, variant, block, num_warps, single)`` of a segmented scan of ``n``
+    elements with accumulators ``accs`` (torch dtypes): the forced tile's, else the
+    planner's with its block capped by :func:`capped_block`; a single tile of the next
+    power of two when n fits in one."""
+    nbytes = sum(a.itemsize for a in accs)
+    variant = _forced_tile.get() or DEFAULT_TILE
+    tune = choose_config(device, nbytes, any(a.is_floating_point for a in accs), n, 1, interpreter, accs=accs,
+                         monoid=monoid, strategy="decoupled_lookback")
+    num_warps = variant.num_warps or tune.num_warps
+    block = variant.block or tune.block
+    if variant.block is None and not planner.overridden():
+        block = capped_block(block, variant.elements_per_thread, num_warps, nbytes)
+    single = n <= block
+    if single:
+        block = max(16, 1 << math.ceil(math.log2(n)))
+    return tune, variant, block, num_warps, single
+
+
 def _launch(request, kind: str, given, xs: list, ys: list, accs: list, device, n: int) -> None:
     import torch
 
@@ -389,17 +417,7 @@ def _launch(request, kind: str, given, xs: list, ys: list, accs: list, device, n
                       for v, acc in zip(request.init, accs))
     swapped = config.reverse and not monoid.commutative
     pair, flat = combine_functions(monoid, len(xs), swapped)
-    nbytes = sum(a.itemsize for a in accs)
-    variant = _forced_tile.get() or DEFAULT_TILE
-    tune = choose_config(device, nbytes, any(a.is_floating_point for a in accs), n, 1, interpreter, accs=tuple(accs),
-                         monoid=monoid, strategy="decoupled_lookback")
-    num_warps = variant.num_warps or tune.num_warps
-    block = variant.block or tune.block
-    if variant.block is None and not planner.overridden():
-        block = max(16, min(block, variant.elements_per_thread * 32 * num_warps * 4 // max(nbytes, 4)))
-    single = n <= block
-    if single:
-        block = max(16, 1 << math.ceil(math.log2(n)))
+    tune, variant, block, num_warps, single = plan_tile(device, tuple(accs), monoid, n, interpreter)
     tiles = -(-n // block)
     words = status_words(tuple(accs), tune.packed)
     protocol = (words, max(2, tune.window // max(words, 1)), False)

@@ -60,3 +60,28 @@ def test_status_words_round_trip_and_torn_reads(a_dtype, b_dtype):
     torn[5 * words:6 * words] = torn[5 * words:6 * words] - (4 << 32)
     kernel[(1,)](torn, a, b, state, a_out, b_out, epoch, N=n, PUBLISH=False, WORDS=words)
     assert state.cpu().tolist() == [2, 2, 2, 0, 2, 0, 2, 2]
+
+
+def test_only_the_engine_hands_out_tile_ids_and_status():
+    """Tile ids come from the engine's ``pipeline.tile_id`` and status reservations from
+    its ``state.single_pass`` (a planned replay renews one through the state), so the
+    counter, the tile base and the epoch follow one protocol: a kernel that took ids on
+    its own (the 2-D scan and the recurrence once did) or a launcher that reserved its
+    own status would escape a fix made there.  The Gluon orders kernel takes its ids
+    itself (a Gluon kernel cannot call a ``triton.jit`` function) with the engine's
+    counter and status; the persistent strategy keeps its own ring of carries."""
+    import re
+    from pathlib import Path
+
+    import prefixscan
+
+    root = Path(prefixscan.__file__).parent
+    own_ids = {"backends/triton/engine/pipeline.py", "backends/triton/scan/orders.py"}
+    own_status = {"backends/triton/engine/state.py", "backends/triton/runtime/replay.py"}
+    for path in sorted(root.rglob("*.py")):
+        name = path.relative_to(root).as_posix()
+        text = path.read_text()
+        if re.search(r"atomic_add\(counter_ptr", text):
+            assert name in own_ids, f"{name} takes tile ids from the counter itself"
+        if re.search(r"\.begin\(|\bstate_for\(|\.tiles_issued\b", text):
+            assert name in own_status, f"{name} reserves status itself"

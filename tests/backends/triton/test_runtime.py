@@ -237,3 +237,42 @@ def test_backend_memos_are_registered():
                  "device.combine.functions", "scan.reduce_then_scan.segmented", "scan.strategy_blocks.resident_blocks",
                  "scan.persistent.rings", "scan.persistent.grids"):
         assert f"prefixscan.backends.triton.{name}" in names, name
+
+
+def _not_specialized(kernel) -> set:
+    """The names of ``kernel``'s ``do_not_specialize`` arguments (compiled or interpreted)."""
+    names = getattr(kernel, "do_not_specialize", None)
+    if names is None:  # the interpreter keeps the decorator's arguments
+        names = getattr(kernel, "kwargs", {}).get("do_not_specialize")
+    return {kernel.arg_names[i] if isinstance(i, int) else i for i in names or ()}
+
+
+def test_specialized_ints_follow_each_kernel(rng):
+    """A launch names as specialized exactly the integer arguments its kernel specializes
+    on (those not in its ``do_not_specialize``): one more splits the compiled variants by
+    a value the kernel does not depend on (the mask count once did, by length), one fewer
+    would reuse a kernel compiled for another value.  Every primitive's launches."""
+    n = 150
+    x = to_device(random_data(rng, "int32", (n,)))
+    mask = to_device(rng.random(n) < 0.5)
+    with runtime.recording() as launches:
+        ps.compact(x, mask, size=40, fill_value=3, backend="triton")
+        ps.partition(x, mask, backend="triton")
+        ps.segmented_scan(x, offsets=to_device(np.array([0, 17, 90])), backend="triton")
+        ps.scan(x, "add", backend="triton")
+        ps.scan(to_device(random_data(rng, "int32", (50, 3))), "max", axis=0, backend="triton")
+        ps.scan(to_device(random_data(rng, "int32", (40, 5))), "add", axis=0, order=2, backend="triton")
+        ps.linear_recurrence(to_device(rng.random((3, 40)).astype(np.float32)),
+                             to_device(rng.random((3, 40)).astype(np.float32)), backend="triton")
+        ps.delta_encode(x, order=9, backend="triton")
+    kernels = set()
+    for launch in launches:
+        kernel = launch.kernel
+        skipped = _not_specialized(kernel)
+        expected = tuple(value for name, value in zip(kernel.arg_names, launch.args)
+                         if type(value) is int and name not in skipped)
+        name = getattr(kernel, "fn", kernel).__name__
+        assert tuple(launch.specialized_ints) == expected, name
+        kernels.add(name)
+    assert {"select_kernel", "fill_tail_kernel", "count_kernel", "segmented_kernel", "scan_1d_kernel",
+            "recurrence_kernel", "delta_encode_kernel"} <= kernels, kernels

@@ -90,6 +90,92 @@ def test_kernel_tiles(rng, variant, kind):
             np.testing.assert_array_equal(got.cpu().numpy(), expected, err_msg=f"{inclusive=} {reverse=}")
 
 
+def _fields_of(nbytes: int) -> tuple:
+    """torch dtypes of a struct of ``nbytes`` bytes: 8-, 4-, 2- and 1-byte fields."""
+    fields = []
+    for dtype in (torch.int64, torch.int32, torch.int16, torch.int8):
+        while nbytes >= dtype.itemsize:
+            fields.append(dtype)
+            nbytes -= dtype.itemsize
+    return tuple(fields)
+
+
+@pytest.mark.parametrize("elements_per_thread", [1, 2, 3, 16, 64])
+def test_planned_tile_is_a_power_of_two_for_every_struct_size(elements_per_thread):
+    """The launcher's tile for structs of 1 to 64 bytes (the planner's defaults, as on a
+    device without a tuned table, capped at ``elements_per_thread`` per thread) is a
+    power of two of at least 16 elements: 12-, 6- and 24-byte structs (tuple sizes 3 of
+    int32, int16, int64) once gave 682- or 1365-element tiles, which ``tl.arange``
+    refuses to compile."""
+    from prefixscan.primitives.segmented.triton import SegmentedTile, forced_tile, plan_tile
+
+    with forced_tile(SegmentedTile(elements_per_thread=elements_per_thread)):
+        for nbytes in range(1, 65):
+            accs = _fields_of(nbytes)
+            assert sum(a.itemsize for a in accs) == nbytes
+            for n in (1000, 1 << 20, 1 << 27):
+                _, _, block, num_warps, single = plan_tile(torch.device("cpu"), accs, None, n, interpreter=False)
+                assert block >= 16 and block & (block - 1) == 0, (nbytes, n, block)
+                if not single:  # the cap holds: at most elements_per_thread words of 4 bytes per thread
+                    assert block * max(nbytes, 4) <= max(16 * max(nbytes, 4),
+                                                         elements_per_thread * 32 * num_warps * 4), (nbytes, block)
+
+
+def test_capped_block_rounds_down_to_a_power_of_two():
+    from prefixscan.primitives.segmented.triton import capped_block
+
+    assert capped_block(4096, 16, 4, 12) == 512  # 682 elements of 12 bytes fit; 512 is the power of two below
+    assert capped_block(4096, 16, 4, 6) == 1024  # 6 bytes count as 8: 1024
+    assert capped_block(8192, 16, 8, 24) == 512  # 682
+    assert capped_block(256, 16, 4, 4) == 256  # under the cap: the planner's block
+    assert capped_block(4096, 1, 1, 64) == 16  # never under 16
+
+
+def _sum3(a, b):
+    return a[0] + b[0], a[1] + b[1], a[2] + b[2]
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int16", "int64"])
+def test_three_field_struct_under_a_capped_tile(rng, dtype):
+    """A 3-field struct (12, 6 or 24 bytes) segmented scan whose tile the cap sets: at 2
+    elements per thread of one warp the cap is 21, 42 or 10 elements, rounded down to a
+    power of two (tl.arange refused 21 and 42)."""
+    from prefixscan.primitives.segmented.triton import SegmentedTile, forced_tile
+
+    n = 100
+    low, high = (-50, 50)
+    fields = tuple(rng.integers(low, high, n).astype(dtype) for _ in range(3))
+    offsets = np.sort(np.concatenate([[0], rng.integers(0, n, 6)]))
+    monoid = ps.Monoid(_sum3, (0, 0, 0), name="sum3", commutative=True)
+    tile = SegmentedTile(num_warps=1, elements_per_thread=2)
+    with forced_tile(tile):
+        for inclusive in (True, False):
+            got = _segmented(tuple(_tensor(f) for f in fields), op=monoid, offsets=_tensor(offsets),
+                             inclusive=inclusive)
+            for g, f in zip(got, fields):
+                expected = reference_segmented_scan(f, offsets=offsets, inclusive=inclusive)
+                np.testing.assert_array_equal(g.cpu().numpy(), expected, err_msg=f"{inclusive=}")
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="needs a CUDA device")
+@pytest.mark.parametrize("dtype", ["int32", "int16", "int64"])
+def test_three_field_structs_compile_with_the_planned_tile(dtype):
+    """12-, 6- and 24-byte structs with the planner's tile (capped per thread): these
+    failed to compile (CompilationError from tl.arange) before the cap was rounded to a
+    power of two.  Against the CPU backend."""
+    rng = np.random.default_rng(12)
+    n = 100_003
+    fields = tuple(rng.integers(-50, 50, n).astype(dtype) for _ in range(3))
+    offsets = np.unique(np.concatenate([[0], rng.integers(0, n, 300)]))
+    monoid = ps.Monoid(_sum3, (0, 0, 0), name="sum3", commutative=True)
+    for inclusive in (True, False):
+        got = _segmented(tuple(_tensor(f) for f in fields), op=monoid, offsets=_tensor(offsets), inclusive=inclusive)
+        expected = ps.segmented_scan(fields, monoid, offsets=offsets, inclusive=inclusive, backend="cpu")
+        for g, e in zip(got, expected):
+            np.testing.assert_array_equal(g.cpu().numpy(), e)
+
+
 def test_tile_arguments_are_checked():
     from prefixscan.primitives.segmented.triton import SegmentedTile
 

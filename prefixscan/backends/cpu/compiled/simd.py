@@ -12,8 +12,8 @@ the path of the loads and stores.  Four lanes, because wider ones need
 lane-crossing shifts that this machine runs slowly (``vexpandps`` for eight
 float32 lanes measured at half of copy speed).
 
-Used for ``add`` on integers and floats (floats shift in ``-0.0``, the exact
-identity, so signed zeros come out as a serial scan's) and ``and``/``or``/``xor``
+Used for ``add`` on integers and floats (floats shift in the identity ``-0.0``,
+so signed zeros come out as a serial scan's) and ``and``/``or``/``xor``
 on integers: forward order-1 scans of C-contiguous lanes
 whose input, accumulator and output share one plain dtype.  Everything else
 stays with the scalar kernels.
@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 from llvmlite import ir
 from numba import njit, types
-from numba.extending import intrinsic, overload
+from numba.extending import intrinsic
 
 from .jit_support import PLAIN, Tag, TagType, combine, literal_jitable
 
@@ -96,18 +96,6 @@ def _vector_step(inclusive: bool):
     return step
 
 
-def shift_fill(zero):
-    """What a lane shift brings in: the identity, for float sums ``-0.0`` (x + (-0.0)
-    is x, signed zeros included, where x + 0.0 turns -0.0 into 0.0)."""
-
-
-@overload(shift_fill)
-def _shift_fill(zero):
-    if isinstance(zero, types.Float):
-        return lambda zero: -zero
-    return lambda zero: zero
-
-
 _step_inclusive = _vector_step(True)
 _step_exclusive = _vector_step(False)
 
@@ -134,7 +122,7 @@ def _scan_lanes_vector(xs, ys, op, fmts, ident, seeds, flags, order):
     x, y = xs[0], ys[0]
     lanes, n = x.shape
     zero = ident[0]
-    fill = shift_fill(zero)
+    fill = zero  # what a lane shift brings in: the identity (float sums: -0.0)
     for lane in range(lanes):
         xr, yr = x[lane], y[lane]
         start = 0

@@ -238,17 +238,18 @@ def read_entries(status, index, valid, epoch, ident, WORDS: tl.constexpr):
 
 
 @triton.jit
-def _fold_order2(value, take, acc, rows, acc_tiles, FLAT: tl.constexpr, WINDOW: tl.constexpr,
+def _fold_order2(value, take, acc, rows, acc_tiles, ident, FLAT: tl.constexpr, WINDOW: tl.constexpr,
                  BLOCK: tl.constexpr):
     """``acc`` (the (order 1, order 2) sums of the ``acc_tiles`` tiles after the window)
     with the window's taken entries before it, each a whole tile of BLOCK elements:
     segments A then B combine as (A1 + B1, A2 + B2 + len(B) * A1), so the taken entries
     fold to (sum T1, sum T2 + BLOCK * tiles after each * T1) (SAM's binomial carry,
-    Maleki, Yang & Burtscher, PLDI 2016, section 2.4)."""
-    t1 = tl.where(take, value[0], 0)
+    Maleki, Yang & Burtscher, PLDI 2016, section 2.4).  Entries not taken count as the
+    identity ``ident`` (-0.0 for floats: a +0.0 would turn sums of -0.0 positive)."""
+    t1 = tl.where(take, value[0], ident[0])
     after = ((WINDOW - 1 - rows) * BLOCK).to(t1.dtype)
     part1 = _total(t1, FLAT)
-    part2 = _total(tl.where(take, value[1], 0) + after * t1, FLAT)
+    part2 = _total(tl.where(take, value[1], ident[1]) + after * t1, FLAT)
     return part1 + acc[0], acc[1] + part2 + (acc_tiles * BLOCK).to(t1.dtype) * part1
 
 
@@ -272,7 +273,7 @@ def lookback(status, lane_base, tile, ident, epoch, MONOID: tl.constexpr, PROTOC
         state, value = read_entries(status, lane_base + widx, valid, epoch, ident, WORDS)
         stop, found, take = fold_stop(state, rows, valid, PROTOCOL[2])
         if ORDER2_BLOCK:
-            acc = _fold_order2(value, take, acc, rows, tile - end, MONOID[1], WINDOW, ORDER2_BLOCK)
+            acc = _fold_order2(value, take, acc, rows, tile - end, ident, MONOID[1], WINDOW, ORDER2_BLOCK)
         else:
             acc = MONOID[0](_ordered_reduce(_where(take, value, ident), MONOID[1], MONOID[2]), acc)
         end = tl.where(stop >= 0, end - WINDOW + stop + 1, end - WINDOW)

@@ -129,8 +129,9 @@ register_cache("prefixscan.backends.triton.engine.state.identities", _identities
 
 
 def identity_tensor(value, dtype, device):
-    """The identity as a one-element device tensor, made once (no copy per call)."""
-    key = (value, dtype, device)
+    """The identity as a one-element device tensor, made once (no copy per call).
+    Keyed by ``repr(value)`` too: -0.0 (the identity of float sums) equals 0.0."""
+    key = (value, repr(value), dtype, device)
     t = _identities.get(key)
     if t is None:
         import torch

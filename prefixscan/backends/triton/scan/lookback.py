@@ -286,19 +286,13 @@ def scan_2d_kernel(io, status, counter_ptr, M, K, col_blocks, tiles_per_lane, ti
     With ``EXACT_K`` (K == KB) the row stride is a constant, so a tile is one
     contiguous block and its loads and stores are 16-byte vectors.
     """
-    ROWS: tl.constexpr = TILE[0]
     KB: tl.constexpr = TILE[4]
-    if TILE[2]:
-        vid = tl.program_id(0).to(tl.int64)
-    else:
-        vid = tl.atomic_add(counter_ptr, 1, sem="relaxed") - tile_base  # an id, nothing to order
-    # Full tiles without masks, as in scan_1d_kernel.
-    if TILE[2]:
-        full = False
-    elif TILE[5]:
-        full = (vid % tiles_per_lane + 1) * ROWS <= M
-    else:
-        full = ((vid % tiles_per_lane + 1) * ROWS <= M) & ((vid // tiles_per_lane % col_blocks + 1) * KB <= K)
+    # Full tiles without masks, as in scan_1d_kernel: all rows inside, and all columns
+    # unless the column blocks tile K exactly (EXACT_K).
+    vid, full = tile_id(counter_ptr, tile_base, tiles_per_lane, M, TILE[0], TILE[2])
+    if not TILE[2]:
+        if not TILE[5]:
+            full = full & ((vid // tiles_per_lane % col_blocks + 1) * KB <= K)
     if full:
         _tile_2d(io, status, M, K, col_blocks, vid, tiles_per_lane, epoch, order_stride, order, MONOID, PROTOCOL,
                  SCAN, TILE, True)

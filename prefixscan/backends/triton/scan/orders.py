@@ -68,7 +68,7 @@ from ..device.gluon import async_copy, gl, jit
 from ..planning.policy import current_policy
 from ..runtime.launch import Launch
 from ..engine.protocol import tag_of
-from ..engine.state import state_for
+from ..engine.state import identity_tensor, single_pass
 
 
 @triton.constexpr_function
@@ -398,6 +398,8 @@ def launch_blocked(x, y, acc, length: int, order: int, tuple_size: int, stream: 
     ``lookback=False`` for wrong results without the look-back, ``vectors`` (see
     :func:`.orders_rules.blocked_reader`) and ``strided`` (see
     :func:`.orders_rules.blocked_strided`).  Returns the launch made."""
+    import torch
+
     itemsize = acc.itemsize
     strided = blocked_rules.blocked_strided(order, tuple_size) if strided is None else strided
     block, columns, rows, warps = blocked_rules.blocked_block(itemsize, tuple_size, interpreter, tile, order, strided)
@@ -409,10 +411,6 @@ def launch_blocked(x, y, acc, length: int, order: int, tuple_size: int, stream: 
     elif window is None:
         window, window_warps = blocked_rules.BLOCKED_WINDOW_PER_WARP * warps, warps
         maxnreg = blocked_rules.blocked_register_cap(itemsize, order, tuple_size)
-    state = state_for(x.device, stream)
-    # One entry more: a read of an entry's last order runs up to S x WPV words past its start.
-    status, _, _, _ = state.begin(tiles + 1, (acc,), spacing)
-    args = (x, y, status, state.counter, length, tiles, state.tiles_issued, state.epoch, int(lookback))
     if strided:  # flat rows are scanned in one chunk
         chunks = 1
     elif chunks is None:
@@ -423,12 +421,13 @@ def launch_blocked(x, y, acc, length: int, order: int, tuple_size: int, stream: 
                       V=16 // itemsize, TS=tuple_size, WARPS=warps, WINDOW=window, WIN_WARPS=min(window_warps, warps),
                       WPV=itemsize // 4, CH=chunks, STRIDED=strided, PREFIXES=current_policy().blocked_prefixes,
                       VECTORS=vectors)
-    launch = Launch(orders_kernel, tiles, warps, stream, interpreter, args, constexprs, (length, tiles), maxnreg)
-    try:
+    # The engine's status reservation (one entry more: a read of an entry's last order
+    # runs up to S x WPV words past its start); a single tile takes no ticket from the
+    # counter and reads no status.
+    single = tiles == 1
+    with single_pass(x.device, stream, tiles, tiles + 1, (acc,), spacing, single=single,
+                     placeholder=identity_tensor(0, torch.int64, x.device) if single else None) as status:
+        args = (x, y, status.buffers[0], status.counter, length, tiles, status.tile_base, status.epoch, int(lookback))
+        launch = Launch(orders_kernel, tiles, warps, stream, interpreter, args, constexprs, (length, tiles), maxnreg)
         runtime.launch_kernel(launch)
-    except BaseException:
-        state.launch_failed()
-        raise
-    if tiles > 1:  # a single tile takes no ticket from the counter
-        state.tiles_issued += tiles
     return launch
