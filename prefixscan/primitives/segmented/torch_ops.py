@@ -37,7 +37,7 @@ from ..._arrays import refuse_dask
 from ..._normalize import check_offsets, check_segments
 from ..._segments import check_segment_tensor
 from ...monoid import accumulator_dtype_name
-from ..scan.tensors import _check_out, _not_traceable, dtype_name, host_seed, scan_config
+from ..scan.tensors import _check_out_tensors, _device, _not_traceable, dtype_name, host_seed, scan_config
 from ..scan.torch_ops import fresh_output, torch_dtype
 from .checks import check_segmented_request
 from .runner import run_segmented
@@ -215,7 +215,7 @@ def segmented_scan(x: Any, op: Any = "add", *, flags: Any = None, offsets: Any =
     kind, value = given[0]
     segments = _segments_tensor(kind, value, x)
     if out is not None:  # before any work
-        _check_out((out,), (tuple(x.shape),), (config.dtype or dtype_name(x),))
+        _check_out_tensors(out, False, 1, tuple(x.shape), (config.dtype or dtype_name(x),), _device(x))
     result = segmented_op(x, segments, kind, monoid.name, config.inclusive, config.reverse, seed, config.dtype,
                           config.backend)
     if out is None:
