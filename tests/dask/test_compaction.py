@@ -8,7 +8,6 @@ caller's back."""
 
 from __future__ import annotations
 
-import contextlib
 import math
 
 import numpy as np
@@ -18,21 +17,7 @@ import prefixscan as ps
 from prefixscan.testing import random_array
 
 da = pytest.importorskip("dask.array")
-from dask.callbacks import Callback  # noqa: E402
-
-
-@contextlib.contextmanager
-def no_task_runs():
-    """Fails the test if dask runs any task inside the block."""
-    ran = []
-
-    class Count(Callback):
-        def _pretask(self, key, dsk, state):
-            ran.append(key)
-
-    with Count():
-        yield
-    assert not ran, f"{len(ran)} tasks ran while the graph was built, e.g. {ran[0]}"
+from .lazy import no_task_runs  # noqa: E402  (after the skip: it imports dask)
 
 
 def unknown_chunks(y, blocks: int) -> None:

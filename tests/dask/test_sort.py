@@ -5,7 +5,6 @@ refused with the rechunk that makes it work."""
 
 from __future__ import annotations
 
-import contextlib
 
 import numpy as np
 import pytest
@@ -14,20 +13,7 @@ import prefixscan as ps
 from prefixscan.testing import reference_argsort
 
 da = pytest.importorskip("dask.array")
-from dask.callbacks import Callback  # noqa: E402
-
-
-@contextlib.contextmanager
-def no_task_runs():
-    ran = []
-
-    class Count(Callback):
-        def _pretask(self, key, dsk, state):
-            ran.append(key)
-
-    with Count():
-        yield
-    assert not ran, f"{len(ran)} tasks ran while the graph was built"
+from .lazy import no_task_runs  # noqa: E402  (after the skip: it imports dask)
 
 
 def test_rows_sorted_block_by_block(rng, chunks_on):
