@@ -37,15 +37,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 import prefixscan as ps
-from prefixscan.timing import median_cuda_seconds
+from prefixscan.timing import median_cuda_seconds, median_host_seconds
 
 sys.path.insert(0, str(Path(__file__).parent / "peers"))  # cub_compute, the CUB peers
 
@@ -61,13 +59,8 @@ def gpu_time(fn, repeats: int) -> float:
 
 
 def cpu_time(fn, repeats: int) -> float:
-    fn()
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
+    """Median wall seconds of ``fn()`` after one warm-up call."""
+    return median_host_seconds(fn, repeats)
 
 
 def copy_roof(nbytes_moved: int, repeats: int) -> float:

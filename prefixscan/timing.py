@@ -14,7 +14,7 @@ import statistics
 import time
 from typing import Callable
 
-__all__ = ["time_cpu", "time_cuda_events", "median_cuda_seconds", "per_call_cuda_events", "time_wall", "per_call_wall",
+__all__ = ["time_cpu", "time_cuda_events", "median_cuda_seconds", "median_host_seconds", "per_call_cuda_events", "time_wall", "per_call_wall",
            "CPU_SAMPLE_SECONDS"]
 
 #: Each CPU sample loops calls for about this long, so short calls are not
@@ -82,6 +82,19 @@ def median_cuda_seconds(fn: Callable, repeats: int, warmup: int = 3) -> float:
         end.record()
         end.synchronize()
         times.append(start.elapsed_time(end) * 1e-3)
+    return statistics.median(times)
+
+
+def median_host_seconds(fn: Callable, repeats: int, warmup: int = 1) -> float:
+    """Median wall seconds of ``fn()`` on the host, one call per sample, after ``warmup``
+    calls (scripts that time one CPU implementation at a time)."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
     return statistics.median(times)
 
 
