@@ -40,9 +40,9 @@ def check_segments(n: int, flags: Any, offsets: Any, keys: Any, device: str | No
     """The one segment description given to ``segmented_scan`` for ``n`` elements, as
     ``(kind, array)`` with kind "flags", "offsets" or "keys": a host array (offsets
     as native int64, keys in native byte order, bfloat16 keys as float32), or with
-    ``device`` (x's device, for the Triton backend) a torch tensor on it (lists of
-    offsets and host arrays on a CPU device are checked on the host and copied
-    over; arrays on another device are refused)."""
+    ``device`` (x's device, for the Triton backend) a torch tensor on it (lists and
+    NumPy arrays are checked on the host and copied over; arrays on another device
+    are refused)."""
     given = [name for name, v in (("flags", flags), ("offsets", offsets), ("keys", keys)) if v is not None]
     if len(given) != 1:
         raise ValueError("flags, offsets, keys: give exactly one of them"
@@ -51,7 +51,7 @@ def check_segments(n: int, flags: Any, offsets: Any, keys: Any, device: str | No
         return "offsets", check_offsets(offsets, n, device=device)
     if keys is not None:
         return "keys", check_keys(keys, n, device=device)
-    if device is not None:
+    if device is not None and not _host_like(flags, device):
         t = _on_device(flags, "flags", device)
         check_segment_tensor("flags", t, n)
         return "flags", t
@@ -59,6 +59,8 @@ def check_segments(n: int, flags: Any, offsets: Any, keys: Any, device: str | No
     _check_length(f.shape, n, "flags")
     if f.dtype != bool:
         raise TypeError(f"flags must be a bool array, got dtype {f.dtype}")
+    if device is not None:
+        return "flags", _torch().from_numpy(np.ascontiguousarray(f)).to(device)
     return "flags", f
 
 
@@ -251,11 +253,9 @@ def _root(value: Any) -> str:
 
 
 def _host_like(value: Any, device: str) -> bool:
-    """Whether ``value`` is checked on the host for x on ``device``: lists and tuples
-    (copied to any device), host arrays when x is on the CPU."""
-    if isinstance(value, (list, tuple)):
-        return True
-    return device == "cpu" and isinstance(value, np.ndarray)
+    """Whether ``value`` is checked on the host for x on ``device``: lists, tuples and
+    NumPy arrays (host memory: copied to any device, as a list is)."""
+    return isinstance(value, (list, tuple, np.ndarray))
 
 
 def _on_device(value: Any, name: str, device: str) -> Any:

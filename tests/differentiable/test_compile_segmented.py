@@ -44,7 +44,7 @@ def forms_on(backend=None):
                 ps.segmented_scan(x, "mul", keys=keys, reverse=True, backend=backend),
                 ps.segmented_scan(x, offsets=[0, 5, 5, 20], backend=backend),  # a list: checked when it runs
                 ps.linear_recurrence(x.abs() / 4, x, offsets=offsets, backend=backend),  # no final n
-                ps.linear_recurrence(x.abs() / 4, x, offsets=[0, 5, 5, 20], init=torch.ones(4, dtype=x.dtype),
+                ps.linear_recurrence(x.abs() / 4, x, offsets=[0, 5, 5, 20], init=torch.ones(4, dtype=x.dtype, device=x.device),
                                      return_final=True, backend=backend))
 
     return forms

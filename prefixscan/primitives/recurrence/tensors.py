@@ -57,6 +57,8 @@ def _seed(init: Any, target: tuple, dtype: torch.dtype, device) -> torch.Tensor:
     """``init`` as a tensor of a's dtype expanded to ``target``, after scan's checks."""
     if not isinstance(init, torch.Tensor):
         init = host_seed(init, accumulator_dtype_name(_name(dtype)), device)
+    elif init.device != torch.device(device) and init.dim() > 0:  # a 0-d tensor is a scalar, as in torch
+        raise ValueError(f"init is on {init.device} but a and b are on {torch.device(device)}")
     try:
         fits = tuple(torch.broadcast_shapes(tuple(init.shape), target)) == target
     except RuntimeError:
@@ -64,7 +66,7 @@ def _seed(init: Any, target: tuple, dtype: torch.dtype, device) -> torch.Tensor:
     if not fits:
         raise ValueError(f"init: shape {tuple(init.shape)} does not broadcast to {target}, the shape of one "
                          "state per lane" + (" and sequence" if len(target) else ""))
-    return init.to(dtype).expand(target)
+    return init.to(device=device, dtype=dtype).expand(target)
 
 
 def _bounds_tensor(offsets: Any, n: int, device, whole: bool) -> torch.Tensor:

@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import linecache
 import math
 from dataclasses import dataclass
 
@@ -52,10 +51,10 @@ import triton.language as tl
 
 from ..._arrays import as_torch
 from ..._environment import interpreter_mode
-from ...backends.triton.device.combine import combine_functions
+from ...backends.triton.device.combine import combine_functions, generated_jit
 from ...backends.triton.device.tiles import _fn, _load_at, _ordered_reduce, _scalars, _store_at, _where, _within
 from ...backends.triton.engine.pipeline import carry, tile_id
-from ...backends.triton.engine.state import identity_tensor, single_pass, status_words
+from ...backends.triton.engine.state import identity_tensor, single_pass, status_words, window_entries
 from ...backends.triton.planning import planner
 from ...backends.triton.planning.planner import choose_config
 from ...backends.triton.runtime import launch as runtime
@@ -131,23 +130,18 @@ register_cache("prefixscan.primitives.segmented.triton.lifted", _lifted.clear)
 def segmented_combine(pair, nfields: int):
     """``FLAT(fa, a0, .., fb, b0, ..)`` of the lifted operator over ``pair`` (a
     :func:`~prefixscan.backends.triton.device.combine.combine_functions` PAIR): ``(fa | fb, b if fb else a ⊕ b)``.
-    Generated once per (pair, fields) and registered with ``linecache`` so that
-    Triton reads its source, as :mod:`prefixscan.backends.triton.device.combine` does for the monoid's own."""
+    Generated once per (pair, fields), named after its content
+    (:func:`~prefixscan.backends.triton.device.combine.generated_jit`)."""
     key = (pair, nfields)
     fn = _lifted.get(key)
     if fn is None:
         a = [f"a{i}" for i in range(nfields)]
         b = [f"b{i}" for i in range(nfields)]
-        name = f"_segmented_combine_{len(_lifted) + 1}"
-        filename = f"<prefixscan-segmented-{len(_lifted) + 1}>"
         picks = ", ".join(f"tl.where(fb != 0, {b[i]}, merged[{i}])" for i in range(nfields))
-        source = (f"def {name}(fa, {', '.join(a)}, fb, {', '.join(b)}):\n"
-                  f"    merged = PAIR(({', '.join(a)},), ({', '.join(b)},))\n"
-                  f"    return fa | fb, {picks}\n")
-        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-        namespace = {"PAIR": pair, "tl": tl, "_prefixscan_tl": tl, "__name__": __name__}
-        exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - fixed generated adapter
-        fn = _lifted[key] = triton.jit(namespace[name])
+        body = (f"    merged = PAIR(({', '.join(a)},), ({', '.join(b)},))\n"
+                f"    return fa | fb, {picks}")
+        fn = _lifted[key] = generated_jit("segmented_combine", f"fa, {', '.join(a)}, fb, {', '.join(b)}", body,
+                                          {"PAIR": pair})
     return fn
 
 
@@ -420,7 +414,7 @@ def _launch(request, kind: str, given, xs: list, ys: list, accs: list, device, n
     tune, variant, block, num_warps, single = plan_tile(device, tuple(accs), monoid, n, interpreter)
     tiles = -(-n // block)
     words = status_words(tuple(accs), tune.packed)
-    protocol = (words, max(2, tune.window // max(words, 1)), False)
+    protocol = (words, window_entries(tune.window, words), False)
     io = (tuple(xs), tuple(ys_kernel), idents, inits)
     scan = (config.inclusive, config.reverse, request.init is not None)
     with single_pass(device, stream, tiles, tiles, tuple(accs), words, single=single, placeholder=idents[0]) as status:

@@ -213,10 +213,10 @@ def test_blocked_applies():
     where it measured faster; the rest the general kernels."""
     from prefixscan._normalize import make_config
 
-    def applies(op="add", dtype="int32", B=1, K=1, has_init=False, **kw):
+    def applies(op="add", dtype="int32", B=1, K=1, has_init=False, x_itemsize=None, **kw):
         kw = dict(dict(axis=None, inclusive=True, reverse=False, order=2, tuple_size=1, dtype=None, backend=None,
                        algorithm=None, deterministic=False, strategy=None), **kw)
-        return blocked_rules.blocked_applies(make_config(op, **kw), [getattr(torch, dtype)], B, K, has_init)
+        return blocked_rules.blocked_applies(make_config(op, **kw), [getattr(torch, dtype)], B, K, has_init, x_itemsize)
 
     with routing(blocked_orders="always"):
         assert applies() and applies(dtype="int64", order=8) and applies(order=1, K=32) and applies(order=5, K=4)
@@ -226,6 +226,9 @@ def test_blocked_applies():
         assert not applies(dtype="float32") and not applies(dtype="int16") and not applies(op="max")
         assert not applies(inclusive=False) and not applies(reverse=True) and not applies(has_init=True)
         assert not applies(strategy="chained") and applies(strategy="decoupled_lookback")
+        # int8 inputs of an int64 sum: 2-byte shared-memory copies, which do not compile for sm_90
+        assert not applies(dtype="int64", x_itemsize=1) and applies(dtype="int64", x_itemsize=2)
+        assert applies(x_itemsize=1) and applies(dtype="int64", x_itemsize=4)
     with routing(blocked_orders="measured"):
         assert applies(order=2, K=2) and applies(dtype="int64", order=2) and applies(order=3) and applies(order=8)
         assert applies(order=1, K=8) and applies(order=1, K=4) and applies(order=1, K=16)

@@ -376,3 +376,18 @@ def test_pipelined_walk_is_bitwise_the_plain_walk(stages, layout):
     for got, want in zip(R.linear_recurrence_total(a, b, axis, True, plan=piped),
                          R.linear_recurrence_total(a, b, axis, True, plan=plain)):
         assert torch.equal(got, want)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="needs a CUDA device")
+def test_init_on_another_device_is_refused_by_name():
+    """A per-lane init tensor on the CPU with a and b on the GPU is refused naming init
+    (not a device error from inside the sequence arithmetic); a 0-d one is a scalar."""
+    rng = np.random.default_rng(5)
+    a_host, b_host = rng.random((3, 8)).astype(np.float32), rng.random((3, 8)).astype(np.float32)
+    a, b = torch.from_numpy(a_host).to(DEVICE), torch.from_numpy(b_host).to(DEVICE)
+    for offsets in (None, [0, 3, 3]):
+        with pytest.raises(ValueError, match="init is on cpu"):
+            ps.linear_recurrence(a, b, init=torch.ones(3), offsets=offsets)
+    h = ps.linear_recurrence(a, b, init=torch.tensor(2.0))
+    np.testing.assert_allclose(h.cpu().numpy(), reference_linear_recurrence(a_host, b_host, init=2.0), rtol=1e-5)

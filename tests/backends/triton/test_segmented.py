@@ -189,12 +189,19 @@ def test_offsets_as_a_list_and_any_integer_dtype(rng):
     x = rng.integers(-100, 100, n).astype(np.int32)
     offsets = [0, 5, 5, 33, 64, 65, 89]
     expected = reference_segmented_scan(x, offsets=offsets)
-    for given in (offsets, _tensor(np.array(offsets, np.int32)), _tensor(np.array(offsets, np.uint8))):
+    # host arrays (NumPy) are copied to x's device as lists are
+    for given in (offsets, np.array(offsets, np.uint16), _tensor(np.array(offsets, np.int32)),
+                  _tensor(np.array(offsets, np.uint8))):
         np.testing.assert_array_equal(_segmented(_tensor(x), offsets=given).cpu().numpy(), expected)
     keys = np.repeat(np.arange(n // 3), 3)[:n]
     for dtype in (np.int8, np.uint8, np.int64, bool):
         got = _segmented(_tensor(x), keys=_tensor(keys.astype(dtype)))
         np.testing.assert_array_equal(got.cpu().numpy(), reference_segmented_scan(x, keys=keys.astype(dtype)))
+    np.testing.assert_array_equal(_segmented(_tensor(x), keys=keys).cpu().numpy(), reference_segmented_scan(x, keys=keys))
+    flags = np.zeros(n, bool)
+    flags[[0, 7, 40]] = True
+    np.testing.assert_array_equal(_segmented(_tensor(x), flags=flags).cpu().numpy(),
+                                  reference_segmented_scan(x, flags=flags))
 
 
 # ---------------------------------------------------------------------------

@@ -7,10 +7,20 @@ b0, ..)`` as ``tl.associative_scan``/``tl.reduce`` call it; reverse scans of
 non-commutative monoids also need the operands swapped.  These adapters are
 one-line functions generated once per (monoid, fields, swapped) and registered
 with ``linecache`` so that Triton reads their source like any other.
+
+A generated function is named after its content (:func:`generated_jit`): its
+source and what each function it calls computes.  Triton keys its on-disk cache
+by the kernel's source and the ``str`` of each constexpr, and a tuple of
+functions (``MONOID``) prints as their names; names from a per-process counter
+made two processes that generated their adapters in another order share one
+cache entry, so that a kernel compiled for one monoid ran for another (a sum
+launched the product's binary, found on the GPU).
 """
 
 from __future__ import annotations
 
+import hashlib
+import inspect
 import linecache
 import types
 import weakref
@@ -23,7 +33,6 @@ from ....caches import register_cache
 
 _compiled: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # monoid -> {key: (PAIR, FLAT)}
 register_cache("prefixscan.backends.triton.device.combine.functions", _compiled.clear)
-_counter = 0
 
 
 def _jit(fn):
@@ -35,17 +44,35 @@ def _jit(fn):
     return triton.jit(fn)
 
 
+def content_key(function) -> str:
+    """What a Triton function computes, as text: its module, name and Triton's
+    ``cache_key`` (a hash of its source and of the functions it calls)."""
+    fn = getattr(function, "fn", function)
+    key = getattr(function, "cache_key", None)
+    if key is None:  # the interpreter's functions (no binary cache to share): their source
+        key = hashlib.sha256(inspect.getsource(fn).encode()).hexdigest()
+    return f"{fn.__module__}.{fn.__qualname__}:{key}"
+
+
+def generated_jit(kind: str, params: str, body: str, calls: dict):
+    """``def _<kind>_<digest>(<params>):`` with ``body`` (indented lines), compiled with
+    ``triton.jit``; ``calls`` maps the names the body calls to Triton functions.  The
+    digest hashes the source and the :func:`content_key` of every function called, so
+    that equal names mean equal code in every process (see the module docstring)."""
+    text = f"{kind}({params}):\n{body}\n" + "\n".join(f"{k}={content_key(v)}" for k, v in sorted(calls.items()))
+    digest = hashlib.sha256(text.encode()).hexdigest()[:24]
+    name = f"_{kind}_{digest}"
+    filename = f"<prefixscan-{kind}-{digest}>"
+    source = f"def {name}({params}):\n{body}\n"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = {**calls, "tl": tl, "_prefixscan_tl": tl, "__name__": __name__}  # a module for Triton
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - fixed generated adapter
+    return triton.jit(namespace[name])
+
+
 def _adapter(user_jit, params: str, body: str):
     """``def f(<params>): return <body>`` with USER bound to the monoid's function."""
-    global _counter
-    _counter += 1
-    name = f"_combine_adapter_{_counter}"
-    filename = f"<prefixscan-combine-{_counter}>"
-    source = f"def {name}({params}):\n    return {body}\n"
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    namespace = {"USER": user_jit, "_prefixscan_tl": tl, "__name__": __name__}  # a module for Triton
-    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - fixed one-line adapter
-    return triton.jit(namespace[name])
+    return generated_jit("combine", params, f"    return {body}", {"USER": user_jit})
 
 
 def _tuple(names: list[str]) -> str:

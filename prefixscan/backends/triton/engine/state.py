@@ -28,8 +28,8 @@ from typing import Iterator, NamedTuple
 
 from ....caches import register_cache
 
-__all__ = ["DeviceState", "Status", "single_pass", "state_for", "identity_tensor", "status_words", "EPOCH_LIMIT",
-           "MAX_STATUS_WORDS"]
+__all__ = ["DeviceState", "Status", "single_pass", "state_for", "identity_tensor", "status_words", "window_entries",
+           "EPOCH_LIMIT", "MAX_STATUS_WORDS"]
 
 EPOCH_LIMIT = 1 << 29  # tags hold epoch * 4 + state in 32 bits
 
@@ -148,6 +148,15 @@ def status_words(accs, packed: bool | None) -> int:
     if packed is False or (packed is None and words > MAX_STATUS_WORDS):
         return 0
     return words
+
+
+def window_entries(window: int, per_entry: int) -> int:
+    """Status entries a look-back step reads, for a ``window`` of status words (or
+    rows) and ``per_entry`` of them per entry: ``window // per_entry`` rounded down to a
+    power of two (the look-back's ``tl.arange``), at least 2.  Three-word entries
+    (12-byte structs) under a 32-word window read 8 entries, not 10."""
+    entries = max(2, window // max(per_entry, 1))
+    return 1 << (entries.bit_length() - 1)
 
 
 class Status(NamedTuple):

@@ -42,7 +42,7 @@ from ..device.tiles import (_as_rows, _count, _load_at, _ordered_reduce, _scalar
                             _where, _within)
 from ..engine.pipeline import carry, carry_columns, tile_id
 from ..engine.protocol import FLAG_AGGREGATE, FLAG_PREFIX, lookback, publish
-from ..engine.state import single_pass, status_words
+from ..engine.state import single_pass, status_words, window_entries
 from .job import ScanJob
 from ..planning.planner import choose_config
 from ..planning.policy import current_policy
@@ -353,7 +353,7 @@ def launch_lookback(job: ScanJob, *, chained: bool = False, order: int = 1, dela
     # The tile's window counts status words per look-back step (each read by an
     # atomic); an entry has ``words`` of them.  H200, 2^27: int64 (two words) at
     # 32 entries per step 0.78 of copy, at 16 0.90.
-    window = 1 if chained else max(2, tune.window // max(words, 1))  # chained: only the predecessor matters
+    window = 1 if chained else window_entries(tune.window, words)  # chained: only the predecessor matters
     monoid = (job.pair, job.flat, job.commutative)
     scan = (config.inclusive if inclusive is None else inclusive, config.reverse, job.inits is not None)
     ordered = order > 1 and not order2  # the 1-D and 2-D kernels' loop over orders
@@ -386,7 +386,7 @@ def launch_lookback(job: ScanJob, *, chained: bool = False, order: int = 1, dela
     if K > 1 and not chained:
         # A per-column step reads KB entries per window row (H200, 2^26 x 4 axis-0: at
         # 32 rows 0.49 of copy, at 8 0.57; tuple size 2: 0.38 -> 0.63).
-        window = max(2, window // kb)
+        window = window_entries(window, kb)
     protocol = (words, window, chained)
     variant = ("order2" if order2 else ("ordered" if K == 1 else "ordered-2d") if ordered
                else f"columns{K}" if columns else None)

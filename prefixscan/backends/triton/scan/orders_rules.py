@@ -20,10 +20,13 @@ __all__ = ["blocked_applies", "blocked_tile", "blocked_block", "blocked_strided"
 _BLOCKED_ACCS = ("torch.int32", "torch.int64")
 
 
-def blocked_applies(config, accs, B: int, K: int, has_init: bool) -> bool:
+def blocked_applies(config, accs, B: int, K: int, has_init: bool, x_itemsize: int | None = None) -> bool:
     """Whether the orders kernel takes the scan.  It can take an inclusive forward
     integer sum of order 1..8 with a tuple size (K streams) up to 32, one lane, no
-    init, strategy auto or decoupled look-back (``RoutingPolicy.blocked_orders``
+    init, inputs of ``x_itemsize`` bytes (default: the accumulator's) that its tile
+    copies to shared memory in pieces of 4 bytes at least (cp.async: 1-byte inputs
+    of a 64-bit sum, two to a 16-byte accumulator vector, do not compile),
+    strategy auto or decoupled look-back (``RoutingPolicy.blocked_orders``
     "always": wherever it can; "never": nowhere).  By default it does where it
     measured faster than the general kernels (ratio to copy, orders kernel /
     general kernels): every order >= 2 (int32 order 5: 0.92 against 0.65, int64
@@ -43,7 +46,8 @@ def blocked_applies(config, accs, B: int, K: int, has_init: bool) -> bool:
     possible = (choice != "never" and (order > 1 or K > 1) and order <= 8 and B == 1 and K <= 32
                 and len(accs) == 1 and str(accs[0]) in _BLOCKED_ACCS
                 and getattr(monoid, "builtin", False) and monoid.name == "add" and config.inclusive
-                and not config.reverse and not has_init and config.strategy in ("auto", "decoupled_lookback"))
+                and not config.reverse and not has_init and config.strategy in ("auto", "decoupled_lookback")
+                and (x_itemsize or accs[0].itemsize) * (16 // accs[0].itemsize) >= 4)
     if not possible or choice == "always":
         return possible
     wide = accs[0].itemsize == 8

@@ -17,12 +17,12 @@ Deterministic: the grid depends only on the device and the kernel
 
 from __future__ import annotations
 
-import linecache
 
 import triton
 import triton.language as tl
 
 from ....caches import register_cache
+from ..device.combine import generated_jit
 from ..device.tiles import _fn, _load_fields, _ordered_reduce, _scalars, _scan_tile, _store_fields, _where
 from .job import ScanJob
 from ..planning.policy import current_policy
@@ -136,31 +136,23 @@ def rts_scan_kernel(x_ptrs, y_ptrs, ident_ptrs, init_ptrs, part_ptrs, M, K, col_
 
 _segmented_cache: dict = {}
 register_cache("prefixscan.backends.triton.scan.reduce_then_scan.segmented", _segmented_cache.clear)
-_segmented_counter = 0
 
 
 def segmented(flat, nfields: int):
     """``SEG(ha, a0.., hb, b0..)``: the segmented form of ``flat`` for
     ``tl.associative_scan`` (a set head flag hb restarts the scan at b), generated
     like combine.py's adapters because the number of fields varies."""
-    global _segmented_counter
     key = (flat, nfields)
     fn = _segmented_cache.get(key)
     if fn is not None:
         return fn
-    _segmented_counter += 1
-    name = f"_segmented_{_segmented_counter}"
-    filename = f"<prefixscan-segmented-{_segmented_counter}>"
     a = [f"a{i}" for i in range(nfields)]
     b = [f"b{i}" for i in range(nfields)]
     picks = [f"tl.where(hb != 0, b{i}, r{f'[{i}]' if nfields > 1 else ''})" for i in range(nfields)]
-    source = (f"def {name}(ha, {', '.join(a)}, hb, {', '.join(b)}):\n"
-              f"    r = FLAT({', '.join(a + b)})\n"
-              f"    return ha | hb, {', '.join(picks)}\n")
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    namespace = {"FLAT": flat, "tl": tl, "__name__": __name__}  # a module for Triton
-    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - fixed generated adapter
-    fn = _segmented_cache[key] = triton.jit(namespace[name])
+    body = (f"    r = FLAT({', '.join(a + b)})\n"
+            f"    return ha | hb, {', '.join(picks)}")
+    fn = _segmented_cache[key] = generated_jit("segmented", f"ha, {', '.join(a)}, hb, {', '.join(b)}", body,
+                                               {"FLAT": flat})
     return fn
 
 

@@ -107,7 +107,7 @@ def run_scan(request, plan: bool = False):
                   config, stream, interpreter)
     order = config.order
     launched = []  # the look-back launches made (a replay needs exactly one)
-    if blocked_applies(config, accs, B, K, inits is not None):
+    if blocked_applies(config, accs, B, K, inits is not None, xs[0].element_size()):
         # Integer sums of order > 1 or tuple sizes > 1: one look-back over the carry
         # vector, thread-contiguous tiles (blocked.orders_kernel).
         launch_blocked(xs[0], ys_kernel[0], accs[0], M * K, config.order, K, stream, interpreter)
