@@ -106,11 +106,10 @@ def _with_cub(rows: list, case: str, dtype: str, n: int, ours: float, roof: floa
     rows.append(row(case, dtype, n, label, cub, roof, error=error))
 
 
-def gpu_cases(args) -> list:
+def gpu_keys(args, gen) -> list:
     import torch
 
     rows, r = [], args.repeats
-    gen = torch.Generator(device="cuda").manual_seed(1)
     for dtype, log_n in (("int32", 28), ("int64", 27), ("float32", 28)):
         n = 1 << log_n
         x = _gpu_keys(dtype, n, gen)
@@ -147,9 +146,6 @@ def gpu_cases(args) -> list:
         del index
         del x
         torch.cuda.empty_cache()
-    rows += gpu_experts(args, gen)
-    rows += gpu_rows(args, gen)
-    rows += gpu_grouping(args, gen)
     return rows
 
 
@@ -305,29 +301,47 @@ def versions() -> dict:
     return out
 
 
+GPU_GROUPS = {"keys": gpu_keys, "experts": gpu_experts, "rows": gpu_rows, "grouping": gpu_grouping}
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--repeats", type=int, default=None, help="timed calls (default: 20 on cuda, 5 on cpu)")
     parser.add_argument("--n", type=int, default=1 << 24, help="CPU keys (default 2^24)")
+    parser.add_argument("--cases", default=",".join(GPU_GROUPS),
+                        help=f"GPU case groups, comma-separated (default: all of {', '.join(GPU_GROUPS)})")
     args = parser.parse_args(argv)
+    groups = args.cases.split(",")
+    unknown = sorted(set(groups) - set(GPU_GROUPS))
+    if unknown:
+        parser.error(f"--cases: unknown {', '.join(unknown)}; choose from {', '.join(GPU_GROUPS)}")
     args.repeats = args.repeats or (20 if args.device == "cuda" else 5)
     meta = dict(device=args.device, repeats=args.repeats, cpu_count=os.cpu_count(), versions=versions(),
                 load_before=os.getloadavg(), command=" ".join(["python", "benchmarks/sort.py"] + sys.argv[1:]))
+    args.out.mkdir(parents=True, exist_ok=True)
+    stem = args.out / f"sort-{args.device}"
+    rows: list = []
+
+    def write() -> str:  # after each group: a call cut short keeps what it measured
+        meta["load_after"] = os.getloadavg()
+        stem.with_suffix(".json").write_text(json.dumps(dict(meta=meta, rows=rows), indent=1))
+        table = markdown(rows)
+        stem.with_suffix(".md").write_text(f"# sort on {meta.get('gpu', 'cpu')}\n\n{table}")
+        return table
+
     if args.device == "cuda":
         import torch
 
         meta["gpu"] = torch.cuda.get_device_name()
-        rows = gpu_cases(args)
+        gen = torch.Generator(device="cuda").manual_seed(1)
+        for group in groups:
+            rows += GPU_GROUPS[group](args, gen)
+            table = write()
     else:
         rows = cpu_cases(args)
-    meta["load_after"] = os.getloadavg()
-    args.out.mkdir(parents=True, exist_ok=True)
-    stem = args.out / f"sort-{args.device}"
-    stem.with_suffix(".json").write_text(json.dumps(dict(meta=meta, rows=rows), indent=1))
-    table = markdown(rows)
-    stem.with_suffix(".md").write_text(f"# sort on {meta.get('gpu', 'cpu')}\n\n{table}")
+        table = write()
     print(table)
     return 0
 
