@@ -78,23 +78,25 @@ def check_out_dtype(result: str, dtype: str) -> None:
                         "same kind, or dtype= to compute in another one")
 
 
-def numpy_out_accumulator(result: str, dtype: str) -> str:
+def numpy_out_accumulator(data: str, result: str, dtype: str) -> str:
     """The dtype NumPy's ``cumsum`` / ``maximum.accumulate`` ... accumulate in when
-    ``out`` has ``dtype`` and the function's own result dtype is ``result``: their
-    promotion (an int32 sum into a float64 out accumulates in float64, a float16 one
-    into float32 in float32), except that two integer types never promote to a float
-    (uint64 with a signed type: NumPy's float64 loses the integers' bits), and that
-    real values into a complex out accumulate in the real type of the promotion.  A cast
-    that :func:`check_out_dtype` refuses keeps ``result`` (the check names ``out``)."""
+    ``out`` has ``dtype``, the data ``data`` and the function's own result dtype is
+    ``result``: the promotion of the data's dtype and out's, not of the result's (int16
+    data into a float32 out: summed in float32, though cumsum's own result is int64;
+    int32 or float64 data into a float32 out: summed in float64, rounded once), except
+    that two integer types never promote to a float (uint64 with a signed type: NumPy's
+    float64 loses the integers' bits), and that real values into a complex out
+    accumulate in the real type.  A cast that :func:`check_out_dtype` refuses keeps
+    ``result`` (the check names ``out``)."""
     if dtype == result:
         return result
-    r, o = np_dtype(result), np_dtype(dtype)  # bfloat16 as float32: it promotes as float32 does
+    d, r, o = np_dtype(data), np_dtype(result), np_dtype(dtype)  # bfloat16 as float32: it promotes as float32 does
     if not np.can_cast(r, o, "same_kind"):
         return result
-    if o.kind == "c" and r.kind != "c":  # real values: the same sums in the real type
+    if o.kind == "c" and d.kind != "c":  # real values: the same sums in the real type
         o = np.empty(0, o).real.dtype
-    promoted = np.result_type(r, o)
-    if promoted.kind not in "biu" and r.kind in "biu" and o.kind in "biu":
+    promoted = np.result_type(d, o)
+    if promoted.kind not in "biu" and d.kind in "biu" and o.kind in "biu":
         return result
     return promoted.name
 

@@ -43,7 +43,7 @@ def numpy_accumulate(name: str, x: np.ndarray, out: np.ndarray) -> np.ndarray:
 CASTS = [
     ("cumsum", "int32", "int32"),  # NumPy sums int32 in int64, then wraps into the int32 out
     ("cumsum", "int32", "float64"),
-    ("cumsum", "int16", "float32"),  # summed in float64 (int64 and float32 promote to it), rounded once
+    ("cumsum", "int16", "float32"),  # summed in float32: int16 casts to it safely, NumPy's loop is out's
     ("cumsum", "uint8", "int16"),
     ("cumsum", "int32", "complex128"),
     ("cumsum", "int8", "bool"),  # refused: a number into bool
@@ -71,7 +71,8 @@ def test_drop_ins_cast_into_out_as_numpy(backend, rng, name, dtype, out_dtype):
             out = backend.asarray(poisoned(n, out_dtype))
             got = getattr(ps, name)(backend.asarray(x), out=out, backend=backend.backend)
             assert got is out
-            np.testing.assert_array_equal(backend.to_numpy(out), expected, err_msg=f"n={n}")
+            # integers exactly; float sums within the parallel association's rounding
+            assert_scan_equal(out, expected, n=n, err_msg=f"n={n}")
 
 
 @pytest.mark.parametrize("dtype,out_dtype", [("float64", "float32"), ("float32", "float64"),
@@ -87,6 +88,33 @@ def test_cast_out_accumulates_as_numpy(backend, dtype, out_dtype):
     expected = np.cumsum(x, out=np.empty(x.size, out_dtype))
     assert expected[-1] > 1.00002
     np.testing.assert_allclose(backend.to_numpy(out), expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("data", ["int16", "uint16", "int32", "int64", "float64"])
+def test_the_accumulator_of_an_out_is_numpys(data):
+    """NumPy sums in the promotion of the data's dtype and out's (int16 into float32: in
+    float32; int32 into float32: in float64, rounded once), not of cumsum's own result
+    dtype (int64 for int16); which one it took is read from NumPy's own result, on odd
+    values whose float32 prefixes round."""
+    from prefixscan._out import numpy_out_accumulator
+
+    rng = np.random.default_rng(3)
+    n, out_dtype = 5001, "float32"
+    if data == "float64":
+        x = rng.random(n) * 1e4 + 1e4
+    else:
+        x = rng.integers(20001, 32767 if data.endswith("16") else 10**7, n).astype(data) | 1
+    expected = np.cumsum(x, out=np.empty(n, out_dtype))
+    in_out = np.cumsum(x.astype(out_dtype), dtype=out_dtype)
+    wide = np.cumsum(x, dtype="float64").astype(out_dtype)
+    assert not np.array_equal(in_out, wide)  # the data tell the two apart
+    numpy_took = out_dtype if np.array_equal(expected, in_out) else "float64"
+    assert np.array_equal(expected, in_out if numpy_took == out_dtype else wide)
+    assert numpy_took == ("float32" if data.endswith("16") else "float64")
+    result = np.cumsum(x[:1]).dtype.name  # cumsum's own result dtype (int64 for small integers)
+    assert numpy_out_accumulator(data, result, out_dtype) == numpy_took
+    got = ps.cumsum(x, out=np.empty(n, out_dtype), backend="cpu")
+    np.testing.assert_array_equal(got, expected)  # the CPU's sequential sums: NumPy's bits
 
 
 def test_scan_and_segmented_cast_into_out(backend, rng):

@@ -68,7 +68,7 @@ def test_signs_follow_numpy_and_the_reference(backend, rng):
         expected = reference_scan(x, "add", **kw)
         np.testing.assert_array_equal(got, expected)
         np.testing.assert_array_equal(_sign_bits(got), _sign_bits(expected), err_msg=str(kw))
-    np.testing.assert_array_equal(_sign_bits(ps.cumsum(backend.asarray(x), backend=backend.backend)),
+    np.testing.assert_array_equal(_sign_bits(backend.to_numpy(ps.cumsum(backend.asarray(x), backend=backend.backend))),
                                   _sign_bits(np.cumsum(x)))
     seeded = backend.to_numpy(ps.scan(backend.asarray(_negative_zeros("float64", 3)), "add", init=0.0,
                                       inclusive=False, backend=backend.backend))

@@ -64,13 +64,13 @@ register_cache("prefixscan.primitives.cumulative.api.numpy_rule", _numpy_rule.ca
 
 
 @functools.lru_cache(maxsize=None)  # one entry per (result dtype, out dtype): a few dozen at most
-def _out_rule(result, out_dtype) -> str | None:
-    """The accumulator for a result of dtype ``result`` written into an ``out`` of
-    ``out_dtype`` (dtype objects or names): None when they are one dtype, else
-    NumPy's (:func:`prefixscan._normalize.numpy_out_accumulator`)."""
-    r = result if isinstance(result, str) else np.dtype(result).name
-    o = out_dtype if isinstance(out_dtype, str) else np.dtype(out_dtype).name
-    return None if r == o else numpy_out_accumulator(r, o)
+def _out_rule(data, result, out_dtype) -> str | None:
+    """The accumulator for data of dtype ``data`` whose result has dtype ``result``,
+    written into an ``out`` of ``out_dtype`` (dtype objects or names): None when
+    result and out are one dtype, else NumPy's
+    (:func:`prefixscan._normalize.numpy_out_accumulator`)."""
+    d, r, o = (v if isinstance(v, str) else np.dtype(v).name for v in (data, result, out_dtype))
+    return None if r == o else numpy_out_accumulator(d, r, o)
 
 
 register_cache("prefixscan.primitives.cumulative.api.out_rule", _out_rule.cache_clear)
@@ -89,9 +89,9 @@ _SHARED_PARAMETERS = """
     out : array, optional
         Where to write the result (the result's shape, x's device): of the
         result's dtype, or of one it casts to under ``same_kind`` (float into
-        int is refused), accumulated as NumPy does in the promotion of both
-        dtypes (int32 data into an int32 ``out``: summed in int64, wrapped;
-        float32 data into a float64 ``out``: summed in float64).
+        int is refused), accumulated as NumPy does, in the promotion of the
+        data's dtype and out's (int16 data into a float32 ``out``: summed in
+        float32; int32 data: in float64, rounded once).
     exclusive : bool, default False
         Exclusive scan: element i combines the elements before i, the first
         being the operator's identity ({identity}).
@@ -120,9 +120,9 @@ def _cumulative(name: str, op: str, probe: Callable | None, a, axis, dtype, out,
     if probe is not None:
         dtype = _numpy_result_dtype(dtype_key, dtype, probe)
     if out is not None and given is None and type(out) is not tuple:
-        # An out of another dtype: accumulate as NumPy does, in the promotion of both.
+        # An out of another dtype: accumulate as NumPy does, in the promotion of the data's and out's.
         out_key = out.dtype if type(out) is np.ndarray else inspect_array(out, "out").dtype
-        promoted = _out_rule(dtype_key if dtype is None else dtype, out_key)
+        promoted = _out_rule(dtype_key, dtype_key if dtype is None else dtype, out_key)
         dtype = dtype if promoted is None else promoted
     if ndim == 0:  # NumPy scans a 0-d array as a 1-element 1-D one
         axis = numpy_cumulative_axis(axis, ndim)

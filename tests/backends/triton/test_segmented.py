@@ -296,12 +296,16 @@ def test_large_float_and_struct_scans_on_the_device():
 @pytest.mark.gpu
 @pytest.mark.skipif(not CUDA, reason="needs a CUDA device")
 def test_segments_on_another_device_are_refused():
+    """Tensors on another device are refused naming the argument; host arrays (NumPy)
+    are copied over, as lists are."""
     x = torch.arange(10, device=DEVICE)
     out = torch.full((10,), -7, device=DEVICE)
     with pytest.raises(ValueError, match="flags"):
-        _segmented(x, flags=np.zeros(10, bool), out=out)
+        _segmented(x, flags=torch.zeros(10, dtype=torch.bool), out=out)
     with pytest.raises(ValueError, match="keys"):
         _segmented(x, keys=torch.zeros(10), out=out)
     with pytest.raises(ValueError, match="offsets"):
-        _segmented(x, offsets=np.array([0, 3]), out=out)
+        _segmented(x, offsets=torch.tensor([0, 3]), out=out)
     assert bool((out == -7).all())
+    assert _segmented(x, offsets=np.array([0, 3]), out=out) is out
+    np.testing.assert_array_equal(out.cpu().numpy(), reference_segmented_scan(np.arange(10), offsets=[0, 3]))
