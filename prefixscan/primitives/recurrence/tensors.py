@@ -44,7 +44,8 @@ def _shape(a: torch.Tensor, b: torch.Tensor) -> tuple:
     if a.dtype != b.dtype:
         raise TypeError(f"b has dtype {_name(b.dtype)} but a has dtype {_name(a.dtype)}")
     try:
-        shape = tuple(torch.broadcast_shapes(tuple(a.shape), tuple(b.shape)))
+        # equal shapes (the common case) skip torch's broadcast, a third of the host path
+        shape = tuple(a.shape) if a.shape == b.shape else tuple(torch.broadcast_shapes(tuple(a.shape), tuple(b.shape)))
     except RuntimeError:
         raise ValueError(f"b has shape {tuple(b.shape)}, which does not broadcast against a's shape "
                          f"{tuple(a.shape)}") from None

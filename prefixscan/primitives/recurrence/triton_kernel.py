@@ -450,7 +450,11 @@ def _coalesce(sizes: list, strides: list) -> tuple[list, list] | None:
 def _geometry(shape: tuple, axis: int, tensors: tuple):
     """``(P1, P2, T, Q, [(s_p1, s_p2, s_t, s_q) per tensor])`` of tensors of ``shape``
     seen around ``axis``, or None where their strides need more outer or inner dims."""
-    strides = [t.stride() for t in tensors]
+    return _geometry_of(shape, axis, tuple(t.stride() for t in tensors))
+
+
+@functools.lru_cache(maxsize=256)  # a few shapes per model: the host path skips the stride walk
+def _geometry_of(shape: tuple, axis: int, strides: tuple):
     outer = _coalesce(list(shape[:axis]), [list(s[:axis]) for s in strides])
     inner = _coalesce(list(shape[axis + 1:]), [list(s[axis + 1:]) for s in strides])
     (osz, ost), (isz, ist) = outer, inner
@@ -461,7 +465,10 @@ def _geometry(shape: tuple, axis: int, tensors: tuple):
     for k, s in enumerate(strides):
         o = [0] * (2 - len(ost[k])) + ost[k]
         result.append((o[0], o[1], s[axis], ist[k][0] if isz else 0))
-    return osz[0], osz[1], shape[axis], (isz[0] if isz else 1), result
+    return osz[0], osz[1], shape[axis], (isz[0] if isz else 1), tuple(result)
+
+
+register_cache("prefixscan.primitives.recurrence.triton_kernel.geometry", _geometry_of.cache_clear)
 
 
 def _fields(t):
