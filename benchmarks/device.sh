@@ -86,6 +86,9 @@
 #               float32 rows, unique and run_length_encode of 2^27 int32; peers CUB's radix sort
 #               (cuda.compute, from the cuda-cccl wheel in .whl/), torch.sort, torch.unique,
 #               torch.unique_consecutive
+#   sort_sweep  the digit pass's tiles side by side (benchmarks/sort.py --tile: the ranking "columns" or
+#               "fused", the look-back window, keys per tile, warps) on int32 2^28 keys against CUB and
+#               the key_bits=3 argsort; then the registers of each (tools/sort_report.py); about 5 minutes
 #   cub         CUB's scan, scan-by-key, select and partition on the same cases (benchmarks/peers/
 #               cub_peers.cu, built with nvcc for sm_90): the peer of the scan and primitives tables
 #   all         tests fuzz bench orders strategies race (about 55 minutes, the tests about 30 of
@@ -121,7 +124,7 @@ for profile in "$@"; do
     all) profiles+=(tests_backends tests_algorithms tests_api tests_slow fuzz bench orders strategies race) ;;
     tests) profiles+=(tests_backends tests_algorithms tests_api tests_slow) ;;
     sort) profiles+=(sort_tests sort_bench) ;;
-    tests_backends|tests_algorithms|tests_api|tests_slow|fuzz|cub|scaling|bench|fresh|tune_compare|stability|orders|strategies|race|compile|tune|compaction|segmented|recurrence|engine|sort_tests|sort_bench|\
+    tests_backends|tests_algorithms|tests_api|tests_slow|fuzz|cub|scaling|bench|fresh|tune_compare|stability|orders|strategies|race|compile|tune|compaction|segmented|recurrence|engine|sort_tests|sort_bench|sort_sweep|\
     scaleout|scaleout_dask|\
     scaleout_zarr)
       profiles+=("$profile") ;;
@@ -149,7 +152,8 @@ step() {  # step NAME TIMEOUT COMMAND...: run, log under $OUT, report exit statu
   local name=$1 limit=$2
   shift 2
   local t=$SECONDS
-  timeout "$limit" "$@" > "$OUT/$name.log" 2>&1
+  # SIGINT first: pytest cut short still prints its failures' tracebacks and summary
+  timeout -s INT -k 20 "$limit" "$@" > "$OUT/$name.log" 2>&1
   local rc=$?
   echo "$name: exit $rc, $((SECONDS - t)) s"
   [ $rc -eq 0 ] || status=1
@@ -360,6 +364,21 @@ profile_sort_bench() {
   from_wheels "cuda.compute"
   step sort/bench 540 $PY benchmarks/sort.py --device cuda --out "$OUT/sort"
   cat "$OUT/sort/sort-cuda.md"
+}
+
+profile_sort_sweep() {
+  mkdir -p "$OUT/sort_sweep"
+  from_wheels "cuda.compute"
+  local tile
+  for tile in window=2 window=16 rank=fused rank=fused,window=16 rank=fused,window=16,block=2048 \
+              num_warps=4,window=16; do
+    step "sort_sweep/${tile//[=,]/-}" 100 $PY benchmarks/sort.py --device cuda --out "$OUT/sort_sweep" --repeats 5 \
+      --cases keys32,experts --tile "$tile"
+    grep "prefixscan" "$OUT/sort_sweep/${tile//[=,]/-}.log"
+  done
+  for tile in "--rank columns" "--rank fused" "--rank fused --block 2048"; do
+    $PY tools/sort_report.py --quick --only int32 $tile 2>&1 | tail -4
+  done | tee "$OUT/sort_sweep/registers.log"
 }
 
 profile_recurrence() {

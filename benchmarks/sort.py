@@ -35,6 +35,7 @@ they are: the load average before and after is in the JSON.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -146,6 +147,20 @@ def gpu_keys(args, gen) -> list:
         del index
         del x
         torch.cuda.empty_cache()
+    return rows
+
+
+def gpu_keys32(args, gen) -> list:
+    """int32 keys, 2^28: prefixscan.sort against CUB only (a tile sweep's probe)."""
+    import torch
+
+    r, n = args.repeats, 1 << 28
+    x = _gpu_keys("int32", n, gen)
+    roof = _copy_roof(x, r)
+    assert torch.equal(ps.sort(x), torch.sort(x).values)
+    ours = gpu_time(lambda: ps.sort(x), r)
+    rows = [row("keys", "int32", n, "prefixscan.sort", ours, roof)]
+    _with_cub(rows, "keys", "int32", n, ours, roof, x, None, r, "CUB radix sort (cuda.compute)")
     return rows
 
 
@@ -301,7 +316,25 @@ def versions() -> dict:
     return out
 
 
-GPU_GROUPS = {"keys": gpu_keys, "experts": gpu_experts, "rows": gpu_rows, "grouping": gpu_grouping}
+GPU_GROUPS = {"keys": gpu_keys, "keys32": gpu_keys32, "experts": gpu_experts, "rows": gpu_rows,
+              "grouping": gpu_grouping}
+
+
+def parse_tile(text: str):
+    """``--tile block=1024,num_warps=8,window=16,rank=fused``: a SortTile (the GPU tile's
+    values where not given)."""
+    import dataclasses
+
+    from prefixscan.primitives.sort.triton import GPU_TILE
+
+    fields = {f.name: f.type for f in dataclasses.fields(GPU_TILE)}
+    given = {}
+    for part in filter(None, text.split(",")):
+        name, _, value = part.partition("=")
+        if name not in fields or not value:
+            raise ValueError(f"--tile: expected NAME=VALUE with NAME one of {', '.join(fields)}, got {part!r}")
+        given[name] = value if name == "rank" else int(value)
+    return dataclasses.replace(GPU_TILE, **given)
 
 
 def main(argv=None) -> int:
@@ -310,9 +343,15 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--repeats", type=int, default=None, help="timed calls (default: 20 on cuda, 5 on cpu)")
     parser.add_argument("--n", type=int, default=1 << 24, help="CPU keys (default 2^24)")
-    parser.add_argument("--cases", default=",".join(GPU_GROUPS),
-                        help=f"GPU case groups, comma-separated (default: all of {', '.join(GPU_GROUPS)})")
+    parser.add_argument("--cases", default="keys,experts,rows,grouping",
+                        help=f"GPU case groups, comma-separated, of {', '.join(GPU_GROUPS)} (default: all but keys32)")
+    parser.add_argument("--tile", default=None,
+                        help="the GPU sort's tile, e.g. block=1024,num_warps=8,window=16,rank=fused")
     args = parser.parse_args(argv)
+    try:
+        tile = parse_tile(args.tile) if args.tile else None
+    except ValueError as exc:
+        parser.error(str(exc))
     groups = args.cases.split(",")
     unknown = sorted(set(groups) - set(GPU_GROUPS))
     if unknown:
@@ -321,7 +360,7 @@ def main(argv=None) -> int:
     meta = dict(device=args.device, repeats=args.repeats, cpu_count=os.cpu_count(), versions=versions(),
                 load_before=os.getloadavg(), command=" ".join(["python", "benchmarks/sort.py"] + sys.argv[1:]))
     args.out.mkdir(parents=True, exist_ok=True)
-    stem = args.out / f"sort-{args.device}"
+    stem = args.out / f"sort-{args.device}{'-' + args.tile.replace('=', '').replace(',', '-') if args.tile else ''}"
     rows: list = []
 
     def write() -> str:  # after each group: a call cut short keeps what it measured
@@ -334,11 +373,15 @@ def main(argv=None) -> int:
     if args.device == "cuda":
         import torch
 
+        from prefixscan.primitives.sort.triton import GPU_TILE, forced_tile
+
         meta["gpu"] = torch.cuda.get_device_name()
+        meta["tile"] = str(tile or GPU_TILE)
         gen = torch.Generator(device="cuda").manual_seed(1)
-        for group in groups:
-            rows += GPU_GROUPS[group](args, gen)
-            table = write()
+        with forced_tile(tile) if tile else contextlib.nullcontext():
+            for group in groups:
+                rows += GPU_GROUPS[group](args, gen)
+                table = write()
     else:
         rows = cpu_cases(args)
         table = write()

@@ -20,6 +20,7 @@ without TRITON_INTERPRET.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 import time
@@ -32,15 +33,15 @@ from prefixscan.backends.triton.device.combine import combine_functions
 from prefixscan.monoid import BUILTIN_OPS
 from prefixscan.primitives.sort import triton_kernels as kernels
 from prefixscan.primitives.sort.keys import SORTABLE_DTYPES, key_code
-from prefixscan.primitives.sort.triton import GPU_TILE, _key_constexpr
+from prefixscan.primitives.sort.triton import GPU_TILE, RANKINGS, _key_constexpr
 
 TARGET = GPUTarget("cuda", 90, 32)
 #: Triton pointer types of the keys' storage, by width.
 STORAGE = {8: "i8", 16: "i16", 32: "i32", 64: "i64"}
 
 
-def compile_pass(code, payload: int, pay_in: str, pay_out: str, block: int, warps: int, window: int,
-                 wide: bool = False, write_keys: bool = True):
+def _compile_pass(code, payload: int, pay_in: str, pay_out: str, block: int, warps: int, window: int,
+                 wide: bool = False, write_keys: bool = True, rank: str = "columns"):
     """The digit pass for keys of ``code`` and a payload mode (0 none, 1 index, 2 copied)."""
     kernel = kernels.digit_pass_kernel
     pair, flat = combine_functions(BUILTIN_OPS["add"], 1)
@@ -51,7 +52,7 @@ def compile_pass(code, payload: int, pay_in: str, pay_out: str, block: int, warp
            "tiles_per_lane": "i64" if wide else "i32", "shift": "i32", "pass_index": "i32", "passes": "i32",
            "tile_base": "i64", "epoch": "i32"}
     constexprs = dict(MONOID=(pair, flat, True), PROTOCOL=(words, window, False), KEY=_key_constexpr(code),
-                      TILE=(block, False, payload, write_keys, wide))
+                      TILE=(block, False, payload, write_keys, wide, rank == "fused"))
     sig.update({k: "constexpr" for k in constexprs})
     names = kernel.arg_names
     src = ASTSource(kernel, sig, constexprs={(names.index(k),): v for k, v in constexprs.items()})
@@ -70,8 +71,9 @@ def compile_histogram(code, block: int, items: int, warps: int = 4):
     return triton.compile(src, target=TARGET, options={"num_warps": warps})
 
 
-def cases(block: int, warps: int, window: int, quick: bool):
+def cases(block: int, warps: int, window: int, quick: bool, rank: str = "columns"):
     """(label, compile()) of each variant."""
+    compile_pass = functools.partial(_compile_pass, rank=rank)
     dtypes = ("int8", "float16", "int32", "float32", "float64", "bool") if quick else SORTABLE_DTYPES
     for dtype in dtypes:
         code = key_code(dtype)
@@ -97,6 +99,7 @@ def main() -> int:
     parser.add_argument("--block", type=int, default=GPU_TILE.block)
     parser.add_argument("--warps", type=int, default=GPU_TILE.num_warps)
     parser.add_argument("--window", type=int, default=GPU_TILE.window)
+    parser.add_argument("--rank", default=GPU_TILE.rank, choices=RANKINGS, help="the digit pass's ranking")
     parser.add_argument("--only", default=None, help="substring of the labels to compile")
     parser.add_argument("--quick", action="store_true", help="a few dtypes and payloads only")
     parser.add_argument("--json", action="store_true", help="print {label: 'ok' or the error}")
@@ -105,7 +108,7 @@ def main() -> int:
         sys.path.insert(0, __file__.rsplit("/", 1)[0])
         from occupancy_report import resident_tiles, resources  # tools/, the script's folder
     results = {}
-    for label, build in cases(args.block, args.warps, args.window, args.quick):
+    for label, build in cases(args.block, args.warps, args.window, args.quick, args.rank):
         if args.only and args.only not in label:
             continue
         t = time.time()

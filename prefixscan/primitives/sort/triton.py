@@ -23,8 +23,11 @@ entry points (:data:`prefixscan.primitives.sort.IMPLEMENTATIONS`).
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 from dataclasses import dataclass
+from typing import Iterator
 
 from ..._arrays import ArrayRef, as_torch
 from ..._environment import interpreter_mode
@@ -39,14 +42,20 @@ from .cpu import SortResult
 from .keys import KeyCode, key_code
 from .triton_kernels import DIGIT_BITS, MAX_BLOCK, RADIX, digit_pass_kernel, histogram_kernel
 
-__all__ = ["SortTile", "INTERPRETER_TILE", "default_tile", "sort_lanes", "sort", "unique", "run_length_encode"]
+__all__ = ["SortTile", "RANKINGS", "INTERPRETER_TILE", "default_tile", "forced_tile", "sort_lanes", "sort", "unique", "run_length_encode"]
+
+
+#: The digit pass's rankings (SortTile.rank).
+RANKINGS = ("columns", "fused")
 
 
 @dataclass(frozen=True)
 class SortTile:
     """One program's work in a digit pass: ``block`` keys (a power of two, at most
     :data:`~.triton_kernels.MAX_BLOCK`), ``num_warps`` warps, ``window`` status rows
-    (of 16 digit columns) read per look-back step; and the histogram's programs:
+    (of 16 digit columns) read per look-back step, the ``rank`` of a key among the
+    tile's keys of its digit by eight cumulative sums ("columns") or one scan of the
+    eight counter words together ("fused"); and the histogram's programs:
     ``hist_block`` keys at a time, ``hist_items`` blocks each."""
 
     block: int
@@ -54,8 +63,11 @@ class SortTile:
     window: int = 2
     hist_block: int = 1024
     hist_items: int = 8
+    rank: str = "columns"
 
     def __post_init__(self):
+        if self.rank not in RANKINGS:
+            raise ValueError(f"rank must be one of {', '.join(RANKINGS)}, got {self.rank!r}")
         for name in ("block", "window", "hist_block"):
             value = getattr(self, name)
             if value < 1 or value & (value - 1):
@@ -72,8 +84,24 @@ INTERPRETER_TILE = SortTile(block=32, num_warps=1, window=4, hist_block=32, hist
 GPU_TILE = SortTile(block=1024, num_warps=8, window=2)
 
 
+_forced: contextvars.ContextVar = contextvars.ContextVar("prefixscan_sort_tile", default=None)
+
+
+@contextlib.contextmanager
+def forced_tile(tile: SortTile) -> Iterator[None]:
+    """Every GPU sort in the block runs with ``tile`` (benchmarks comparing tiles)."""
+    if not isinstance(tile, SortTile):
+        raise TypeError(f"tile must be a SortTile, got {type(tile).__name__}")
+    token = _forced.set(tile)
+    try:
+        yield
+    finally:
+        _forced.reset(token)
+
+
 def default_tile(interpreter: bool) -> SortTile:
-    return INTERPRETER_TILE if interpreter else GPU_TILE
+    """The forced tile (:func:`forced_tile`), else the interpreter's or the GPU's."""
+    return _forced.get() or (INTERPRETER_TILE if interpreter else GPU_TILE)
 
 
 def _bits_view(t):
@@ -122,7 +150,7 @@ def _launch_pass(src, dst, pay_src, pay_dst, hist, code: KeyCode, p: int, passes
         args = ((src, dst, pay_src, pay_dst), status.buffers, status.counter, hist, L, tiles_per_lane,
                 p * DIGIT_BITS, p, passes, status.tile_base, status.epoch)
         constexprs = dict(MONOID=(pair, flat, True), PROTOCOL=(words, tile.window, False), KEY=_key_constexpr(code),
-                          TILE=(block, single, payload, write_keys, wide))
+                          TILE=(block, single, payload, write_keys, wide, tile.rank == "fused"))
         runtime.launch_kernel(Launch(digit_pass_kernel, num_tiles, tile.num_warps, stream, interpreter, args,
                                      constexprs, (passes,)))
 

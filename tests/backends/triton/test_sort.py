@@ -69,6 +69,31 @@ def test_sort_tile_limits():
             SortTile(**{**dict(block=64, num_warps=2), **bad})
     with pytest.raises(ValueError, match="at most"):
         SortTile(block=2 * MAX_BLOCK, num_warps=8)
+    with pytest.raises(ValueError, match="rank must be one of"):
+        SortTile(block=64, num_warps=2, rank="warp")
+
+
+@pytest.mark.parametrize("rank", ["columns", "fused"])
+def test_every_ranking_under_a_forced_tile(rng, rank):
+    """Both rankings of the digit pass (eight cumulative sums, or one scan of the eight
+    counter words), through the public functions under forced_tile: 32-key tiles,
+    partial last tiles, every digit, signed and float keys, a payload, argsort."""
+    from prefixscan.primitives.sort.triton import SortTile, forced_tile
+
+    tile = SortTile(block=32, num_warps=1, window=2, hist_block=32, hist_items=2, rank=rank)
+    x = rng.integers(-300, 300, 203).astype(np.int16)
+    f = rng.standard_normal(77).astype(np.float32)
+    f[::9] = np.nan
+    with forced_tile(tile):
+        np.testing.assert_array_equal(ps.argsort(_tensor(x), backend="triton").cpu().numpy(),
+                                      np.argsort(x, kind="stable"))
+        got, moved = ps.sort(_tensor(f), values=_tensor(np.arange(77, dtype=np.int32)), backend="triton")
+        order = np.argsort(f, kind="stable")
+        np.testing.assert_array_equal(got.cpu().numpy(), f[order])
+        np.testing.assert_array_equal(moved.cpu().numpy(), order)
+    with pytest.raises(TypeError, match="SortTile"):
+        with forced_tile((32, 1)):
+            pass
 
 
 def test_a_given_tile_and_window(rng):
