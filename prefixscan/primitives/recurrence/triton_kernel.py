@@ -196,6 +196,14 @@ def _scan_position(s, position, TIME_AXIS: tl.constexpr):
 
 # T and Q keep Triton's divisibility-by-16 specialization: the time and lane masks are
 # then known constant over 16-byte vectors, and the loads vectorize.
+@triton.jit
+def _log_split(l1, d1, b1, l2, d2, b2):
+    """Maps held as (log decay, decay, b), the earlier first: the logs add (what the
+    look-back publishes and the carry is multiplied by), the decays compose ``b``
+    linearly, no ``exp`` on the scan's dependency chain."""
+    return l1 + l2, d1 * d2, d2 * b1 + b2
+
+
 @triton.jit(do_not_specialize=["segs", "P", "QB", "tile_base", "epoch"])
 def recurrence_kernel(a_ptr, v_ptr, h_ptr, out_ptr, da_ptr, seed_ptr, status, counter_ptr,
                       P, P2, T, Q, QB, segs, tile_base, epoch,
@@ -205,7 +213,7 @@ def recurrence_kernel(a_ptr, v_ptr, h_ptr, out_ptr, da_ptr, seed_ptr, status, co
                       NEED_A: tl.constexpr, TIME_AXIS: tl.constexpr, LOOKBACK: tl.constexpr,
                       WORDS: tl.constexpr, WINDOW: tl.constexpr, CHAINED: tl.constexpr,
                       BT: tl.constexpr, BL: tl.constexpr, TOTAL: tl.constexpr, STAGES: tl.constexpr,
-                      CHUNKS: tl.constexpr, LOG: tl.constexpr):
+                      CHUNKS: tl.constexpr, LOG: tl.constexpr, LOG_SPLIT: tl.constexpr):
     """Forward (``BACKWARD`` False): ``out = h`` of coefficients ``a`` and inputs ``v = b``
     scanned in the direction ``REVERSE`` says, seeded per lane from ``seed_ptr``.
     ``TOTAL``: nothing of ``h`` stored; each lane's map instead, the product of ``a``
@@ -221,7 +229,9 @@ def recurrence_kernel(a_ptr, v_ptr, h_ptr, out_ptr, da_ptr, seed_ptr, status, co
     ``LOG``: ``a`` holds log decays (real only): ``PAIR``/``FLAT`` compose ``(la, b)`` maps,
     the scanned and published decays are sums of logs (``TOTAL``'s product too), and each
     is taken through ``exp`` in registers where it multiplies a state; the backward's
-    ``dL/da`` is then with respect to the log decays, ``dL/db[t] h[t-1] exp(la[t])``."""
+    ``dL/da`` is then with respect to the log decays, ``dL/db[t] h[t-1] exp(la[t])``.
+    ``LOG_SPLIT``: a tile's scan carries each step's ``exp(la)`` beside ``la``
+    (:func:`_log_split`) instead of composing ``(la, b)`` maps, an ``exp`` per combine."""
     tl.static_assert(not (LOG and COMPLEX), "log decays are real")
     zero = (tl.program_id(0) * 0).to(ACC)
     # The engine's tile id: in start order from the counter with the look-back, else the
@@ -290,7 +300,12 @@ def recurrence_kernel(a_ptr, v_ptr, h_ptr, out_ptr, da_ptr, seed_ptr, status, co
             offs_a, mask_a = _tile(lane_a, lane_mask, t, time_mask, sa_t, TIME_AXIS)
             coef = _load(a_ptr, offs_a, mask_a, 1, ACC, COMPLEX)
         value = _load(v_ptr, offs_v, mask, 0, ACC, COMPLEX)
-        scanned = tl.associative_scan(coef + value, TIME_AXIS, _fn(FLAT), reverse=REVERSE)
+        if LOG and LOG_SPLIT:
+            log_cum, _, b_cum = tl.associative_scan((coef[0], tl.exp(coef[0]), value[0]), TIME_AXIS, _log_split,
+                                                     reverse=REVERSE)
+            scanned = (log_cum, b_cum)
+        else:
+            scanned = tl.associative_scan(coef + value, TIME_AXIS, _fn(FLAT), reverse=REVERSE)
         if COMPLEX:
             coef_cum = scanned[:2]
             value_cum = scanned[2:]
@@ -357,7 +372,8 @@ def recurrence_kernel(a_ptr, v_ptr, h_ptr, out_ptr, da_ptr, seed_ptr, status, co
 class RecurrencePlan:
     """How a recurrence is tiled: ``lookback`` (one tile per program, time split
     across programs) or a sequential walk per lane block; tiles of ``block_time``
-    steps by ``block_lanes`` lanes; ``window`` status entries per look-back step."""
+    steps by ``block_lanes`` lanes; ``window`` status entries per look-back step;
+    ``log_split`` (log decays): the tile's scan of :func:`_log_split`."""
 
     lookback: bool
     block_time: int
@@ -365,6 +381,7 @@ class RecurrencePlan:
     num_warps: int = 4
     window: int = 4
     stages: int = 1  # the walk's chunk loop software-pipelined over this many stages (1: not)
+    log_split: bool = False  # log decays: a tile's scan carries exp(la) beside la (recurrence_kernel's LOG_SPLIT)
 
 
 #: Elements of one field per tile (4 warps: 32 per thread).
@@ -510,7 +527,8 @@ def _launch(*, a, v, h, out, da, seed, axis: int, reverse: bool, backward: bool,
                       NEED_A=backward and da is not None, TIME_AXIS=0 if Q > 1 else 1, LOOKBACK=plan.lookback,
                       WORDS=words, WINDOW=1 if deterministic else plan.window, CHAINED=deterministic,
                       BT=plan.block_time, BL=plan.block_lanes, TOTAL=total, STAGES=plan.stages,
-                      CHUNKS=(1 if plan.lookback else -(-T // plan.block_time)) if interpreter else 0, LOG=log)
+                      CHUNKS=(1 if plan.lookback else -(-T // plan.block_time)) if interpreter else 0, LOG=log,
+                      LOG_SPLIT=log and plan.log_split)
     specialized = (P2, T, Q, sa_p1, sa_p2, sa_t, sa_q, sv_p1, sv_p2, sv_t, sv_q)
     # The look-back's status is the engine's (epoch-tagged words, the shared tile counter);
     # a walk has no status at all.

@@ -10,6 +10,8 @@ shapes, more than 2^31 elements, CUDA graph capture, the deterministic mode.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -110,21 +112,23 @@ def test_forward_and_fused_backward(rng, plan, layout, reverse, dtype):
     torch.testing.assert_close(_wide(grad_a), ea, rtol=2e-5, atol=2e-5)
 
 
+@pytest.mark.parametrize("split", [False, True], ids=["composed", "split"])
 @pytest.mark.parametrize("layout", [((1, 17, 4), 1), ((1, 2, 17), 2)], ids=["BTC", "BCT"])
 @pytest.mark.parametrize("plan", sorted(PLANS))
-def test_log_space_forward_totals_and_fused_backward(rng, plan, layout):
+def test_log_space_forward_totals_and_fused_backward(rng, plan, layout, split):
     """``LOG``: log decays loaded and taken through ``exp`` in registers, sums of logs
     scanned and passed between chunks and tiles.  Forward with init, the fused backward
     (``dL/da`` with respect to the log decays) against autograd through a float64 loop
     fed ``exp(a)``, and the lane totals of decays whose product underflows (the sum of
     the log decays, not log 0).  Forward on (B, T, C), reverse on (B, C, T); 17 steps
-    cross three 8-step tiles (the interpreter's look-back is slow: few lanes)."""
+    cross three 8-step tiles (the interpreter's look-back is slow: few lanes).  ``split``:
+    the tile's scan carries exp(la) beside la (``RecurrencePlan.log_split``)."""
     shape, axis = layout
     reverse = axis == 2
     la = torch.tensor(rng.uniform(-2.0, 0.2, size=shape), dtype=torch.float64, device=DEVICE)
     b, grad = (torch.tensor(rng.normal(size=shape), dtype=torch.float64, device=DEVICE) for _ in range(2))
     init = torch.tensor(rng.normal(size=shape[:axis] + shape[axis + 1:]), dtype=torch.float64, device=DEVICE)
-    chosen = PLANS[plan](shape[-1] if axis == 1 else 1)
+    chosen = dataclasses.replace(PLANS[plan](shape[-1] if axis == 1 else 1), log_split=split)
     h = R.linear_recurrence(la, b, init, axis, reverse, plan=chosen, log_space=True)
     wa, wb = la.clone().requires_grad_(), b.clone().requires_grad_()
     want = _loop(wa.exp(), wb, init, axis, reverse)
