@@ -221,7 +221,8 @@ def recurrence_variants() -> dict:
     sm_90: forward, fused backward and the lane maps only (``TOTAL``), the walk (its
     chunk loop plain and pipelined over 3 stages) and the look-back, both orientations,
     real and complex, float32 and bfloat16 data, and real log decays (``LOG``: float32,
-    the pipelined walk and the look-back).  Per variant: "ok" or the error."""
+    the pipelined walk and the look-back; ``LOG_SPLIT``'s scan forward and backward, time
+    contiguous).  Per variant: "ok" or the error."""
     from prefixscan.primitives.recurrence import triton_kernel as R
 
     kernel = R.recurrence_kernel
@@ -229,12 +230,14 @@ def recurrence_variants() -> dict:
     ints = {k: "i64" for k in ("P", "P2", "T", "Q", "QB", "segs", "tile_base", "sa_p1", "sa_p2", "sa_t", "sa_q",
                                "sv_p1", "sv_p2", "sv_t", "sv_q")}
     out = {}
-    for data, (complex_values, log), mode, (lookback, stages), time_axis in itertools.product(
+    for data, (complex_values, log), mode, (lookback, stages), time_axis, split in itertools.product(
             ("fp32", "bf16"), ((False, False), (True, False), (False, True)), ("forward", "backward", "total"),
-            ((False, 1), (False, 3), (True, 1)), (0, 1)):
+            ((False, 1), (False, 3), (True, 1)), (0, 1), (False, True)):
         if complex_values and data != "fp32":
             continue
         if log and (data != "fp32" or stages == 1 and not lookback):  # LOG changes the arithmetic, not the loads
+            continue
+        if split and not (log and mode != "total" and time_axis == 1):  # LOG_SPLIT: the tile's scan only
             continue
         fields = 4 if complex_values else 2
         if log:
@@ -252,10 +255,11 @@ def recurrence_variants() -> dict:
                           HAS_SEED=mode != "total", BACKWARD=mode == "backward", NEED_A=mode == "backward",
                           TIME_AXIS=time_axis, LOOKBACK=lookback, WORDS=fields, WINDOW=4, CHAINED=False,
                           BT=4096 // block_lanes, BL=block_lanes, TOTAL=mode == "total", STAGES=stages, CHUNKS=0,
-                          LOG=log)
+                          LOG=log, LOG_SPLIT=split)
         sig.update({k: "constexpr" for k in constexprs})
         src = ASTSource(kernel, sig, constexprs={(names.index(k),): v for k, v in constexprs.items()})
-        label = (f"{mode}-{data}{'-complex' if complex_values else ''}{'-log' if log else ''}-"
+        label = (f"{mode}-{data}{'-complex' if complex_values else ''}{'-log' if log else ''}"
+                 f"{'-split' if split else ''}-"
                  f"{'lookback' if lookback else f'walk-stages{stages}'}-axis{time_axis}")
         out[label] = compile_outcome(lambda: triton.compile(src, target=TARGET, options={"num_warps": 4}))
     return out

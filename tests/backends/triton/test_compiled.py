@@ -54,11 +54,12 @@ def test_every_recurrence_variant_compiles():
     """The recurrence kernel compiles for sm_90 in each mode (forward, fused backward,
     lane maps only), both tilings (walk plain and software-pipelined, look-back), both
     orientations, real and complex fields, float32 and bfloat16 data, real log decays in float32 (the
-    pipelined walk and the look-back; forward direction, non-deterministic window: the other flags change
+    pipelined walk and the look-back, and their split scans; forward direction, non-deterministic window: the other flags change
     index arithmetic and the look-back's window only)."""
     result = json.loads(_run_tool("tools/compile_report.py", "--recurrence"))
-    assert len(result) == 66 and all(v == "ok" for v in result.values()), result
-    assert sum(label.split("-")[2] == "log" for label in result) == 12
+    assert len(result) == 70 and all(v == "ok" for v in result.values()), result
+    assert sum(label.split("-")[2] == "log" for label in result) == 16
+    assert sum("-split-" in label for label in result) == 4
 
 
 def test_status_words_are_read_by_atomics_only():
