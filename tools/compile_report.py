@@ -227,8 +227,6 @@ def recurrence_variants() -> dict:
 
     kernel = R.recurrence_kernel
     names = kernel.arg_names
-    ints = {k: "i64" for k in ("P", "P2", "T", "Q", "QB", "segs", "tile_base", "sa_p1", "sa_p2", "sa_t", "sa_q",
-                               "sv_p1", "sv_p2", "sv_t", "sv_q")}
     out = {}
     for data, (complex_values, log), mode, (lookback, stages), time_axis, split in itertools.product(
             ("fp32", "bf16"), ((False, False), (True, False), (False, True)), ("forward", "backward", "total"),
@@ -247,15 +245,15 @@ def recurrence_variants() -> dict:
         else:
             pair, flat = R._affine_pair, R._affine_flat
         written = "fp32" if mode == "total" else data  # the lane maps are stored in the accumulator type
-        sig = dict(ints, a_ptr=f"*{data}", v_ptr=f"*{data}", h_ptr=f"*{data}", out_ptr=f"*{written}",
-                   da_ptr=f"*{written}", seed_ptr="*fp32",
-                   status=("*i64", "*i64", ("*i64",) * fields, ("*i64",) * fields), counter_ptr="*i64", epoch="i32")
+        sig = dict(io=(f"*{data}", f"*{data}", f"*{data}", f"*{written}", f"*{written}", "*fp32"),
+                   status=("*i64", "*i64", ("*i64",) * fields, ("*i64",) * fields), counter_ptr="*i64",
+                   sizes=("i64",) * 3, counts=("i64",) * 3, strides_a=("i64",) * 4, strides_v=("i64",) * 4,
+                   tile_base="i64", epoch="i32")
         block_lanes = 64 if time_axis == 0 else (1 if lookback else 4)
-        constexprs = dict(PAIR=pair, FLAT=flat, ACC=triton.language.float32, COMPLEX=complex_values, REVERSE=False,
-                          HAS_SEED=mode != "total", BACKWARD=mode == "backward", NEED_A=mode == "backward",
-                          TIME_AXIS=time_axis, LOOKBACK=lookback, WORDS=fields, WINDOW=4, CHAINED=False,
-                          BT=4096 // block_lanes, BL=block_lanes, TOTAL=mode == "total", STAGES=stages, CHUNKS=0,
-                          LOG=log, LOG_SPLIT=split)
+        constexprs = dict(MONOID=(pair, flat), FIELDS=(triton.language.float32, complex_values, log, split),
+                          MODE=(False, mode != "total", mode == "backward", mode == "backward", mode == "total"),
+                          TILE=(time_axis, lookback, 4096 // block_lanes, block_lanes, stages, 0),
+                          PROTOCOL=(fields, 4, False))
         sig.update({k: "constexpr" for k in constexprs})
         src = ASTSource(kernel, sig, constexprs={(names.index(k),): v for k, v in constexprs.items()})
         label = (f"{mode}-{data}{'-complex' if complex_values else ''}{'-log' if log else ''}"

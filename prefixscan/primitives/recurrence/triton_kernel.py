@@ -204,17 +204,18 @@ def _log_split(l1, d1, b1, l2, d2, b2):
     return l1 + l2, d1 * d2, d2 * b1 + b2
 
 
-@triton.jit(do_not_specialize=["segs", "P", "QB", "tile_base", "epoch"])
-def recurrence_kernel(a_ptr, v_ptr, h_ptr, out_ptr, da_ptr, seed_ptr, status, counter_ptr,
-                      P, P2, T, Q, QB, segs, tile_base, epoch,
-                      sa_p1, sa_p2, sa_t, sa_q, sv_p1, sv_p2, sv_t, sv_q,
-                      PAIR: tl.constexpr, FLAT: tl.constexpr, ACC: tl.constexpr, COMPLEX: tl.constexpr,
-                      REVERSE: tl.constexpr, HAS_SEED: tl.constexpr, BACKWARD: tl.constexpr,
-                      NEED_A: tl.constexpr, TIME_AXIS: tl.constexpr, LOOKBACK: tl.constexpr,
-                      WORDS: tl.constexpr, WINDOW: tl.constexpr, CHAINED: tl.constexpr,
-                      BT: tl.constexpr, BL: tl.constexpr, TOTAL: tl.constexpr, STAGES: tl.constexpr,
-                      CHUNKS: tl.constexpr, LOG: tl.constexpr, LOG_SPLIT: tl.constexpr):
-    """Forward (``BACKWARD`` False): ``out = h`` of coefficients ``a`` and inputs ``v = b``
+@triton.jit(do_not_specialize=["counts", "tile_base", "epoch"])
+def recurrence_kernel(io, status, counter_ptr, sizes, counts, strides_a, strides_v, tile_base, epoch,
+                      MONOID: tl.constexpr, FIELDS: tl.constexpr, MODE: tl.constexpr, TILE: tl.constexpr,
+                      PROTOCOL: tl.constexpr):
+    """Arguments in groups: ``io`` the pointers (a, v = b or dL/dh, h, out, da, seed);
+    ``sizes`` (P2, T, Q) and ``counts`` (P, QB, segs: not specialized); ``strides_a`` and
+    ``strides_v`` (s_p1, s_p2, s_t, s_q) of a and v; ``MONOID`` (PAIR, FLAT); ``FIELDS``
+    (ACC, COMPLEX, LOG, LOG_SPLIT); ``MODE`` (REVERSE, HAS_SEED, BACKWARD, NEED_A, TOTAL);
+    ``TILE`` (TIME_AXIS, LOOKBACK, BT, BL, STAGES, CHUNKS); ``PROTOCOL`` (WORDS, WINDOW,
+    CHAINED).
+
+    Forward (``BACKWARD`` False): ``out = h`` of coefficients ``a`` and inputs ``v = b``
     scanned in the direction ``REVERSE`` says, seeded per lane from ``seed_ptr``.
     ``TOTAL``: nothing of ``h`` stored; each lane's map instead, the product of ``a``
     into ``out`` and the last state into ``da`` (lane-shaped, ``(P, Q)``).  The walk's
@@ -232,6 +233,31 @@ def recurrence_kernel(a_ptr, v_ptr, h_ptr, out_ptr, da_ptr, seed_ptr, status, co
     ``dL/da`` is then with respect to the log decays, ``dL/db[t] h[t-1] exp(la[t])``.
     ``LOG_SPLIT``: a tile's scan carries each step's ``exp(la)`` beside ``la``
     (:func:`_log_split`) instead of composing ``(la, b)`` maps, an ``exp`` per combine."""
+    a_ptr, v_ptr, h_ptr, out_ptr, da_ptr, seed_ptr = io
+    P2, T, Q = sizes
+    P, QB, segs = counts
+    sa_p1, sa_p2, sa_t, sa_q = strides_a
+    sv_p1, sv_p2, sv_t, sv_q = strides_v
+    PAIR: tl.constexpr = MONOID[0]
+    FLAT: tl.constexpr = MONOID[1]
+    ACC: tl.constexpr = FIELDS[0]
+    COMPLEX: tl.constexpr = FIELDS[1]
+    LOG: tl.constexpr = FIELDS[2]
+    LOG_SPLIT: tl.constexpr = FIELDS[3]
+    REVERSE: tl.constexpr = MODE[0]
+    HAS_SEED: tl.constexpr = MODE[1]
+    BACKWARD: tl.constexpr = MODE[2]
+    NEED_A: tl.constexpr = MODE[3]
+    TOTAL: tl.constexpr = MODE[4]
+    TIME_AXIS: tl.constexpr = TILE[0]
+    LOOKBACK: tl.constexpr = TILE[1]
+    BT: tl.constexpr = TILE[2]
+    BL: tl.constexpr = TILE[3]
+    STAGES: tl.constexpr = TILE[4]
+    CHUNKS: tl.constexpr = TILE[5]
+    WORDS: tl.constexpr = PROTOCOL[0]
+    WINDOW: tl.constexpr = PROTOCOL[1]
+    CHAINED: tl.constexpr = PROTOCOL[2]
     tl.static_assert(not (LOG and COMPLEX), "log decays are real")
     zero = (tl.program_id(0) * 0).to(ACC)
     # The engine's tile id: in start order from the counter with the look-back, else the
@@ -522,22 +548,22 @@ def _launch(*, a, v, h, out, da, seed, axis: int, reverse: bool, backward: bool,
         pair, flat = log_affine_pair, log_affine_flat
     else:
         pair, flat = (_complex_affine_pair, _complex_affine_flat) if complex_values else (_affine_pair, _affine_flat)
-    constexprs = dict(PAIR=pair, FLAT=flat, ACC=tl.float64 if acc == torch.float64 else tl.float32,
-                      COMPLEX=complex_values, REVERSE=reverse, HAS_SEED=seed is not None, BACKWARD=backward,
-                      NEED_A=backward and da is not None, TIME_AXIS=0 if Q > 1 else 1, LOOKBACK=plan.lookback,
-                      WORDS=words, WINDOW=1 if deterministic else plan.window, CHAINED=deterministic,
-                      BT=plan.block_time, BL=plan.block_lanes, TOTAL=total, STAGES=plan.stages,
-                      CHUNKS=(1 if plan.lookback else -(-T // plan.block_time)) if interpreter else 0, LOG=log,
-                      LOG_SPLIT=log and plan.log_split)
+    constexprs = dict(MONOID=(pair, flat),
+                      FIELDS=(tl.float64 if acc == torch.float64 else tl.float32, complex_values, log,
+                              log and plan.log_split),
+                      MODE=(reverse, seed is not None, backward, backward and da is not None, total),
+                      TILE=(0 if Q > 1 else 1, plan.lookback, plan.block_time, plan.block_lanes, plan.stages,
+                            (1 if plan.lookback else -(-T // plan.block_time)) if interpreter else 0),
+                      PROTOCOL=(words, 1 if deterministic else plan.window, deterministic))
     specialized = (P2, T, Q, sa_p1, sa_p2, sa_t, sa_q, sv_p1, sv_p2, sv_t, sv_q)
     # The look-back's status is the engine's (epoch-tagged words, the shared tile counter);
     # a walk has no status at all.
     with single_pass(out.device, stream, grid, grid * plan.block_lanes, (acc,) * nfields, words,
                      single=not plan.lookback, placeholder=fields[0]) as status:
-        args = (_fields(a), _fields(v), _fields(h) if h is not None else fields, fields,
-                _fields(da) if da is not None else fields, _fields(seed) if seed is not None else fields,
-                status.buffers, status.counter, P, P2, T, Q, -(-Q // plan.block_lanes), segs, status.tile_base,
-                status.epoch, sa_p1, sa_p2, sa_t, sa_q, sv_p1, sv_p2, sv_t, sv_q)
+        io = (_fields(a), _fields(v), _fields(h) if h is not None else fields, fields,
+              _fields(da) if da is not None else fields, _fields(seed) if seed is not None else fields)
+        args = (io, status.buffers, status.counter, (P2, T, Q), (P, -(-Q // plan.block_lanes), segs),
+                (sa_p1, sa_p2, sa_t, sa_q), (sv_p1, sv_p2, sv_t, sv_q), status.tile_base, status.epoch)
         runtime.launch_kernel(Launch(recurrence_kernel, grid, plan.num_warps, stream, interpreter, args, constexprs,
                                      specialized))
 

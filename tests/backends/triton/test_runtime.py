@@ -247,9 +247,19 @@ def _not_specialized(kernel) -> set:
     return {kernel.arg_names[i] if isinstance(i, int) else i for i in names or ()}
 
 
+def _ints(arg) -> list:
+    """The integers of an argument, those of a tuple (grouped arguments) in order."""
+    if type(arg) is int:
+        return [arg]
+    if isinstance(arg, tuple):
+        return [v for a in arg for v in _ints(a)]
+    return []
+
+
 def test_specialized_ints_follow_each_kernel(rng):
     """A launch names as specialized exactly the integer arguments its kernel specializes
-    on (those not in its ``do_not_specialize``): one more splits the compiled variants by
+    on (those not in its ``do_not_specialize``, the integers of a grouped argument
+    included): one more splits the compiled variants by
     a value the kernel does not depend on (the mask count once did, by length), one fewer
     would reuse a kernel compiled for another value.  Every primitive's launches."""
     n = 150
@@ -269,8 +279,8 @@ def test_specialized_ints_follow_each_kernel(rng):
     for launch in launches:
         kernel = launch.kernel
         skipped = _not_specialized(kernel)
-        expected = tuple(value for name, value in zip(kernel.arg_names, launch.args)
-                         if type(value) is int and name not in skipped)
+        expected = tuple(value for name, arg in zip(kernel.arg_names, launch.args) if name not in skipped
+                         for value in _ints(arg))
         name = getattr(kernel, "fn", kernel).__name__
         assert tuple(launch.specialized_ints) == expected, name
         kernels.add(name)
