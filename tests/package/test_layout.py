@@ -144,3 +144,26 @@ def test_modules_stay_small():
     long = {name: n for name, path in _modules().items()
             if (n := len(path.read_text().splitlines())) > MAX_LINES}
     assert not long, f"modules over {MAX_LINES} lines: {long}"
+
+
+#: Most parameters a Triton kernel takes: more go into grouped (tuple) arguments.
+MAX_KERNEL_PARAMETERS = 30
+
+
+def _kernel_parameters() -> dict[str, int]:
+    """``{module.function: parameters}`` of every ``@triton.jit`` / Gluon ``@jit`` function
+    launched as a kernel (named ``*_kernel``) in the package."""
+    counts = {}
+    for name, path in _modules().items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.FunctionDef) and node.name.endswith("_kernel")
+                    and any("jit" in ast.unparse(d) for d in node.decorator_list)):
+                counts[f"{name}.{node.name}"] = len(node.args.args)
+    return counts
+
+
+def test_kernels_take_grouped_arguments():
+    counts = _kernel_parameters()
+    assert "prefixscan.primitives.recurrence.triton_kernel.recurrence_kernel" in counts
+    wide = {name: n for name, n in counts.items() if n > MAX_KERNEL_PARAMETERS}
+    assert not wide, f"kernels of more than {MAX_KERNEL_PARAMETERS} parameters: {wide}"
