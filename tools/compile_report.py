@@ -223,7 +223,7 @@ def recurrence_variants() -> dict:
     real and complex, float32 and bfloat16 data, and real log decays (``LOG``: float32,
     the pipelined walk and the look-back; ``LOG_SPLIT``'s scan forward and backward, time
     contiguous).  Per variant: "ok" or the error."""
-    from prefixscan.primitives.recurrence import triton_kernel as R
+    from prefixscan.primitives.recurrence import triton_kernel as R, triton_maps as maps
 
     kernel = R.recurrence_kernel
     names = kernel.arg_names
@@ -241,9 +241,9 @@ def recurrence_variants() -> dict:
         if log:
             pair, flat = R.log_affine_pair, R.log_affine_flat
         elif complex_values:
-            pair, flat = R._complex_affine_pair, R._complex_affine_flat
+            pair, flat = maps._complex_affine_pair, maps._complex_affine_flat
         else:
-            pair, flat = R._affine_pair, R._affine_flat
+            pair, flat = maps._affine_pair, maps._affine_flat
         written = "fp32" if mode == "total" else data  # the lane maps are stored in the accumulator type
         sig = dict(io=(f"*{data}", f"*{data}", f"*{data}", f"*{written}", f"*{written}", "*fp32"),
                    status=("*i64", "*i64", ("*i64",) * fields, ("*i64",) * fields), counter_ptr="*i64",
