@@ -247,7 +247,7 @@ def recurrence_variants() -> dict:
         written = "fp32" if mode == "total" else data  # the lane maps are stored in the accumulator type
         sig = dict(io=(f"*{data}", f"*{data}", f"*{data}", f"*{written}", f"*{written}", "*fp32"),
                    status=("*i64", "*i64", ("*i64",) * fields, ("*i64",) * fields), counter_ptr="*i64",
-                   sizes=("i64",) * 3, counts=("i64",) * 3, strides_a=("i64",) * 4, strides_v=("i64",) * 4,
+                   sizes=("i64",) * 3, strides_a=("i64",) * 4, strides_v=("i64",) * 4, P="i64", QB="i64", segs="i64",
                    tile_base="i64", epoch="i32")
         block_lanes = 64 if time_axis == 0 else (1 if lookback else 4)
         constexprs = dict(MONOID=(pair, flat), FIELDS=(triton.language.float32, complex_values, log, split),
@@ -263,6 +263,33 @@ def recurrence_variants() -> dict:
     return out
 
 
+@triton.jit(do_not_specialize=["counts", "m"])
+def _specialization_probe(sizes, counts, n, m):
+    pass
+
+
+def tuple_specialization() -> dict:
+    """How Triton's argument binder specializes integers for sm_90 (no GPU needed): a
+    kernel ``probe(sizes, counts, n, m)`` with ``counts`` and ``m`` in
+    ``do_not_specialize``, bound to ``(16, 1, 3), (16, 1, 5), 1, 1``.  Returns
+    ``{argument: [(type, specialization) per integer]}``: Triton 3.6 keeps
+    ``do_not_specialize`` for top-level integers only, so ``counts``'s 1 is a constant and
+    its 16 divisible by 16, which the launch key (``runtime.launch.launch_key``) records."""
+    from triton.compiler.compiler import make_backend
+    from triton.runtime.jit import create_function_from_signature
+
+    kernel = _specialization_probe
+    binder = create_function_from_signature(kernel.signature, kernel.params, make_backend(TARGET))
+    _, specialization, _ = binder((16, 1, 3), (16, 1, 5), 1, 1)
+    out = {}
+    for name, (types, attrs) in zip(kernel.arg_names, specialization):
+        if isinstance(types, tuple):
+            out[name] = [[t, a] for t, a in zip(types, attrs)]
+        else:
+            out[name] = [[types, attrs]]
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--status-reads", action="store_true",
@@ -273,8 +300,12 @@ def main() -> int:
                         help="print JSON: does each look-back kernel compile for every accumulator type")
     parser.add_argument("--recurrence", action="store_true",
                         help="print JSON: does each recurrence kernel variant compile")
+    parser.add_argument("--tuple-specialization", action="store_true",
+                        help="print JSON: how Triton specializes integers inside tuple arguments")
     args = parser.parse_args()
-    if args.recurrence:
+    if args.tuple_specialization:
+        print(json.dumps(tuple_specialization()))
+    elif args.recurrence:
         print(json.dumps(recurrence_variants()))
     elif args.dtypes:
         print(json.dumps(dtype_matrix()))

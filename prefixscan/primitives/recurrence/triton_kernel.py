@@ -75,13 +75,14 @@ __all__ = ["RecurrencePlan", "plan_for", "linear_recurrence", "linear_recurrence
 
 # T and Q keep Triton's divisibility-by-16 specialization: the time and lane masks are
 # then known constant over 16-byte vectors, and the loads vectorize.
-@triton.jit(do_not_specialize=["counts", "tile_base", "epoch"])
-def recurrence_kernel(io, status, counter_ptr, sizes, counts, strides_a, strides_v, tile_base, epoch,
+@triton.jit(do_not_specialize=["P", "QB", "segs", "tile_base", "epoch"])
+def recurrence_kernel(io, status, counter_ptr, sizes, strides_a, strides_v, P, QB, segs, tile_base, epoch,
                       MONOID: tl.constexpr, FIELDS: tl.constexpr, MODE: tl.constexpr, TILE: tl.constexpr,
                       PROTOCOL: tl.constexpr):
     """Arguments in groups: ``io`` the pointers (a, v = b or dL/dh, h, out, da, seed);
-    ``sizes`` (P2, T, Q) and ``counts`` (P, QB, segs: not specialized); ``strides_a`` and
-    ``strides_v`` (s_p1, s_p2, s_t, s_q) of a and v; ``MONOID`` (PAIR, FLAT); ``FIELDS``
+    ``sizes`` (P2, T, Q) and ``strides_a``, ``strides_v`` (s_p1, s_p2, s_t, s_q) of a and v,
+    specialized (Triton specializes every integer inside a tuple); the counts P, QB and
+    segs not; ``MONOID`` (PAIR, FLAT); ``FIELDS``
     (ACC, COMPLEX, LOG, LOG_SPLIT); ``MODE`` (REVERSE, HAS_SEED, BACKWARD, NEED_A, TOTAL);
     ``TILE`` (TIME_AXIS, LOOKBACK, BT, BL, STAGES, CHUNKS); ``PROTOCOL`` (WORDS, WINDOW,
     CHAINED).
@@ -106,7 +107,6 @@ def recurrence_kernel(io, status, counter_ptr, sizes, counts, strides_a, strides
     (:func:`_log_split`) instead of composing ``(la, b)`` maps, an ``exp`` per combine."""
     a_ptr, v_ptr, h_ptr, out_ptr, da_ptr, seed_ptr = io
     P2, T, Q = sizes
-    P, QB, segs = counts
     sa_p1, sa_p2, sa_t, sa_q = strides_a
     sv_p1, sv_p2, sv_t, sv_q = strides_v
     PAIR: tl.constexpr = MONOID[0]
@@ -426,17 +426,15 @@ def _launch(*, a, v, h, out, da, seed, axis: int, reverse: bool, backward: bool,
                       TILE=(0 if Q > 1 else 1, plan.lookback, plan.block_time, plan.block_lanes, plan.stages,
                             (1 if plan.lookback else -(-T // plan.block_time)) if interpreter else 0),
                       PROTOCOL=(words, 1 if deterministic else plan.window, deterministic))
-    specialized = (P2, T, Q, sa_p1, sa_p2, sa_t, sa_q, sv_p1, sv_p2, sv_t, sv_q)
     # The look-back's status is the engine's (epoch-tagged words, the shared tile counter);
     # a walk has no status at all.
     with single_pass(out.device, stream, grid, grid * plan.block_lanes, (acc,) * nfields, words,
                      single=not plan.lookback, placeholder=fields[0]) as status:
         io = (_fields(a), _fields(v), _fields(h) if h is not None else fields, fields,
               _fields(da) if da is not None else fields, _fields(seed) if seed is not None else fields)
-        args = (io, status.buffers, status.counter, (P2, T, Q), (P, -(-Q // plan.block_lanes), segs),
-                (sa_p1, sa_p2, sa_t, sa_q), (sv_p1, sv_p2, sv_t, sv_q), status.tile_base, status.epoch)
-        runtime.launch_kernel(Launch(recurrence_kernel, grid, plan.num_warps, stream, interpreter, args, constexprs,
-                                     specialized))
+        args = (io, status.buffers, status.counter, (P2, T, Q), (sa_p1, sa_p2, sa_t, sa_q), (sv_p1, sv_p2, sv_t, sv_q),
+                P, -(-Q // plan.block_lanes), segs, status.tile_base, status.epoch)
+        runtime.launch_kernel(Launch(recurrence_kernel, grid, plan.num_warps, stream, interpreter, args, constexprs))
 
 
 def _seed(init, shape: tuple, axis: int, dtype):

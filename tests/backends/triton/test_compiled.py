@@ -82,3 +82,13 @@ def test_blocked_kernel_keeps_registers_at_lengths_not_a_multiple_of_16(case):
     size 5: 408 bytes, order 8: 24 bytes at 255 registers; docs/design/tuple-sizes.md)."""
     report = _run_tool("tools/sass_report.py", *case, "--odd-length").splitlines()[0]
     assert " STACK:0 " in report and " LOCAL:0 " in report, report
+
+
+def test_triton_specializes_integers_inside_tuples():
+    """What the launch key relies on (runtime/launch.py): Triton keeps ``do_not_specialize``
+    for top-level integers only; inside a tuple a 1 is a constant and a multiple of 16 is
+    marked so, whatever the parameter's ``do_not_specialize`` says.  Should a Triton
+    release change this, the key and this test change with it."""
+    result = json.loads(_run_tool("tools/compile_report.py", "--tuple-specialization"))
+    assert result["counts"] == result["sizes"] == [["i32", "D"], ["constexpr", 1], ["i32", ""]]
+    assert result["n"] == [["constexpr", 1]] and result["m"] == [["i32", None]]

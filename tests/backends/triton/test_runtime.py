@@ -180,6 +180,23 @@ def test_launch_key_tells_int_widths_apart():
     assert key(1, 5) != key(17, 5)  # Triton's own specialization (== 1) still counts
 
 
+def test_integers_inside_tuples_are_in_the_key():
+    """Triton specializes the integers of a tuple argument (divisibility by 16, a 1 as a
+    constant) even under ``do_not_specialize`` (tools/compile_report.py
+    --tuple-specialization shows it): a kernel compiled for a size of 1 inside a tuple
+    must not run for another size.  No GPU needed."""
+    x = torch.zeros(64, dtype=torch.int32)
+
+    def key(sizes):
+        launch = runtime.Launch("kernel", 4, 4, 0, False, ((x,), sizes, 7), dict(BLOCK=16))
+        return runtime.launch_key(launch, torch.Tensor)
+
+    assert key((1, 32)) != key((3, 32))  # a 1 is a constant of the compiled code
+    assert key((48, 5)) != key((47, 5))  # divisibility by 16
+    assert key((3, 17)) == key((5, 33)) and key((16, 2)) == key((32, 3))
+    assert key(((1,), 2)) != key(((2,), 2))  # nested tuples too
+
+
 def test_replay_falls_back_when_the_tile_base_outgrows_32_bits():
     """A planned replay patches the tile base into a kernel compiled for a 32-bit one: once
     the status state's tile counter passes 2^31 it declines (the full path compiles the
@@ -247,19 +264,10 @@ def _not_specialized(kernel) -> set:
     return {kernel.arg_names[i] if isinstance(i, int) else i for i in names or ()}
 
 
-def _ints(arg) -> list:
-    """The integers of an argument, those of a tuple (grouped arguments) in order."""
-    if type(arg) is int:
-        return [arg]
-    if isinstance(arg, tuple):
-        return [v for a in arg for v in _ints(a)]
-    return []
-
-
 def test_specialized_ints_follow_each_kernel(rng):
-    """A launch names as specialized exactly the integer arguments its kernel specializes
-    on (those not in its ``do_not_specialize``, the integers of a grouped argument
-    included): one more splits the compiled variants by
+    """A launch names as specialized exactly the top-level integer arguments its kernel
+    specializes on (those not in its ``do_not_specialize``; the key adds the integers
+    inside tuples itself): one more splits the compiled variants by
     a value the kernel does not depend on (the mask count once did, by length), one fewer
     would reuse a kernel compiled for another value.  Every primitive's launches."""
     n = 150
@@ -279,8 +287,8 @@ def test_specialized_ints_follow_each_kernel(rng):
     for launch in launches:
         kernel = launch.kernel
         skipped = _not_specialized(kernel)
-        expected = tuple(value for name, arg in zip(kernel.arg_names, launch.args) if name not in skipped
-                         for value in _ints(arg))
+        expected = tuple(value for name, value in zip(kernel.arg_names, launch.args)
+                         if type(value) is int and name not in skipped)
         name = getattr(kernel, "fn", kernel).__name__
         assert tuple(launch.specialized_ints) == expected, name
         kernels.add(name)

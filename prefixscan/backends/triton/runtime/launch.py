@@ -8,9 +8,9 @@ because at small sizes Triton's binding costs more than the kernel
 (docs/design/host-path.md).  The variant key therefore holds everything Triton
 specializes on, so that a launch never reuses a kernel compiled for other
 argument types: tensor dtypes and 16-byte alignment, the specialized integers'
-divisibility by 16 and equality with 1, the integer width Triton gives every
-integer argument (:func:`int_width`), the constexprs, the warps and the
-register cap.
+divisibility by 16 and equality with 1 (those of the integers inside tuple
+arguments too), the integer width Triton gives every integer argument
+(:func:`int_width`), the constexprs, the warps and the register cap.
 """
 
 from __future__ import annotations
@@ -28,9 +28,13 @@ __all__ = ["Launch", "launch_kernel", "launch_key", "int_width", "current_stream
 @dataclass(frozen=True, eq=False, slots=True)
 class Launch:
     """One launch of ``kernel`` over ``grid`` programs.  ``args`` are the
-    non-constexpr arguments in the kernel's order (tuples of tensors for tuple
-    parameters); ``specialized_ints`` those integer arguments Triton specializes
-    on (not in the kernel's ``do_not_specialize``); ``maxnreg`` the register cap
+    non-constexpr arguments in the kernel's order (tuples for grouped parameters);
+    ``specialized_ints`` those top-level integer arguments Triton specializes on
+    (not in the kernel's ``do_not_specialize``).  Integers inside a tuple are always
+    specialized (Triton 3.6 applies ``do_not_specialize`` to top-level integers
+    only: an element equal to 1 becomes a constant), and the launch key records
+    them itself: a count that changes from call to call belongs at the top level,
+    in ``do_not_specialize``.  ``maxnreg`` the register cap
     (:func:`..planning.tiles.register_cap`), None for the compiler's choice."""
 
     kernel: object
@@ -65,17 +69,20 @@ def launch_key(launch: Launch, tensor_type) -> tuple:
     every launch that is not a planned replay."""
     layout = []  # (dtype, 16-byte aligned) of every tensor, tuple parameters flattened (nested ones too)
     widths = []  # every integer argument: True for 32 bits, else int_width's name
-    pending = list(reversed(launch.args))
+    nested = []  # the integers inside tuple arguments: Triton specializes them whatever do_not_specialize says
+    pending = [(a, False) for a in reversed(launch.args)]
     while pending:
-        a = pending.pop()
+        a, inside = pending.pop()
         if isinstance(a, tuple):
-            pending.extend(reversed(a))
+            pending.extend((v, True) for v in reversed(a))
         elif type(a) is int:
             widths.append(_I32_MIN <= a <= _I32_MAX or int_width(a))
+            if inside:
+                nested.append((a % 16 == 0, a == 1))
         elif isinstance(a, tensor_type):
             layout.append((a.dtype, not a.data_ptr() % 16))
     return (launch.kernel, launch.num_warps, launch.maxnreg, tuple(launch.constexprs.items()), tuple(layout),
-            tuple([(v % 16 == 0, v == 1) for v in launch.specialized_ints]), tuple(widths))
+            tuple([(v % 16 == 0, v == 1) for v in launch.specialized_ints]), tuple(nested), tuple(widths))
 
 
 _compiled: dict = {}  # launch_key -> compiled kernel

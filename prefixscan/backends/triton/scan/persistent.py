@@ -137,8 +137,9 @@ def _wait_slots(word_ptr, flag_ptr, slot_ptrs, err_ptr, idx, valid, tag_base, sp
     return values
 
 
-@triton.jit(do_not_specialize=["schedule"])
-def persistent_kernel(io, ring, shape, schedule,
+@triton.jit(do_not_specialize=["col_blocks", "tiles", "total", "G", "round0", "rounds", "tag_base",
+                               "spin_limit"])
+def persistent_kernel(io, ring, shape, col_blocks, tiles, total, G, round0, rounds, tag_base, spin_limit,
                       PAIR: tl.constexpr, FLAT: tl.constexpr, COMMUTATIVE: tl.constexpr,
                       INCLUSIVE: tl.constexpr, REVERSE: tl.constexpr, BACKWARD: tl.constexpr,
                       HAS_INIT: tl.constexpr, PACKED: tl.constexpr, MULTI_LANE: tl.constexpr,
@@ -148,13 +149,12 @@ def persistent_kernel(io, ring, shape, schedule,
     tile) sequence; its carry is its previous chunk's inclusive prefix (when in the
     same group) plus the totals of the chunks in between, read from the ring.
     Arguments in groups: ``io`` (x, y, identity, init field tuples), ``ring`` (tagged
-    words, flags, slot values, saved carries, the error counter), ``shape`` (M, K) and
-    ``schedule`` (col_blocks, tiles, total, G, round0, rounds, tag_base, spin_limit: not
-    specialized)."""
+    words, flags, slot values, saved carries, the error counter), ``shape`` (M, K:
+    specialized, as Triton specializes every integer inside a tuple); the schedule's
+    counts, which change from call to call, not."""
     x_ptrs, y_ptrs, ident_ptrs, init_ptrs = io
     word_ptr, flag_ptr, slot_ptrs, carry_ptrs, err_ptr = ring
     M, K = shape
-    col_blocks, tiles, total, G, round0, rounds, tag_base, spin_limit = schedule
     b = tl.program_id(0).to(tl.int64)
     ident = _scalars(ident_ptrs, 0)
     stride = KB if EXACT_K else K
@@ -301,7 +301,7 @@ def launch(job: ScanJob) -> None:
             k = dict(constexprs(G_max, False), launch_cooperative_grid=True)
             words, flags, vals, _ = ring.reserve(k["SLOTS"] * g.kb, 0, accs, g.packed)
             probe = ((xs, ys, idents, init_arg), (words, flags, vals, idents, ring.errors), (M, K),
-                     (g.col_blocks, g.tiles, total, G_max, 0, 1, 1, 1))
+                     g.col_blocks, g.tiles, total, G_max, 0, 1, 1, 1)
             fit = sms * min(PERSISTENT_BLOCKS_PER_SM, resident_blocks(persistent_kernel, probe, k, g.num_warps,
                                                                       device))
             if fit >= G_max:
@@ -319,7 +319,7 @@ def launch(job: ScanJob) -> None:
         try:
             launch_strategy_kernel(job, persistent_kernel, G, g.num_warps,
                                    ((xs, ys, idents, init_arg), (words, flags, vals, idents, ring.errors), (M, K),
-                                    (g.col_blocks, g.tiles, total, G, 0, rounds, tag_base, SPIN_LIMIT)), k, (M, K),
+                                    g.col_blocks, g.tiles, total, G, 0, rounds, tag_base, SPIN_LIMIT), k, (),
                                    interpreter=False)
             break
         except RuntimeError:
@@ -350,8 +350,8 @@ def _launch_interpreted(job: ScanJob, ring: _Ring, G: int, k: dict, init_arg, g,
     for round0, count in batches:
         launch_strategy_kernel(job, persistent_kernel, G, g.num_warps,
                                ((xs, ys, idents, init_arg), (words, flags, vals, carries, ring.errors), (M, K),
-                                (g.col_blocks, g.tiles, total, G, round0, count, tag_base, INTERPRETER_SPIN_LIMIT)),
-                               k, (M, K), interpreter=True)
+                                g.col_blocks, g.tiles, total, G, round0, count, tag_base, INTERPRETER_SPIN_LIMIT),
+                               k, (), interpreter=True)
         if int(ring.errors.item()) != before:
             raise RuntimeError(f"persistent scan: a ring entry was missing in round {round0} (a bug)")
     last_plan["persistent"] = dict(grid=G, tile=g.rows * g.kb, tiles=total, launches=len(batches), slots=k["SLOTS"])
