@@ -167,9 +167,10 @@ def writable_host(ref: ArrayRef) -> np.ndarray | None:
 def torch_ready(values: np.ndarray) -> np.ndarray:
     """``values`` as a C-contiguous array that ``torch.from_numpy`` takes: NumPy
     calls an array of at most one element contiguous whatever its strides, and
-    keeps the negative stride of a reversed one, which torch refuses: copied."""
+    keeps the negative stride of a reversed one, which torch refuses; and torch
+    warns of a read-only one (a broadcast view, a memory map): those copied."""
     values = np.ascontiguousarray(values)
-    return values if all(s >= 0 for s in values.strides) else values.copy()
+    return values if values.flags.writeable and all(s >= 0 for s in values.strides) else values.copy()
 
 
 def write_host(ref: ArrayRef, values: np.ndarray) -> None:

@@ -78,7 +78,7 @@ def check_out_dtype(result: str, dtype: str) -> None:
                         "same kind, or dtype= to compute in another one")
 
 
-def numpy_out_accumulator(data: str, result: str, dtype: str) -> str:
+def numpy_out_accumulator(data: str, result: str, dtype: str, op: str = "add") -> str:
     """The dtype NumPy's ``cumsum`` / ``maximum.accumulate`` ... accumulate in when
     ``out`` has ``dtype``, the data ``data`` and the function's own result dtype is
     ``result``: the promotion of the data's dtype and out's, not of the result's (int16
@@ -86,14 +86,16 @@ def numpy_out_accumulator(data: str, result: str, dtype: str) -> str:
     int32 or float64 data into a float32 out: summed in float64, rounded once), except
     that two integer types never promote to a float (uint64 with a signed type: NumPy's
     float64 loses the integers' bits), and that real values into a complex out
-    accumulate in the real type.  A cast that :func:`check_out_dtype` refuses keeps
-    ``result`` (the check names ``out``)."""
+    accumulate in the real type for ``op`` "add", "max" and "min" (the same values; a
+    product in complex arithmetic has signed-zero imaginary parts and NaNs of its own,
+    so "mul" multiplies in the complex promotion, as NumPy).  A cast that
+    :func:`check_out_dtype` refuses keeps ``result`` (the check names ``out``)."""
     if dtype == result:
         return result
     d, r, o = np_dtype(data), np_dtype(result), np_dtype(dtype)  # bfloat16 as float32: it promotes as float32 does
     if not np.can_cast(r, o, "same_kind"):
         return result
-    if o.kind == "c" and d.kind != "c":  # real values: the same sums in the real type
+    if o.kind == "c" and d.kind != "c" and op != "mul":  # real values: the same sums in the real type
         o = np.empty(0, o).real.dtype
     promoted = np.result_type(d, o)
     if promoted.kind not in "biu" and d.kind in "biu" and o.kind in "biu":

@@ -40,9 +40,9 @@ def check_segments(n: int, flags: Any, offsets: Any, keys: Any, device: str | No
     """The one segment description given to ``segmented_scan`` for ``n`` elements, as
     ``(kind, array)`` with kind "flags", "offsets" or "keys": a host array (offsets
     as native int64, keys in native byte order, bfloat16 keys as float32), or with
-    ``device`` (x's device, for the Triton backend) a torch tensor on it (lists and
-    NumPy arrays are checked on the host and copied over; arrays on another device
-    are refused)."""
+    ``device`` (x's ``torch.device``, or its name, for the Triton backend) a torch
+    tensor on it (lists and NumPy arrays are checked on the host and copied over;
+    arrays on another device are refused)."""
     given = [name for name, v in (("flags", flags), ("offsets", offsets), ("keys", keys)) if v is not None]
     if len(given) != 1:
         raise ValueError("flags, offsets, keys: give exactly one of them"
@@ -60,7 +60,7 @@ def check_segments(n: int, flags: Any, offsets: Any, keys: Any, device: str | No
     if f.dtype != bool:
         raise TypeError(f"flags must be a bool array, got dtype {f.dtype}")
     if device is not None:
-        return "flags", _torch().from_numpy(np.ascontiguousarray(f)).to(device)
+        return "flags", _torch().from_numpy(torch_ready(f)).to(device)
     return "flags", f
 
 
@@ -108,7 +108,7 @@ def check_offsets(offsets: Any, n: int, *, device: str | None = None, full: bool
         host = np.append(host, np.int64(n))
     if device is None:
         return host
-    return _torch().from_numpy(host).to(device)
+    return _torch().from_numpy(torch_ready(host)).to(device)
 
 
 def _host_offsets(offsets: Any, n: int, length: str) -> np.ndarray:
@@ -258,12 +258,17 @@ def _host_like(value: Any, device: str) -> bool:
     return isinstance(value, (list, tuple, np.ndarray))
 
 
-def _on_device(value: Any, name: str, device: str) -> Any:
-    """``value`` as a torch tensor on ``device`` (zero-copy), refused on another device."""
+def _on_device(value: Any, name: str, device: Any) -> Any:
+    """``value`` as a torch tensor on ``device`` (zero-copy), refused on another device:
+    ``device`` a name ("cuda", "cpu"), or x's ``torch.device``, whose index counts too."""
     ref = inspect_array(value, name)
-    if ref.device != device:
-        raise ValueError(f"{name} is on {ref.device} but x is on {device}")
-    return as_torch(ref)
+    kind = getattr(device, "type", device)
+    if ref.device != kind:
+        raise ValueError(f"{name} is on {ref.device} but x is on {kind}")
+    t = as_torch(ref)
+    if hasattr(device, "type") and device.index is not None and t.device != device:
+        raise ValueError(f"{name} is on {t.device} but x is on {device}")
+    return t
 
 
 def _host(value: Any, name: str) -> np.ndarray:

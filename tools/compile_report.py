@@ -250,7 +250,7 @@ def recurrence_variants() -> dict:
                    sizes=("i64",) * 3, strides_a=("i64",) * 4, strides_v=("i64",) * 4, P="i64", QB="i64", segs="i64",
                    tile_base="i64", epoch="i32")
         block_lanes = 64 if time_axis == 0 else (1 if lookback else 4)
-        constexprs = dict(MONOID=(pair, flat), FIELDS=(triton.language.float32, complex_values, log, split),
+        constexprs = dict(PAIR=pair, FLAT=flat, FIELDS=(triton.language.float32, complex_values, log, split),
                           MODE=(False, mode != "total", mode == "backward", mode == "backward", mode == "total"),
                           TILE=(time_axis, lookback, 4096 // block_lanes, block_lanes, stages, 0),
                           PROTOCOL=(fields, 4, False))

@@ -41,7 +41,7 @@ def numpy_accumulate(name: str, x: np.ndarray, out: np.ndarray) -> np.ndarray:
 # A result cast into an out of another dtype.
 
 CASTS = [
-    ("cumsum", "int32", "int32"),  # NumPy sums int32 in int64, then wraps into the int32 out
+    ("cumsum", "int32", "int32"),  # NumPy sums int32 data into an int32 out in int32 (wraps as int64 cast)
     ("cumsum", "int32", "float64"),
     ("cumsum", "int16", "float32"),  # summed in float32: int16 casts to it safely, NumPy's loop is out's
     ("cumsum", "uint8", "int16"),
@@ -115,6 +115,21 @@ def test_the_accumulator_of_an_out_is_numpys(data):
     assert numpy_out_accumulator(data, result, out_dtype) == numpy_took
     got = ps.cumsum(x, out=np.empty(n, out_dtype), backend="cpu")
     np.testing.assert_array_equal(got, expected)  # the CPU's sequential sums: NumPy's bits
+
+
+@pytest.mark.parametrize("out_dtype", ["complex64", "complex128"])
+def test_real_products_into_a_complex_out_are_numpys_bits(out_dtype):
+    """NumPy multiplies real data into a complex out in complex arithmetic: the imaginary
+    parts carry signed zeros (3 x -2 x 5 x -7 = 210 - 0j) and an overflow gives NaNs, which
+    a product in the real type would not; sums stay in the real type (the same values)."""
+    for x in (np.array([3, -2, 5, -7], "int8"), np.array([3, -2, 1e30, 1e30], "float32"),
+              np.random.default_rng(0).integers(-5, 5, 60).astype("int16")):
+        for name in ("cumprod", "cumsum"):
+            with np.errstate(all="ignore"):
+                expected = getattr(np, name)(x, out=np.empty(x.size, out_dtype))
+                got = getattr(ps, name)(x, out=np.empty(x.size, out_dtype), backend="cpu")
+            real = expected.real.dtype
+            np.testing.assert_array_equal(got.view(real), expected.view(real), err_msg=f"{name} {x.dtype}")
 
 
 def test_scan_and_segmented_cast_into_out(backend, rng):

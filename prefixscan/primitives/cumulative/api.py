@@ -64,13 +64,13 @@ register_cache("prefixscan.primitives.cumulative.api.numpy_rule", _numpy_rule.ca
 
 
 @functools.lru_cache(maxsize=None)  # one entry per (result dtype, out dtype): a few dozen at most
-def _out_rule(data, result, out_dtype) -> str | None:
+def _out_rule(data, result, out_dtype, op: str) -> str | None:
     """The accumulator for data of dtype ``data`` whose result has dtype ``result``,
-    written into an ``out`` of ``out_dtype`` (dtype objects or names): None when
+    written into an ``out`` of ``out_dtype`` (dtype objects or names) by ``op``: None when
     result and out are one dtype, else NumPy's
     (:func:`prefixscan._normalize.numpy_out_accumulator`)."""
     d, r, o = (v if isinstance(v, str) else np.dtype(v).name for v in (data, result, out_dtype))
-    return None if r == o else numpy_out_accumulator(d, r, o)
+    return None if r == o else numpy_out_accumulator(d, r, o, op)
 
 
 register_cache("prefixscan.primitives.cumulative.api.out_rule", _out_rule.cache_clear)
@@ -122,7 +122,7 @@ def _cumulative(name: str, op: str, probe: Callable | None, a, axis, dtype, out,
     if out is not None and given is None and type(out) is not tuple:
         # An out of another dtype: accumulate as NumPy does, in the promotion of the data's and out's.
         out_key = out.dtype if type(out) is np.ndarray else inspect_array(out, "out").dtype
-        promoted = _out_rule(dtype_key, dtype_key if dtype is None else dtype, out_key)
+        promoted = _out_rule(dtype_key, dtype_key if dtype is None else dtype, out_key, op)
         dtype = dtype if promoted is None else promoted
     if ndim == 0:  # NumPy scans a 0-d array as a 1-element 1-D one
         axis = numpy_cumulative_axis(axis, ndim)

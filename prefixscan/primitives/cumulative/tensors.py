@@ -30,7 +30,7 @@ def _cumulative(op: str, a, axis, dtype, out, exclusive, reverse, backend, widen
         dtype = _NUMPY_WIDENING.get(dtype_name(a))
     if out is not None and given is None and isinstance(out, torch.Tensor):
         # An out of another dtype: accumulate as NumPy does, in the promotion of the data's and out's.
-        dtype = numpy_out_accumulator(dtype_name(a), dtype or dtype_name(a), dtype_name(out))
+        dtype = numpy_out_accumulator(dtype_name(a), dtype or dtype_name(a), dtype_name(out), op)
     if a.dim() == 0:  # NumPy scans a 0-d array as a 1-element 1-D one
         axis = numpy_cumulative_axis(axis, 0)
     return scan(a, op, axis=axis, inclusive=not exclusive, reverse=reverse, dtype=dtype, out=out, backend=backend)

@@ -77,12 +77,13 @@ __all__ = ["RecurrencePlan", "plan_for", "linear_recurrence", "linear_recurrence
 # then known constant over 16-byte vectors, and the loads vectorize.
 @triton.jit(do_not_specialize=["P", "QB", "segs", "tile_base", "epoch"])
 def recurrence_kernel(io, status, counter_ptr, sizes, strides_a, strides_v, P, QB, segs, tile_base, epoch,
-                      MONOID: tl.constexpr, FIELDS: tl.constexpr, MODE: tl.constexpr, TILE: tl.constexpr,
-                      PROTOCOL: tl.constexpr):
+                      PAIR: tl.constexpr, FLAT: tl.constexpr, FIELDS: tl.constexpr, MODE: tl.constexpr,
+                      TILE: tl.constexpr, PROTOCOL: tl.constexpr):
     """Arguments in groups: ``io`` the pointers (a, v = b or dL/dh, h, out, da, seed);
     ``sizes`` (P2, T, Q) and ``strides_a``, ``strides_v`` (s_p1, s_p2, s_t, s_q) of a and v,
     specialized (Triton specializes every integer inside a tuple); the counts P, QB and
-    segs not; ``MONOID`` (PAIR, FLAT); ``FIELDS``
+    segs not; ``PAIR``, ``FLAT`` the combines (each its own constexpr: Triton keys its disk
+    cache by a function's source only where it is not inside a tuple); ``FIELDS``
     (ACC, COMPLEX, LOG, LOG_SPLIT); ``MODE`` (REVERSE, HAS_SEED, BACKWARD, NEED_A, TOTAL);
     ``TILE`` (TIME_AXIS, LOOKBACK, BT, BL, STAGES, CHUNKS); ``PROTOCOL`` (WORDS, WINDOW,
     CHAINED).
@@ -109,8 +110,6 @@ def recurrence_kernel(io, status, counter_ptr, sizes, strides_a, strides_v, P, Q
     P2, T, Q = sizes
     sa_p1, sa_p2, sa_t, sa_q = strides_a
     sv_p1, sv_p2, sv_t, sv_q = strides_v
-    PAIR: tl.constexpr = MONOID[0]
-    FLAT: tl.constexpr = MONOID[1]
     ACC: tl.constexpr = FIELDS[0]
     COMPLEX: tl.constexpr = FIELDS[1]
     LOG: tl.constexpr = FIELDS[2]
@@ -419,7 +418,7 @@ def _launch(*, a, v, h, out, da, seed, axis: int, reverse: bool, backward: bool,
         pair, flat = log_affine_pair, log_affine_flat
     else:
         pair, flat = (_complex_affine_pair, _complex_affine_flat) if complex_values else (_affine_pair, _affine_flat)
-    constexprs = dict(MONOID=(pair, flat),
+    constexprs = dict(PAIR=pair, FLAT=flat,
                       FIELDS=(tl.float64 if acc == torch.float64 else tl.float32, complex_values, log,
                               log and plan.log_split),
                       MODE=(reverse, seed is not None, backward, backward and da is not None, total),

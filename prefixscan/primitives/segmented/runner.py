@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._arrays import from_native, write_results
+from ..._arrays import as_torch, from_native, write_results
 from ..._normalize import check_segments
 from ..._request import ScanRequest
 from ...dispatch import check_capabilities, implementation, select_backend
@@ -29,8 +29,9 @@ def run_segmented(request: ScanRequest, flags: Any, offsets: Any, keys: Any) -> 
     chosen = select_backend(request.config.backend, request.device)
     check_capabilities(chosen, request)
     on_device = chosen.NATIVE_LIBRARY == "torch"
+    # x's torch device (its index too): host segments are copied there
     segments = check_segments(request.lane_len, flags, offsets, keys,
-                              device=request.device if on_device else None)
+                              device=as_torch(request.fields[0]).device if on_device else None)
     results = implementation("segmented_scan", IMPLEMENTATIONS, chosen).segmented_scan(request, segments)
     native = chosen.NATIVE_LIBRARY
     if request.cast_out is not None:  # out of another dtype: cast into it now that the scan succeeded

@@ -175,7 +175,7 @@ def _segments_tensor(kind: str, value: Any, x: torch.Tensor) -> torch.Tensor:
         return torch.as_tensor(value).to(x.device)
     refuse_dask(value, kind)
     none = dict.fromkeys(_KINDS)
-    return check_segments(x.shape[0], **{**none, kind: value}, device=_device_name(x))[1]
+    return check_segments(x.shape[0], **{**none, kind: value}, device=x.device)[1]
 
 
 def _seed(init: Any, x: torch.Tensor, acc: str) -> torch.Tensor:

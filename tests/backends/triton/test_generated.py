@@ -50,3 +50,47 @@ def test_a_user_monoid_is_named_by_its_combine():
     twin = ps.Monoid(_affine, (1.0, 0.0), name="affine twin")  # the same function: the same code
     assert _names(affine, 2) == _names(twin, 2)
     assert _names(affine, 2) != _names(BUILTIN_OPS["add"], 2)
+
+
+def _functions_in_tuples(value, inside=False):
+    """The Triton functions held inside tuples of a constexpr value (nested ones too)."""
+    if isinstance(value, tuple):
+        return [f for v in value for f in _functions_in_tuples(v, True)]
+    fn = getattr(value, "fn", None)
+    return [value] if inside and callable(fn) else []
+
+
+def test_functions_inside_constexpr_tuples_are_named_by_content():
+    """Triton keys its disk cache by a constexpr function's source (``cache_key``), but by
+    the printed name of one inside a tuple: every function a launch passes inside a
+    tuple must be a generated one, named after its content; a hand-written function goes
+    as its own constexpr.  Every primitive's launches, in the interpreter."""
+    import re
+
+    import numpy as np
+    import torch
+
+    from prefixscan.backends.triton.runtime import launch as runtime
+
+    rng = np.random.default_rng(0)
+    x = torch.from_numpy(rng.integers(0, 100, 300).astype(np.int32))
+    m = torch.from_numpy(rng.random(300) < 0.5)
+    a, b = (torch.from_numpy(rng.random((3, 40)).astype(np.float32)) for _ in range(2))
+    with runtime.recording() as launches:
+        ps.compact(x, m, size=40, fill_value=3, backend="triton")
+        ps.segmented_scan(x, offsets=[0, 17, 90], backend="triton")
+        ps.scan(x, "max", backend="triton")
+        ps.scan(torch.from_numpy(rng.integers(0, 9, (40, 5)).astype(np.int32)), "add", axis=0, order=2,
+                backend="triton")
+        ps.linear_recurrence(a, b, backend="triton")
+        ps.linear_recurrence(a.log(), b, log_space=True, backend="triton")
+        ps.argsort(x, backend="triton")
+        ps.scan(x, "add", strategy="reduce_then_scan", backend="triton")
+    generated = re.compile(r"_(combine|segmented_combine|segmented)_[0-9a-f]{24}$")
+    seen = 0
+    for launch in launches:
+        for value in launch.constexprs.values():
+            for function in _functions_in_tuples(value):
+                assert generated.match(function.fn.__name__), (launch.kernel, function.fn.__name__)
+                seen += 1
+    assert seen >= 10

@@ -309,3 +309,21 @@ def test_segments_on_another_device_are_refused():
     assert bool((out == -7).all())
     assert _segmented(x, offsets=np.array([0, 3]), out=out) is out
     np.testing.assert_array_equal(out.cpu().numpy(), reference_segmented_scan(np.arange(10), offsets=[0, 3]))
+
+
+def test_read_only_host_segments_raise_no_warning(rng):
+    """Read-only NumPy offsets and flags (a broadcast view, a memory map) are copied, not
+    handed to torch.from_numpy, which warns of them; the recurrence's offsets too."""
+    import warnings
+
+    x = rng.integers(-9, 9, 10).astype(np.int32)
+    offsets = np.array([0, 3, 7])
+    offsets.flags.writeable = False
+    flags = np.broadcast_to(np.array([False]), (10,))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = _segmented(_tensor(x), offsets=offsets)
+        np.testing.assert_array_equal(got.cpu().numpy(), reference_segmented_scan(x, offsets=[0, 3, 7]))
+        np.testing.assert_array_equal(_segmented(_tensor(x), flags=flags).cpu().numpy(), np.cumsum(x))
+        a = torch.full((2, 10), 0.5, device=DEVICE)
+        ps.linear_recurrence(a, a, offsets=offsets, backend="triton")
