@@ -94,3 +94,23 @@ def test_functions_inside_constexpr_tuples_are_named_by_content():
                 assert generated.match(function.fn.__name__), (launch.kernel, function.fn.__name__)
                 seen += 1
     assert seen >= 10
+
+
+def test_closures_of_one_factory_get_their_own_names(monkeypatch):
+    """A combine that reads a captured value (allowed with
+    TRITON_ALLOW_NON_CONSTEXPR_GLOBALS=1): two closures of one factory share their source
+    and Triton's cache_key, and are told apart by the values they read.  Compiled-mode
+    functions (JITFunction) built directly: the interpreter's have no cache_key."""
+    from triton.runtime.jit import JITFunction
+
+    from prefixscan.backends.triton.device.combine import content_key
+
+    monkeypatch.setenv("TRITON_ALLOW_NON_CONSTEXPR_GLOBALS", "1")
+
+    def make(c):
+        def combine(a, b):
+            return a + b * c
+        return combine
+
+    two, three, again = (content_key(JITFunction(make(c))) for c in (2.0, 3.0, 2.0))
+    assert two != three and two == again

@@ -46,12 +46,18 @@ def _jit(fn):
 
 def content_key(function) -> str:
     """What a Triton function computes, as text: its module, name and Triton's
-    ``cache_key`` (a hash of its source and of the functions it calls)."""
+    ``cache_key`` (a hash of its source, of the functions it calls and of its constexpr
+    globals), and the other globals it reads (only a closure's captured values, with
+    ``TRITON_ALLOW_NON_CONSTEXPR_GLOBALS=1``: two closures of one factory differ there)."""
     fn = getattr(function, "fn", function)
     key = getattr(function, "cache_key", None)
     if key is None:  # the interpreter's functions (no binary cache to share): their source
         key = hashlib.sha256(inspect.getsource(fn).encode()).hexdigest()
-    return f"{fn.__module__}.{fn.__qualname__}:{key}"
+    # Triton's entries: {(name, id of the globals dict): (value, the globals dict)}
+    used = getattr(function, "used_global_vals", None) or {}
+    others = sorted((str(k[0] if isinstance(k, tuple) else k), repr(v[0] if isinstance(v, tuple) else v))
+                    for k, v in used.items())
+    return f"{fn.__module__}.{fn.__qualname__}:{key}" + (f":{others}" if others else "")
 
 
 def generated_jit(kind: str, params: str, body: str, calls: dict):
