@@ -51,7 +51,7 @@ def check_segments(n: int, flags: Any, offsets: Any, keys: Any, device: str | No
         return "offsets", check_offsets(offsets, n, device=device)
     if keys is not None:
         return "keys", check_keys(keys, n, device=device)
-    if device is not None and not _host_like(flags, device):
+    if device is not None and not _host_like(flags):
         t = _on_device(flags, "flags", device)
         check_segment_tensor("flags", t, n)
         return "flags", t
@@ -97,7 +97,7 @@ def check_offsets(offsets: Any, n: int, *, device: str | None = None, full: bool
     given or left out.  Returns a native int64 NumPy array, or with ``device`` a
     torch tensor on it; with ``full``, the bounds of every segment: the offsets
     with n appended where they end before it."""
-    if device is not None and not _host_like(offsets, device):
+    if device is not None and not _host_like(offsets):
         ref = inspect_array(offsets, "offsets")
         if len(ref.shape) != 1 or not ref.dtype.startswith(("int", "uint")):
             # The kind first: an array of floats is wrong wherever it lives.
@@ -202,7 +202,7 @@ def check_keys(keys: Any, n: int, *, device: str | None = None) -> Any:
     """``keys`` for ``n`` elements, checked: one per element, of a dtype of
     :data:`KEY_DTYPES`.  A host array in native byte order (bfloat16 as float32,
     the same values), or with ``device`` a torch tensor on it."""
-    if device is not None and not _host_like(keys, device):
+    if device is not None and not _host_like(keys):
         t = _on_device(keys, "keys", device)
         check_segment_tensor("keys", t, n)
         return t
@@ -252,7 +252,7 @@ def _root(value: Any) -> str:
     return type(value).__module__.split(".")[0]
 
 
-def _host_like(value: Any, device: str) -> bool:
+def _host_like(value: Any) -> bool:
     """Whether ``value`` is checked on the host for x on ``device``: lists, tuples and
     NumPy arrays (host memory: copied to any device, as a list is)."""
     return isinstance(value, (list, tuple, np.ndarray))

@@ -15,6 +15,8 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
+from .triton_maps import _mul
+
 __all__ = ["log_affine_flat", "log_affine_pair", "unit_decay", "then_decay", "as_factor"]
 
 
@@ -46,10 +48,8 @@ def then_decay(x, y, LOG: tl.constexpr, COMPLEX: tl.constexpr):
     """The decay of ``x`` then ``y``: their product, or the sum of their logs."""
     if LOG:
         out = (x[0] + y[0],)
-    elif COMPLEX:
-        out = (x[0] * y[0] - x[1] * y[1], x[0] * y[1] + x[1] * y[0])
     else:
-        out = (x[0] * y[0],)
+        out = _mul(x, y, COMPLEX)
     return out
 
 
