@@ -86,8 +86,8 @@
 #               float32 rows, unique and run_length_encode of 2^27 int32; peers CUB's radix sort
 #               (cuda.compute, from the cuda-cccl wheel in .whl/), torch.sort, torch.unique,
 #               torch.unique_consecutive
-#   sort_sweep  the digit pass's tiles side by side (benchmarks/sort.py --tile: the ranking "columns" or
-#               "fused", the look-back window, keys per tile, warps) on int32 2^28 keys against CUB and
+#   sort_sweep  the digit pass's tiles side by side (benchmarks/sort.py --tile: the ranking "packed" or
+#               "columns", the look-back window, keys per tile, warps) on int32 2^28 keys against CUB and
 #               the key_bits=3 argsort; then the registers of each (tools/sort_report.py); about 5 minutes
 #   cub         CUB's scan, scan-by-key, select and partition on the same cases (benchmarks/peers/
 #               cub_peers.cu, built with nvcc for sm_90): the peer of the scan and primitives tables
@@ -370,13 +370,12 @@ profile_sort_sweep() {
   mkdir -p "$OUT/sort_sweep"
   from_wheels "cuda.compute"
   local tile
-  for tile in window=2 window=16 rank=fused rank=fused,window=16 rank=fused,window=16,block=2048 \
-              num_warps=4,window=16; do
+  for tile in window=4 window=8 block=1024 block=4096,window=4 rank=columns,block=1024 num_warps=16; do
     step "sort_sweep/${tile//[=,]/-}" 100 $PY benchmarks/sort.py --device cuda --out "$OUT/sort_sweep" --repeats 5 \
       --cases keys32,experts --tile "$tile"
     grep "prefixscan" "$OUT/sort_sweep/${tile//[=,]/-}.log"
   done
-  for tile in "--rank columns" "--rank fused" "--rank fused --block 2048"; do
+  for tile in "--rank packed" "--rank columns --block 1024" "--block 4096"; do
     $PY tools/sort_report.py --quick --only int32 $tile 2>&1 | tail -4
   done | tee "$OUT/sort_sweep/registers.log"
 }

@@ -321,7 +321,7 @@ GPU_GROUPS = {"keys": gpu_keys, "keys32": gpu_keys32, "experts": gpu_experts, "r
 
 
 def parse_tile(text: str):
-    """``--tile block=1024,num_warps=8,window=16,rank=fused``: a SortTile (the GPU tile's
+    """``--tile block=1024,num_warps=8,window=16,rank=columns``: a SortTile (the GPU tile's
     values where not given)."""
     import dataclasses
 
@@ -346,7 +346,7 @@ def main(argv=None) -> int:
     parser.add_argument("--cases", default="keys,experts,rows,grouping",
                         help=f"GPU case groups, comma-separated, of {', '.join(GPU_GROUPS)} (default: all but keys32)")
     parser.add_argument("--tile", default=None,
-                        help="the GPU sort's tile, e.g. block=1024,num_warps=8,window=16,rank=fused")
+                        help="the GPU sort's tile, e.g. block=1024,num_warps=8,window=4,rank=columns")
     args = parser.parse_args(argv)
     try:
         tile = parse_tile(args.tile) if args.tile else None

@@ -41,7 +41,7 @@ STORAGE = {8: "i8", 16: "i16", 32: "i32", 64: "i64"}
 
 
 def _compile_pass(code, payload: int, pay_in: str, pay_out: str, block: int, warps: int, window: int,
-                 wide: bool = False, write_keys: bool = True, rank: str = "columns"):
+                 wide: bool = False, write_keys: bool = True, rank: str = "packed"):
     """The digit pass for keys of ``code`` and a payload mode (0 none, 1 index, 2 copied)."""
     kernel = kernels.digit_pass_kernel
     pair, flat = combine_functions(BUILTIN_OPS["add"], 1)
@@ -52,7 +52,7 @@ def _compile_pass(code, payload: int, pay_in: str, pay_out: str, block: int, war
            "tiles_per_lane": "i64" if wide else "i32", "shift": "i32", "pass_index": "i32", "passes": "i32",
            "tile_base": "i64", "epoch": "i32"}
     constexprs = dict(MONOID=(pair, flat, True), PROTOCOL=(words, window, False), KEY=_key_constexpr(code),
-                      TILE=(block, False, payload, write_keys, wide, rank == "fused"))
+                      TILE=(block, False, payload, write_keys, wide, RANKINGS.index(rank)))
     sig.update({k: "constexpr" for k in constexprs})
     names = kernel.arg_names
     src = ASTSource(kernel, sig, constexprs={(names.index(k),): v for k, v in constexprs.items()})
@@ -71,7 +71,7 @@ def compile_histogram(code, block: int, items: int, warps: int = 4):
     return triton.compile(src, target=TARGET, options={"num_warps": warps})
 
 
-def cases(block: int, warps: int, window: int, quick: bool, rank: str = "columns"):
+def cases(block: int, warps: int, window: int, quick: bool, rank: str = "packed"):
     """(label, compile()) of each variant."""
     compile_pass = functools.partial(_compile_pass, rank=rank)
     dtypes = ("int8", "float16", "int32", "float32", "float64", "bool") if quick else SORTABLE_DTYPES

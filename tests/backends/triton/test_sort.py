@@ -73,14 +73,15 @@ def test_sort_tile_limits():
         SortTile(block=64, num_warps=2, rank="warp")
 
 
-@pytest.mark.parametrize("rank", ["columns", "fused"])
-def test_every_ranking_under_a_forced_tile(rng, rank):
-    """Both rankings of the digit pass (eight cumulative sums, or one scan of the eight
-    counter words), through the public functions under forced_tile: 32-key tiles,
-    partial last tiles, every digit, signed and float keys, a payload, argsort."""
+@pytest.mark.parametrize("rank, block", [("columns", 32), ("packed", 32), ("packed", 128)])
+def test_every_ranking_under_a_forced_tile(rng, rank, block):
+    """Both rankings of the digit pass (eight block-wide cumulative sums; packed 8-bit
+    counters scanned along chunks of 32 keys: one chunk a tile, or four), through the
+    public functions under forced_tile: partial last tiles, every digit, signed and
+    float keys, a payload, argsort."""
     from prefixscan.primitives.sort.triton import SortTile, forced_tile
 
-    tile = SortTile(block=32, num_warps=1, window=2, hist_block=32, hist_items=2, rank=rank)
+    tile = SortTile(block=block, num_warps=1, window=2, hist_block=32, hist_items=2, rank=rank)
     x = rng.integers(-300, 300, 203).astype(np.int16)
     f = rng.standard_normal(77).astype(np.float32)
     f[::9] = np.nan
