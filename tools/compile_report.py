@@ -92,17 +92,17 @@ def status_reads() -> dict:
     out = {}
     for window in (1, 32):
         c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=True, REVERSE=False, HAS_INIT=True, WORDS=1,
-                 SINGLE_TILE=False, MULTI_LANE=False, CHAINED=window == 1, ROWS=8192, KB=4, WINDOW=window,
+                 SINGLE_TILE=False, MULTI_LANE=False, ALIGNED=False, CHAINED=window == 1, ROWS=8192, KB=4, WINDOW=window,
                  ORDERED=False, DELAYED=False, RAKE=0, EXACT_K=False)
         out[f"2d-window{window}"] = counts(compile_variant(lookback.scan_2d_kernel, "i32", INTS_2D, c, 8), 1)
     c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=True, REVERSE=False, HAS_INIT=True, WORDS=2,
-             SINGLE_TILE=False, MULTI_LANE=False, CHAINED=False, BLOCK=4096, WINDOW=32, ORDERED=False,
+             SINGLE_TILE=False, MULTI_LANE=False, ALIGNED=False, CHAINED=False, BLOCK=4096, WINDOW=32, ORDERED=False,
              DELAYED=False, RAKE=0, ORDER2=False)
     out["1d-int64"] = counts(compile_variant(lookback.scan_1d_kernel, "i64", INTS_1D, c, 4), 2)
     c = dict(c, WORDS=2, ORDERED=False, ORDER2=True, BLOCK=8192)  # order 2: two int32 fields per entry
     out["1d-order2-int32"] = counts(compile_variant(lookback.scan_1d_kernel, "i32", INTS_1D, c, 4), 2)
     c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=False, REVERSE=False, HAS_INIT=True, WORDS=1,
-             SINGLE_TILE=False, MULTI_LANE=True, CHAINED=False, BLOCK=4096, WINDOW=8, K=3, KB=4, RAKE=0)
+             SINGLE_TILE=False, MULTI_LANE=True, ALIGNED=True, CHAINED=False, BLOCK=4096, WINDOW=8, K=3, KB=4, RAKE=0)
     out["columns-K3"] = counts(compile_variant(lookback.scan_cols_kernel, "i32", INTS_COLS, c, 4), 1)
     return out
 
@@ -113,7 +113,7 @@ def ptx_report() -> None:
     for acc, block, warps in (("i32", 16384, 4), ("fp32", 8192, 4), ("i64", 4096, 8), ("fp64", 8192, 4)):
         for inclusive, reverse in ((True, False), (False, False), (True, True)):
             c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=inclusive, REVERSE=reverse,
-                     HAS_INIT=False, WORDS=1 if acc in ("i32", "fp32") else 2, SINGLE_TILE=False, MULTI_LANE=False, CHAINED=False,
+                     HAS_INIT=False, WORDS=1 if acc in ("i32", "fp32") else 2, SINGLE_TILE=False, MULTI_LANE=False, ALIGNED=False, CHAINED=False,
                      ORDERED=False, DELAYED=False, RAKE=0, ORDER2=False,
                      BLOCK=block, WINDOW=32)
             t = time.time()
@@ -124,7 +124,7 @@ def ptx_report() -> None:
     for acc, block, warps in (("i32", 16384, 4), ("i64", 4096, 8)):
         for delayed, order2 in ((False, False), (True, False), (False, True)):
             c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=True, REVERSE=False, HAS_INIT=False,
-                     WORDS=(1 if acc == "i32" else 2) * (1 + order2), SINGLE_TILE=False, MULTI_LANE=False,
+                     WORDS=(1 if acc == "i32" else 2) * (1 + order2), SINGLE_TILE=False, MULTI_LANE=False, ALIGNED=False,
                      CHAINED=False, BLOCK=block, WINDOW=32, ORDERED=not order2, DELAYED=delayed, RAKE=0,
                      ORDER2=order2)
             t = time.time()
@@ -132,7 +132,7 @@ def ptx_report() -> None:
             report(f"1d {acc} b={block} w={warps} ordered delayed={delayed} order2={order2}", k, time.time() - t)
     for kb, rows in ((4, 2048), (8, 1024), (32, 256)):
         c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=True, REVERSE=False, HAS_INIT=False,
-                 WORDS=1, SINGLE_TILE=False, MULTI_LANE=False, CHAINED=False, ROWS=rows, KB=kb, WINDOW=32,
+                 WORDS=1, SINGLE_TILE=False, MULTI_LANE=False, ALIGNED=False, CHAINED=False, ROWS=rows, KB=kb, WINDOW=32,
                  ORDERED=False, DELAYED=False, RAKE=0)
         for exact in (True, False):
             t = time.time()
@@ -141,7 +141,7 @@ def ptx_report() -> None:
     pair, flat = combine_functions(AFFINE, 2)
     for acc in ("fp32", "fp64"):
         c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=False, INCLUSIVE=True, REVERSE=False, HAS_INIT=False,
-                 WORDS=0, SINGLE_TILE=False, MULTI_LANE=True, CHAINED=False, BLOCK=4096, WINDOW=32,
+                 WORDS=0, SINGLE_TILE=False, MULTI_LANE=True, ALIGNED=True, CHAINED=False, BLOCK=4096, WINDOW=32,
                  ORDERED=False, DELAYED=False, RAKE=0, ORDER2=False)
         t = time.time()
         k = compile_variant(lookback.scan_1d_kernel, acc, ints_1d, c, 4, fields=2)
@@ -150,7 +150,7 @@ def ptx_report() -> None:
     pair, flat = combine_functions(BUILTIN_OPS["add"], 1)
     for acc, words in (("fp32", 1), ("fp64", 2), ("fp64", 0)):
         c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=True, REVERSE=False, HAS_INIT=False,
-                 WORDS=words, SINGLE_TILE=False, MULTI_LANE=False, CHAINED=True, BLOCK=8192, WINDOW=1,
+                 WORDS=words, SINGLE_TILE=False, MULTI_LANE=False, ALIGNED=False, CHAINED=True, BLOCK=8192, WINDOW=1,
                  ORDERED=False, DELAYED=False, RAKE=0)
         t = time.time()
         report(f"1d chained {acc}", compile_variant(lookback.scan_1d_kernel, acc, ints_1d, dict(c, ORDER2=False), 4),
@@ -180,7 +180,7 @@ def builtin_ops() -> dict:
         acc = "fp32" if "f" in monoid.dtype_kinds else "i32"
         pair, flat = combine_functions(monoid, 1)
         c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=True, REVERSE=False, HAS_INIT=False, WORDS=1,
-                 SINGLE_TILE=False, MULTI_LANE=False, CHAINED=False, ORDERED=False, DELAYED=False, RAKE=0,
+                 SINGLE_TILE=False, MULTI_LANE=False, ALIGNED=False, CHAINED=False, ORDERED=False, DELAYED=False, RAKE=0,
                  ORDER2=False, BLOCK=4096, WINDOW=32)
         out[name] = compile_outcome(lambda: compile_variant(lookback.scan_1d_kernel, acc, INTS_1D, c, 4))
     return out
@@ -202,7 +202,7 @@ def dtype_matrix() -> dict:
 
     for acc, words in ACCUMULATORS.items():
         base = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=True, REVERSE=False, HAS_INIT=False,
-                    WORDS=words, SINGLE_TILE=False, MULTI_LANE=False, CHAINED=False, ORDERED=False, DELAYED=False,
+                    WORDS=words, SINGLE_TILE=False, MULTI_LANE=False, ALIGNED=False, CHAINED=False, ORDERED=False, DELAYED=False,
                     RAKE=0, ORDER2=False, BLOCK=16384 // (1 + (words == 2)), WINDOW=32)
         for name, change in (("plain", {}), ("order2", dict(ORDER2=True, WORDS=2 * words)),
                              ("ordered", dict(ORDERED=True)), ("ordered-exclusive", dict(ORDERED=True, DELAYED=True)),
@@ -212,7 +212,7 @@ def dtype_matrix() -> dict:
         attempt(f"2d-{acc}", lookback.scan_2d_kernel, acc, INTS_2D, dict(rows, ROWS=2048, KB=4, EXACT_K=False), 4)
         cols = {k: v for k, v in base.items() if k not in ("ORDERED", "DELAYED", "ORDER2")}
         attempt(f"cols-{acc}", lookback.scan_cols_kernel, acc, INTS_COLS,
-                dict(cols, MULTI_LANE=True, INCLUSIVE=False, BLOCK=4096, WINDOW=8, K=3, KB=4), 4)
+                dict(cols, MULTI_LANE=True, ALIGNED=True, INCLUSIVE=False, BLOCK=4096, WINDOW=8, K=3, KB=4), 4)
     return out
 
 

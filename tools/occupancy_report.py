@@ -38,7 +38,7 @@ def cases():
     """(label, kernel, acc, ints, constexprs, warps): the tuned configs of the H200 table."""
     pair, flat = combine_functions(BUILTIN_OPS["add"], 1)
     base = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=True, REVERSE=False, HAS_INIT=False,
-                SINGLE_TILE=False, MULTI_LANE=False, CHAINED=False, RAKE=0)
+                SINGLE_TILE=False, MULTI_LANE=False, ALIGNED=False, CHAINED=False, RAKE=0)
     one = dict(base, ORDERED=False, DELAYED=False, ORDER2=False)
     for acc, block, words in (("i32", 8192, 1), ("fp32", 8192, 1), ("i64", 4096, 2), ("fp64", 4096, 2)):
         yield (f"1d {acc} b={block}", lookback.scan_1d_kernel, acc, INTS_1D,

@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import math
 from dataclasses import dataclass
 
 import triton
@@ -57,6 +56,7 @@ from ...backends.triton.engine.pipeline import carry, tile_id
 from ...backends.triton.engine.state import identity_tensor, single_pass, status_words, window_entries
 from ...backends.triton.planning import planner
 from ...backends.triton.planning.planner import choose_config
+from ...backends.triton.planning.tiles import single_tile_block
 from ...backends.triton.runtime import launch as runtime
 from ...backends.triton.runtime.launch import Launch, current_stream
 from ...backends.triton.scan.job import SeedLayout
@@ -372,8 +372,8 @@ def capped_block(block: int, elements_per_thread: int, num_warps: int, nbytes: i
 def plan_tile(device, accs: tuple, monoid, n: int, interpreter: bool):
     """``(tune, variant, block, num_warps, single)`` of a segmented scan of ``n``
     elements with accumulators ``accs`` (torch dtypes): the forced tile's, else the
-    planner's with its block capped by :func:`capped_block`; a single tile of the next
-    power of two when n fits in one."""
+    planner's with its block capped by :func:`capped_block`; a single tile
+    (:func:`~prefixscan.backends.triton.planning.tiles.single_tile_block`) when n fits in one."""
     nbytes = sum(a.itemsize for a in accs)
     variant = _forced_tile.get() or DEFAULT_TILE
     tune = choose_config(device, nbytes, any(a.is_floating_point for a in accs), n, 1, interpreter, accs=accs,
@@ -384,7 +384,7 @@ def plan_tile(device, accs: tuple, monoid, n: int, interpreter: bool):
         block = capped_block(block, variant.elements_per_thread, num_warps, nbytes)
     single = n <= block
     if single:
-        block = max(16, 1 << math.ceil(math.log2(n)))
+        block = single_tile_block(n, block)
     return tune, variant, block, num_warps, single
 
 

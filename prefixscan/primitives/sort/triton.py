@@ -34,6 +34,7 @@ from ..._environment import interpreter_mode
 from ...backends.triton.device.combine import combine_functions
 from ...backends.triton.engine.state import single_pass, status_words
 from ...backends.triton.runtime import launch as runtime
+from ...backends.triton.planning.tiles import single_tile_block
 from ...backends.triton.runtime.launch import Launch, current_stream
 from ...monoid import BUILTIN_OPS
 from ..compaction.triton import compact_fields
@@ -137,7 +138,7 @@ def _launch_pass(src, dst, pay_src, pay_dst, hist, code: KeyCode, p: int, passes
     import torch
 
     lanes, L = src.shape
-    block = min(tile.block, max(16, 1 << (L - 1).bit_length()))
+    block = single_tile_block(L, tile.block)  # one tile a lane: a power of four
     tiles_per_lane = -(-L // block)
     single = tiles_per_lane == 1
     num_tiles = lanes * tiles_per_lane

@@ -294,3 +294,35 @@ def test_specialized_ints_follow_each_kernel(rng):
         kernels.add(name)
     assert {"select_kernel", "fill_tail_kernel", "count_kernel", "segmented_kernel", "scan_1d_kernel",
             "recurrence_kernel", "delta_encode_kernel"} <= kernels, kernels
+
+
+def _scan_variants(seen) -> set:
+    """The compiled variants (launch keys) of the 1-D scan kernel among ``seen``."""
+    return {runtime.launch_key(launch, torch.Tensor) for launch in seen if launch.kernel is lookback.scan_1d_kernel}
+
+
+def test_a_stream_of_lengths_compiles_few_variants(rng):
+    """Forward scans of one lane compile one variant for every multi-tile length and one
+    per power of four for single tiles, whatever the lengths' divisibility by 16 (the
+    length used to be specialized: twice the variants); reverse scans and several lanes,
+    whose addresses depend on the length, keep its divisibility in the variant.  Every
+    result checked against NumPy."""
+    from prefixscan.backends.triton.planning import planner, tiles
+
+    def run(lengths, rows=1, reverse=False):
+        with runtime.recording() as seen, planner.override(tiles.TileConfig(256, 4, 4)):
+            for n in lengths:
+                x = random_data(rng, "int32", (rows, n))
+                got = ps.cumsum(to_device(x), axis=-1, reverse=reverse, backend="triton").cpu().numpy()
+                want = np.flip(np.cumsum(np.flip(x, -1), -1), -1) if reverse else np.cumsum(x, -1)
+                np.testing.assert_array_equal(got, want)
+        return _scan_variants(seen)
+
+    multi = (257, 300, 320, 1000, 1024, 1999)  # 320 and 1024 are multiples of 16
+    assert len(run(multi)) == 1
+    assert len(run((65, 100, 111, 160, 203, 256))) == 1  # one single tile of 256
+    assert len(run((17, 30, 48, 64))) == 1  # of 64
+    assert len(run((300, 320), reverse=True)) == 2
+    assert len(run((300, 320), rows=3)) == 2
+    assert [tiles.single_tile_block(n, 2048) for n in (1, 16, 17, 64, 65, 1024, 1025, 5000)] == \
+        [16, 16, 64, 64, 256, 1024, 2048, 2048]

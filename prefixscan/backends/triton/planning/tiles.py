@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["TileConfig", "INTERPRETER_TILE", "SIZE_BUCKETS", "size_bucket", "default_config", "register_cap",
-           "raking_rows", "REGISTERS_PER_SM", "MAX_REGISTERS_PER_THREAD"]
+__all__ = ["TileConfig", "INTERPRETER_TILE", "SIZE_BUCKETS", "size_bucket", "default_config", "single_tile_block",
+           "register_cap", "raking_rows", "REGISTERS_PER_SM", "MAX_REGISTERS_PER_THREAD"]
 
 
 @dataclass(frozen=True)
@@ -116,6 +116,19 @@ def default_config(itemsize: int, floating: bool, K: int = 1, n: int | None = No
     layout = "1d" if K == 1 else "2d"
     per_bucket = _DEFAULTS.get((itemsize, floating, layout)) or _DEFAULTS[(8, floating, layout)]
     return per_bucket[size_bucket(n) if n is not None else SIZE_BUCKETS[-1][0]]
+
+
+def single_tile_block(length: int, block: int) -> int:
+    """The tile of a lane of ``length`` <= ``block`` elements scanned by one program:
+    the least power of four (at least 16) that holds it, at most ``block``.  Each tile
+    is a compiled variant, and a tile up to four times the lane costs a one-program
+    launch nothing measurable; powers of two compiled a variant per octave, so that a
+    stream of lengths between 10^3 and 2 * 10^5 compiled two single-tile variants where
+    lengths from 16 to 2^16 compiled thirteen."""
+    tile = 16
+    while tile < length:
+        tile *= 4
+    return min(tile, block)
 
 
 #: Registers per SM on the GPUs tuned for (sm_70 to sm_90) and the cap ptxas accepts per thread.

@@ -48,7 +48,7 @@ from ..planning.planner import choose_config
 from ..planning.policy import current_policy
 from ..runtime.replay import Launched, StatusRenewal
 from ..runtime.launch import Launch
-from ..planning.tiles import raking_rows, register_cap
+from ..planning.tiles import raking_rows, register_cap, single_tile_block
 
 @triton.jit
 def _order_1d(values, scan_in, k, seed, vid, tile, lane, tiles_per_lane, order_stride, ident, status, epoch,
@@ -200,7 +200,7 @@ def _tile_1d(io, status, M, vid, tiles_per_lane, epoch, order_stride, order, MON
     _store_at(y_ptrs, base, local, values, inside)
 
 
-@triton.jit(do_not_specialize=["tiles_per_lane", "tile_base", "epoch", "order_stride", "order"])
+@triton.jit(do_not_specialize=["M", "tiles_per_lane", "tile_base", "epoch", "order_stride", "order"])
 def scan_1d_kernel(io, status, counter_ptr, M, tiles_per_lane, tile_base, epoch, order_stride, order,
                    MONOID: tl.constexpr, PROTOCOL: tl.constexpr, SCAN: tl.constexpr, TILE: tl.constexpr):
     """Scan lanes of length M stored back to back (the (B, M, 1) layout), ``order`` times
@@ -211,7 +211,15 @@ def scan_1d_kernel(io, status, counter_ptr, M, tiles_per_lane, tile_base, epoch,
     ``order`` elements, ``order`` is a runtime value, so one compiled kernel serves every
     order > 1 (``ORDERED``; order 1 compiles without the loop, whose loop-carried tile
     would otherwise cost layout conversions); ``TILE`` (BLOCK, RAKE, SINGLE_TILE,
-    MULTI_LANE)."""
+    MULTI_LANE, ALIGNED).  ``M`` is not specialized, so that a forward scan of one lane
+    compiles once for every length (a stream of lengths, each seen once, compiled twice
+    as many variants); a lane's length reaches an address only through a lane's offset
+    or a reverse scan's start, and there, with ``ALIGNED``, the argument is M / 16 and
+    the kernel multiplies it back, which tells the compiler that M is a multiple of 16
+    (``tl.multiple_of`` does not on a scalar argument): the sm_90 PTX of those variants
+    is the one Triton's own specialization gave."""
+    if TILE[4]:
+        M = M * 16
     vid, full = tile_id(counter_ptr, tile_base, tiles_per_lane, M, TILE[0], TILE[2])
     if full:
         _tile_1d(io, status, M, vid, tiles_per_lane, epoch, order_stride, order, MONOID, PROTOCOL, SCAN, TILE, True)
@@ -365,7 +373,7 @@ def launch_lookback(job: ScanJob, *, chained: bool = False, order: int = 1, dela
         block = tune.block
         single = length <= block
         if single:
-            block = max(16, 1 << math.ceil(math.log2(length)))
+            block = single_tile_block(length, block)
         tiles = 1 if single else -(-length // block)
         grid_size = entries = B * tiles
         rake = raking_rows(tune, block)
@@ -401,10 +409,12 @@ def launch_lookback(job: ScanJob, *, chained: bool = False, order: int = 1, dela
             specialized = (length,)
         elif K == 1:
             kernel = scan_1d_kernel
-            args = (io, status.buffers, status.counter, M, tiles, status.tile_base, status.epoch, grid_size, order)
+            aligned = M % 16 == 0 and (B > 1 or bool(scan[1]))
+            args = (io, status.buffers, status.counter, M // 16 if aligned else M, tiles, status.tile_base,
+                    status.epoch, grid_size, order)
             scan = scan + (ordered, delayed, order2)
-            tile = (block, rake, single, B > 1)
-            specialized = (M,)
+            tile = (block, rake, single, B > 1, aligned)
+            specialized = ()
         else:
             kernel = scan_2d_kernel
             args = (io, status.buffers, status.counter, M, K, col_blocks, tiles, status.tile_base, status.epoch,
@@ -436,7 +446,7 @@ CONSTEXPR_NAMES = {
     "MONOID": ("PAIR", "FLAT", "COMMUTATIVE"),
     "PROTOCOL": ("WORDS", "WINDOW", "CHAINED"),
     "scan_1d_kernel": dict(SCAN=("INCLUSIVE", "REVERSE", "HAS_INIT", "ORDERED", "DELAYED", "ORDER2"),
-                           TILE=("BLOCK", "RAKE", "SINGLE_TILE", "MULTI_LANE")),
+                           TILE=("BLOCK", "RAKE", "SINGLE_TILE", "MULTI_LANE", "ALIGNED")),
     "scan_2d_kernel": dict(SCAN=("INCLUSIVE", "REVERSE", "HAS_INIT", "ORDERED", "DELAYED"),
                            TILE=("ROWS", "RAKE", "SINGLE_TILE", "MULTI_LANE", "KB", "EXACT_K")),
     "scan_cols_kernel": dict(SCAN=("INCLUSIVE", "REVERSE", "HAS_INIT"),
