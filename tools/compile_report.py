@@ -48,7 +48,9 @@ def compile_variant(kernel, acc: str, ints: dict, constexprs: dict, num_warps: i
     attrs = {(io, group, i): [["tt.divisibility", 16]] for group in range(4) for i in range(fields)}
     attrs.update({(status, 0): [["tt.divisibility", 16]], (status, 1): [["tt.divisibility", 16]]})
     length = "M" if "M" in names else "L"  # scan_cols_kernel: lanes of L = M * K elements
-    attrs.update({(names.index(k),): [["tt.divisibility", 16]] for k in ("counter_ptr", length)})
+    # scan_1d_kernel's M is not specialized (its ALIGNED constexpr says what 16 divides)
+    specialized = ("counter_ptr",) if kernel is lookback.scan_1d_kernel else ("counter_ptr", length)
+    attrs.update({(names.index(k),): [["tt.divisibility", 16]] for k in specialized})
     src = ASTSource(kernel, sig, constexprs={(names.index(k),): v for k, v in constexprs.items()}, attrs=attrs)
     options = {"num_warps": num_warps} if maxnreg is None else {"num_warps": num_warps, "maxnreg": maxnreg}
     return triton.compile(src, target=TARGET, options=options)
@@ -92,7 +94,8 @@ def status_reads() -> dict:
     out = {}
     for window in (1, 32):
         c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=True, REVERSE=False, HAS_INIT=True, WORDS=1,
-                 SINGLE_TILE=False, MULTI_LANE=False, ALIGNED=False, CHAINED=window == 1, ROWS=8192, KB=4, WINDOW=window,
+                 SINGLE_TILE=False, MULTI_LANE=False,
+                 ALIGNED=False, CHAINED=window == 1, ROWS=8192, KB=4, WINDOW=window,
                  ORDERED=False, DELAYED=False, RAKE=0, EXACT_K=False)
         out[f"2d-window{window}"] = counts(compile_variant(lookback.scan_2d_kernel, "i32", INTS_2D, c, 8), 1)
     c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=True, REVERSE=False, HAS_INIT=True, WORDS=2,
@@ -102,7 +105,7 @@ def status_reads() -> dict:
     c = dict(c, WORDS=2, ORDERED=False, ORDER2=True, BLOCK=8192)  # order 2: two int32 fields per entry
     out["1d-order2-int32"] = counts(compile_variant(lookback.scan_1d_kernel, "i32", INTS_1D, c, 4), 2)
     c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=False, REVERSE=False, HAS_INIT=True, WORDS=1,
-             SINGLE_TILE=False, MULTI_LANE=True, ALIGNED=True, CHAINED=False, BLOCK=4096, WINDOW=8, K=3, KB=4, RAKE=0)
+             SINGLE_TILE=False, MULTI_LANE=True, CHAINED=False, BLOCK=4096, WINDOW=8, K=3, KB=4, RAKE=0)
     out["columns-K3"] = counts(compile_variant(lookback.scan_cols_kernel, "i32", INTS_COLS, c, 4), 1)
     return out
 
@@ -113,7 +116,8 @@ def ptx_report() -> None:
     for acc, block, warps in (("i32", 16384, 4), ("fp32", 8192, 4), ("i64", 4096, 8), ("fp64", 8192, 4)):
         for inclusive, reverse in ((True, False), (False, False), (True, True)):
             c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=inclusive, REVERSE=reverse,
-                     HAS_INIT=False, WORDS=1 if acc in ("i32", "fp32") else 2, SINGLE_TILE=False, MULTI_LANE=False, ALIGNED=False, CHAINED=False,
+                     HAS_INIT=False, WORDS=1 if acc in ("i32", "fp32") else 2, SINGLE_TILE=False, MULTI_LANE=False,
+                     ALIGNED=False, CHAINED=False,
                      ORDERED=False, DELAYED=False, RAKE=0, ORDER2=False,
                      BLOCK=block, WINDOW=32)
             t = time.time()
@@ -124,7 +128,8 @@ def ptx_report() -> None:
     for acc, block, warps in (("i32", 16384, 4), ("i64", 4096, 8)):
         for delayed, order2 in ((False, False), (True, False), (False, True)):
             c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=True, REVERSE=False, HAS_INIT=False,
-                     WORDS=(1 if acc == "i32" else 2) * (1 + order2), SINGLE_TILE=False, MULTI_LANE=False, ALIGNED=False,
+                     WORDS=(1 if acc == "i32" else 2) * (1 + order2), SINGLE_TILE=False, MULTI_LANE=False,
+                     ALIGNED=False,
                      CHAINED=False, BLOCK=block, WINDOW=32, ORDERED=not order2, DELAYED=delayed, RAKE=0,
                      ORDER2=order2)
             t = time.time()
@@ -132,7 +137,8 @@ def ptx_report() -> None:
             report(f"1d {acc} b={block} w={warps} ordered delayed={delayed} order2={order2}", k, time.time() - t)
     for kb, rows in ((4, 2048), (8, 1024), (32, 256)):
         c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=True, REVERSE=False, HAS_INIT=False,
-                 WORDS=1, SINGLE_TILE=False, MULTI_LANE=False, ALIGNED=False, CHAINED=False, ROWS=rows, KB=kb, WINDOW=32,
+                 WORDS=1, SINGLE_TILE=False, MULTI_LANE=False,
+                 ALIGNED=False, CHAINED=False, ROWS=rows, KB=kb, WINDOW=32,
                  ORDERED=False, DELAYED=False, RAKE=0)
         for exact in (True, False):
             t = time.time()
@@ -180,7 +186,8 @@ def builtin_ops() -> dict:
         acc = "fp32" if "f" in monoid.dtype_kinds else "i32"
         pair, flat = combine_functions(monoid, 1)
         c = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=True, REVERSE=False, HAS_INIT=False, WORDS=1,
-                 SINGLE_TILE=False, MULTI_LANE=False, ALIGNED=False, CHAINED=False, ORDERED=False, DELAYED=False, RAKE=0,
+                 SINGLE_TILE=False, MULTI_LANE=False,
+                 ALIGNED=False, CHAINED=False, ORDERED=False, DELAYED=False, RAKE=0,
                  ORDER2=False, BLOCK=4096, WINDOW=32)
         out[name] = compile_outcome(lambda: compile_variant(lookback.scan_1d_kernel, acc, INTS_1D, c, 4))
     return out
@@ -202,8 +209,8 @@ def dtype_matrix() -> dict:
 
     for acc, words in ACCUMULATORS.items():
         base = dict(PAIR=pair, FLAT=flat, COMMUTATIVE=True, INCLUSIVE=True, REVERSE=False, HAS_INIT=False,
-                    WORDS=words, SINGLE_TILE=False, MULTI_LANE=False, ALIGNED=False, CHAINED=False, ORDERED=False, DELAYED=False,
-                    RAKE=0, ORDER2=False, BLOCK=16384 // (1 + (words == 2)), WINDOW=32)
+                    WORDS=words, SINGLE_TILE=False, MULTI_LANE=False, ALIGNED=False, CHAINED=False, ORDERED=False,
+                    DELAYED=False, RAKE=0, ORDER2=False, BLOCK=16384 // (1 + (words == 2)), WINDOW=32)
         for name, change in (("plain", {}), ("order2", dict(ORDER2=True, WORDS=2 * words)),
                              ("ordered", dict(ORDERED=True)), ("ordered-exclusive", dict(ORDERED=True, DELAYED=True)),
                              ("chained-reverse", dict(CHAINED=True, WINDOW=1, REVERSE=True))):
@@ -212,7 +219,7 @@ def dtype_matrix() -> dict:
         attempt(f"2d-{acc}", lookback.scan_2d_kernel, acc, INTS_2D, dict(rows, ROWS=2048, KB=4, EXACT_K=False), 4)
         cols = {k: v for k, v in base.items() if k not in ("ORDERED", "DELAYED", "ORDER2")}
         attempt(f"cols-{acc}", lookback.scan_cols_kernel, acc, INTS_COLS,
-                dict(cols, MULTI_LANE=True, ALIGNED=True, INCLUSIVE=False, BLOCK=4096, WINDOW=8, K=3, KB=4), 4)
+                dict(cols, MULTI_LANE=True, INCLUSIVE=False, BLOCK=4096, WINDOW=8, K=3, KB=4), 4)
     return out
 
 

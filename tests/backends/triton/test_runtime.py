@@ -296,6 +296,21 @@ def test_specialized_ints_follow_each_kernel(rng):
             "recurrence_kernel", "delta_encode_kernel"} <= kernels, kernels
 
 
+
+@pytest.mark.gpu
+@pytest.mark.slow
+@pytest.mark.skipif(not CUDA, reason="needs a CUDA device")
+def test_a_reverse_scan_of_2_to_the_31_elements():
+    """A reverse scan of a lane whose length 16 divides takes the aligned variant (the
+    length passed as M / 16) below 2^31 elements and not at 2^31, where M / 16 would go
+    as a 32-bit argument and M * 16 wrap in the kernel."""
+    small = torch.ones(4096, dtype=torch.int8, device="cuda")
+    assert torch.equal(ps.scan(small, reverse=True)[-32:].cpu(), torch.arange(32, 0, -1, dtype=torch.int8))
+    n = 1 << 31
+    x = torch.ones(n, dtype=torch.int8, device="cuda")
+    got = ps.scan(x, reverse=True)
+    assert [int(got[i]) for i in (n - 1, n - 16, n - 300, 0)] == [1, 16, 300 - 256, 0]  # wraps like int8
+
 def _scan_variants(seen) -> set:
     """The compiled variants (launch keys) of the 1-D scan kernel among ``seen``."""
     return {runtime.launch_key(launch, torch.Tensor) for launch in seen if launch.kernel is lookback.scan_1d_kernel}

@@ -114,8 +114,9 @@ def _order2_1d(x, seed, vid, tile, lane, tiles_per_lane, ident, status, epoch, M
 
 
 # Counters that change every call are never specialized: no recompiles, and no
-# value turned into a constant when it happens to equal 1.  M keeps Triton's
-# divisibility-by-16 specialization (at most two variants) for vector loads.
+# value turned into a constant when it happens to equal 1.  Neither is M: the 1-D
+# kernel learns that 16 divides it from ALIGNED (scan_1d_kernel) where it reaches an
+# address.
 @triton.jit
 def _tile_1d(io, status, M, vid, tiles_per_lane, epoch, order_stride, order, MONOID: tl.constexpr,
              PROTOCOL: tl.constexpr, SCAN: tl.constexpr, TILE: tl.constexpr, FULL: tl.constexpr):
@@ -409,7 +410,9 @@ def launch_lookback(job: ScanJob, *, chained: bool = False, order: int = 1, dela
             specialized = (length,)
         elif K == 1:
             kernel = scan_1d_kernel
-            aligned = M % 16 == 0 and (B > 1 or bool(scan[1]))
+            # M / 16 goes as a 32-bit argument below 2^35 whatever M: M * 16 would wrap
+            # in the kernel for M >= 2^31, so such lanes go unaligned, as M itself.
+            aligned = M % 16 == 0 and M < (1 << 31) and (B > 1 or bool(scan[1]))
             args = (io, status.buffers, status.counter, M // 16 if aligned else M, tiles, status.tile_base,
                     status.epoch, grid_size, order)
             scan = scan + (ordered, delayed, order2)
