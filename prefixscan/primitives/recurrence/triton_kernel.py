@@ -56,7 +56,7 @@ import triton
 import triton.language as tl
 
 from ..._environment import interpreter_mode
-from ...backends.triton.device.tiles import _fn, _select
+from ...backends.triton.device.tiles import _fn, _select, _where
 from ...backends.triton.engine.pipeline import carry_columns, tile_id
 from ...backends.triton.engine.state import single_pass, status_words
 from ...backends.triton.runtime import launch as runtime
@@ -64,7 +64,7 @@ from ...backends.triton.runtime.launch import Launch
 from ...caches import register_cache
 from .triton_decays import as_factor, log_affine_flat, log_affine_pair, then_decay, unit_decay
 from .triton_maps import (_affine_flat, _affine_pair, _complex_affine_flat, _complex_affine_pair, _conj, _expand,
-                          _load, _log_split, _mul, _mul_add, _scan_position, _store, _tile, _where_tile, _zeros)
+                          _load, _log_split, _mul, _mul_add, _scan_position, _store, _tile, _zeros)
 
 __all__ = ["RecurrencePlan", "plan_for", "linear_recurrence", "linear_recurrence_backward",
            "linear_recurrence_total", "supports"]
@@ -247,7 +247,7 @@ def recurrence_kernel(io, status, counter_ptr, sizes, strides_a, strides_v, P, Q
                 h_prev = _load(h_ptr, offs_h, mask_h, 0, ACC, COMPLEX)
                 if HAS_SEED:  # h before the lane's first step is the forward's init
                     _, at_edge = _tile(lane_out, lane_mask, th, time_mask & ~inside, Q, TIME_AXIS)
-                    h_prev = _where_tile(at_edge, _expand(seed, TIME_AXIS), h_prev)
+                    h_prev = _where(at_edge, _expand(seed, TIME_AXIS), h_prev)
                 grad_a = _mul(result, _conj(h_prev, COMPLEX), COMPLEX)
                 if LOG:  # d/d la of exp(la) h[t-1]: the decay at t itself, not the one behind
                     offs_la, mask_la = _tile(lane_a, lane_mask, t, time_mask, sa_t, TIME_AXIS)

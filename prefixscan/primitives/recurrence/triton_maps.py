@@ -8,6 +8,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
+
 @triton.jit
 def _affine_flat(a1, b1, a2, b2):
     return a1 * a2, a2 * b1 + b2
@@ -100,14 +101,6 @@ def _expand(values, TIME_AXIS: tl.constexpr):
 
 
 @triton.jit
-def _where_tile(mask, a, b):
-    out = ()
-    for i in tl.static_range(len(a)):
-        out = out + (tl.where(mask, a[i], b[i]),)
-    return out
-
-
-@triton.jit
 def _tile(lane, lane_mask, t, time_mask, stride, TIME_AXIS: tl.constexpr):
     """Element offsets and mask of a tile: lanes ``lane`` (offsets, [BL]) by times ``t`` ([BT])."""
     if TIME_AXIS == 0:
@@ -126,8 +119,6 @@ def _scan_position(s, position, TIME_AXIS: tl.constexpr):
     else:
         keep = (s == position)[None, :]
     return keep
-
-
 
 
 @triton.jit

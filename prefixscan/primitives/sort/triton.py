@@ -80,8 +80,8 @@ class SortTile:
 #: The interpreter's tile: small, so that tests cross many tiles and look-back windows.
 INTERPRETER_TILE = SortTile(block=32, num_warps=1, window=4, hist_block=32, hist_items=2)
 #: The GPU's tile, measured on an H200 (docs/design/sort.md): 2048 keys on 8 warps ranked
-#: by packed counters (105 registers, 2 tiles an SM), a look-back window of 16; a
-#: 2^28 int32 sort took 44 ms where the columns ranking's 1024-key tile took 74-79.
+#: by packed counters, a look-back window of 16 (80 registers for int32 keys, 3 tiles an
+#: SM); a 2^28 int32 sort took 43 ms where the columns ranking's 1024-key tile took 74-79.
 GPU_TILE = SortTile(block=2048, num_warps=8, window=16, rank="packed")
 
 
@@ -138,7 +138,7 @@ def _launch_pass(src, dst, pay_src, pay_dst, hist, code: KeyCode, p: int, passes
     import torch
 
     lanes, L = src.shape
-    block = single_tile_block(L, tile.block)  # one tile a lane: a power of four
+    block = single_tile_block(L, tile.block)  # the tile's block, or a power of four for a one-tile lane
     tiles_per_lane = -(-L // block)
     single = tiles_per_lane == 1
     num_tiles = lanes * tiles_per_lane

@@ -115,25 +115,17 @@ def histogram_kernel(keys_ptr, hist_ptr, L, spans, KEY: tl.constexpr, PASSES: tl
 
 
 @triton.jit
-def _digit_bits(d, inside):
-    """``(field, pair, bit)`` of digits ``d``: two 16-bit counters share a uint32 word,
-    digit d counts in word ``pair = d >> 1`` at bit ``field`` (0 or 16); ``bit`` is the
-    one to add there (0 for keys outside the lane, ``inside`` False)."""
-    field = ((d & 1) * 16).to(tl.uint32)
-    bit = tl.full((), 1, tl.uint32) << field
-    if inside is not None:
-        bit = tl.where(inside, bit, 0)
-    return field, d >> 1, bit
-
-
-@triton.jit
 def _ranks(d, inside, BLOCK: tl.constexpr):
     """``(rank, counts)``: each key's rank among the tile's keys of its digit ``d``
     (before it), and the tile's count of every digit ([16] int32); keys outside the
     lane (``inside`` False) count for nothing.  Two 16-bit counters per uint32, one
     cumulative sum over the tile per pair of digits (a [BLOCK, 8] sum along the
     tile compiled to 255 registers at 2048 keys on 8 warps, eight 1-D sums to 80)."""
-    field, pair, bit = _digit_bits(d, inside)
+    field = ((d & 1) * 16).to(tl.uint32)
+    pair = d >> 1
+    bit = tl.full((), 1, tl.uint32) << field
+    if inside is not None:
+        bit = tl.where(inside, bit, 0)
     mine = tl.zeros_like(bit)
     digits = tl.arange(0, 16)
     counts = tl.zeros([16], dtype=tl.int32)
