@@ -146,11 +146,17 @@ def linear_recurrence_tensors(a: torch.Tensor, b: torch.Tensor, *, init: Any = N
         if return_final:
             return tuple(r.view(unsigned) for r in result)
         return result.view(unsigned)
-    axis = check_axis(ArrayRef(a, "torch", str(a.device), shape, _name(a.dtype)), axis, "a")  # an int, in range
+    ndim = len(shape)
+    if type(axis) is int and -ndim <= axis < ndim:  # the common case, without building the array's record
+        axis %= ndim
+    else:
+        axis = check_axis(ArrayRef(a, "torch", str(a.device), shape, _name(a.dtype)), axis, "a")  # an int, in range
     n = shape[axis]
     params = RecurrenceParams(axis, reverse, backend, log_space=log_space)
     recur = call_recurrence if wants_torch_ops(a, init, b) else recurrence_values
-    a_full, b_full = a.expand(shape), b.expand(shape)
+    # a view per expand costs microseconds a call: only where a and b broadcast
+    a_full = a if a.shape == shape else a.expand(shape)
+    b_full = b if b.shape == shape else b.expand(shape)
     lanes = shape[:axis] + shape[axis + 1:]
     if offsets is None:
         seed = None if init is None else _seed(init, lanes, a.dtype, a.device)

