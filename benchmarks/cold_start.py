@@ -1,0 +1,151 @@
+"""Cold start and a stream of new lengths, each measured in a fresh Python process.
+
+    python benchmarks/cold_start.py --device cuda --out DIR [--lengths 300] [--n 1048576]
+
+Every row runs in its own subprocess (``python benchmarks/cold_start.py --child ...``)
+whose ``PREFIXSCAN_CACHE_DIR`` is an empty directory (the shipped table decides), so
+nothing the parent process compiled or loaded is reused.  Triton's kernel cache
+(``TRITON_CACHE_DIR``) is an empty directory for the *cold* rows (a machine that never
+ran prefixscan) and the directory the cold rows filled for the *warm* rows (a new
+process on a machine that has run it before).
+
+Rows:
+
+* ``first``: wall seconds from before ``import prefixscan`` to the return of the first
+  ``prefixscan.cumsum`` of ``--n`` int32 elements on the device, the result read back;
+  split into the import, the device's first allocation (CUDA's context), and the call.
+  The peer's row, ``torch.cumsum``, runs in its own process the same way.
+* ``stream``: ``--lengths`` distinct lengths drawn log-uniformly from 10^3..2*10^5
+  (seeded), int32 on the device, each scanned once (``prefixscan.cumsum``), then one
+  synchronization; total wall seconds and the mean per call, against ``torch.cumsum``
+  over the same lengths in its own fresh process.  The arrays are made before the clock
+  starts, and each result is checked against ``torch.cumsum`` after it stops.
+
+Writes ``DIR/cold-start-<device>.json`` and ``.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def _lengths(count: int, seed: int = 7) -> list[int]:
+    import random
+
+    rng = random.Random(seed)
+    seen: set[int] = set()
+    while len(seen) < count:
+        seen.add(int(round(10 ** rng.uniform(3.0, 5.30103))))
+    out = sorted(seen)
+    rng.shuffle(out)
+    return out
+
+
+def _child(args) -> dict:
+    """One measurement in this (fresh) process; prints its JSON row."""
+    t0 = time.perf_counter()
+    import torch
+
+    if args.peer == "prefixscan":
+        import prefixscan as ps
+
+        scan = ps.cumsum
+    else:
+        scan = torch.cumsum
+    t_import = time.perf_counter()
+    device = torch.device(args.device)
+    row: dict = {"row": args.row, "peer": args.peer}
+    if args.row == "first":
+        x = torch.arange(args.n, dtype=torch.int32, device=device) % 7 - 3
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        t_alloc = time.perf_counter()
+        y = scan(x, 0) if args.peer == "torch" else scan(x)
+        last = int(y[-1].item())
+        t_call = time.perf_counter()
+        expect = int(torch.cumsum(x.to(torch.int64), 0)[-1].item())
+        row.update(import_s=t_import - t0, alloc_s=t_alloc - t_import, call_s=t_call - t_alloc,
+                   total_s=t_call - t0, correct=last == expect)
+    else:
+        gen = torch.Generator().manual_seed(3)
+        lengths = _lengths(args.lengths)
+        xs = [torch.randint(-9, 10, (m,), generator=gen, dtype=torch.int32).to(device) for m in lengths]
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        t1 = time.perf_counter()
+        ys = [scan(x, 0) if args.peer == "torch" else scan(x) for x in xs]
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        t2 = time.perf_counter()
+        ok = all(torch.equal(y.to(torch.int64), torch.cumsum(x.to(torch.int64), 0)) for x, y in zip(xs, ys))
+        row.update(calls=len(xs), total_s=t2 - t1, per_call_us=(t2 - t1) / len(xs) * 1e6, correct=ok,
+                   import_s=t_import - t0)
+    return row
+
+
+def _run_child(row: str, peer: str, triton_cache: str, args) -> dict:
+    env = dict(os.environ)
+    with tempfile.TemporaryDirectory(prefix="prefixscan-cold-") as cache:
+        env["PREFIXSCAN_CACHE_DIR"] = cache
+        env["TRITON_CACHE_DIR"] = triton_cache
+        cmd = [sys.executable, __file__, "--child", "--row", row, "--peer", peer, "--device", args.device,
+               "--n", str(args.n), "--lengths", str(args.lengths)]
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        return {"row": row, "peer": peer, "error": proc.stderr[-2000:]}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="cuda")
+    parser.add_argument("--n", type=int, default=1 << 20)
+    parser.add_argument("--lengths", type=int, default=300)
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--row", choices=("first", "stream"), help=argparse.SUPPRESS)
+    parser.add_argument("--peer", choices=("prefixscan", "torch"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        print(json.dumps(_child(args)))
+        return 0
+    rows = []
+    for row in ("first", "stream"):
+        # the cold prefixscan row fills this empty Triton cache, the warm row reuses it
+        with tempfile.TemporaryDirectory(prefix="triton-cold-") as triton_cache:
+            for state, peer in (("cold", "prefixscan"), ("warm", "prefixscan"), ("cold", "torch")):
+                result = _run_child(row, peer, triton_cache, args)
+                result["triton_cache"] = state
+                rows.append(result)
+                print(json.dumps(result), flush=True)
+    lines = ["| row | peer | Triton cache | import s | first allocation s | call s | total s | per call us | correct |",
+             "|---|---|---|---:|---:|---:|---:|---:|---|"]
+    for r in rows:
+        if "error" in r:
+            lines.append(f"| {r['row']} | {r['peer']} | {r['triton_cache']} | failed | | | | | |")
+            continue
+        fmt = lambda key: f"{r[key]:.3f}" if key in r else ""  # noqa: E731
+        per = f"{r['per_call_us']:.1f}" if "per_call_us" in r else ""
+        lines.append(f"| {r['row']} | {r['peer']} | {r['triton_cache']} | {fmt('import_s')} | {fmt('alloc_s')} | "
+                     f"{fmt('call_s')} | {fmt('total_s')} | {per} | {r.get('correct')} |")
+    table = "\n".join(lines)
+    print(table)
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        import torch
+
+        meta = {"torch": torch.__version__, "command": " ".join(sys.argv), "n": args.n, "lengths": args.lengths}
+        (args.out / f"cold-start-{args.device}.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+        (args.out / f"cold-start-{args.device}.md").write_text(table + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
