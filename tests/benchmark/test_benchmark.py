@@ -4,6 +4,7 @@ verification of every peer, argument parsing, ``--fresh``.
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
@@ -250,3 +251,18 @@ def test_lfilter_row_is_skipped_without_scipy(monkeypatch):
     assert rows["linear_recurrence"]["error"] == "SciPy is not installed"
     assert rows["compact"]["status"] == "ok"
     assert expected_seconds("linear_recurrence", 23) < 0.01 * expected_seconds("compact", 23)
+
+
+def test_cold_start_child_rows_are_checked():
+    """The cold-start benchmark's rows, run in this process on the CPU: the stream's
+    lengths are distinct and in range, and every row says whether its results matched."""
+    from tests.repo_scripts import load_script
+
+    cold = load_script("benchmarks/cold_start.py", "cold_start_script")
+    lengths = cold._lengths(40)
+    assert len(set(lengths)) == 40 and all(1000 <= m <= 200_000 for m in lengths)
+    args = argparse.Namespace(row="stream", peer="prefixscan", device="cpu", n=1000, lengths=5)
+    row = cold._child(args)
+    assert row["correct"] is True and row["calls"] == 5 and row["total_s"] > 0
+    row = cold._child(argparse.Namespace(row="first", peer="torch", device="cpu", n=1000, lengths=5))
+    assert row["correct"] is True and row["call_s"] >= 0
