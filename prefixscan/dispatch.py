@@ -20,7 +20,6 @@ and is refused before any work, never served by a stub.
 from __future__ import annotations
 
 import importlib
-import sys
 from types import ModuleType
 from typing import cast
 
@@ -48,8 +47,7 @@ def get_backend(name: str) -> Backend:
     """The backend called ``name`` ("triton" or "cpu"), whether or not it can run here."""
     if name not in _MODULES:
         raise ValueError(f"backend: unknown backend {name!r}; choose from {', '.join(BACKEND_NAMES)} or None")
-    module = _MODULES[name]
-    return cast(Backend, sys.modules.get(module) or importlib.import_module(module))
+    return cast(Backend, importlib.import_module(_MODULES[name]))
 
 
 def select_backend(name: str | None, device: str) -> Backend:
@@ -101,7 +99,7 @@ def implementation(primitive: str, table: dict[str, str], backend: Backend) -> M
         others = ", ".join(repr(b) for b in table) or "none"
         raise PrimitiveUnavailableError(f"{primitive}: the {backend.NAME} backend has no implementation of "
                                         f"{primitive} (backends that have one: {others})")
-    return sys.modules.get(name) or importlib.import_module(name)  # the lookup first: on every call
+    return importlib.import_module(name)
 
 
 def available_backends() -> list[dict]:
