@@ -26,7 +26,9 @@ backward, float32 and bfloat16, with the largest difference between the two resu
 next to it ours on ``a = exp(g)`` computed beforehand (the linear-space kernel: the cost of
 ``exp`` in registers) and ours on ``exp(g)`` computed in the call (what a caller without
 ``log_space`` pays); packed sequences (``offsets``) against ``fused_recurrent_hgrn`` with
-``cu_seqlens``.  Roofs as above (3 arrays forward, 8 forward + backward).
+``cu_seqlens``.  Roofs as above (3 arrays forward, 8 forward + backward).  The forward
+rows also time ours and ``chunk_hgrn`` with 200 calls queued back to back (device time
+when the GPU is the bottleneck, the host's when the host is: "back to back" columns).
 
 CPU: 10^7 steps (one lane, and 64 lanes either way round) against ``scipy.signal.lfilter``
 with one decay (the only recurrence lfilter has), float64 and float32.
@@ -468,6 +470,9 @@ def bench_log_space(repeats: int) -> list[dict]:
                         rec[f"vs_{key}"] = rec[f"{key}_ms"] / ours
                     else:
                         rec[f"{key}_error"] = error
+                if "fla_chunk_error" not in rec:
+                    _back_to_back(rec, lambda: ps.linear_recurrence(g, x, axis=axis, log_space=True),
+                                  lambda: chunk(xb, gb))
                 del gb, xb, theirs, mine
             else:
                 rec["fla_error"] = note
@@ -533,15 +538,29 @@ def _log_space_packed(repeats: int, recurrent) -> dict:
     return rec
 
 
+def _back_to_back(rec: dict, ours, theirs, calls: int = 200) -> None:
+    """Device milliseconds per call of ``ours`` and FLA's ``theirs`` with the calls queued
+    back to back (``per_call_cuda_events``): the synchronized samples of ``_cuda_time``
+    hold the host path before each launch with the GPU idle, which at 0.1-0.3 ms a call
+    moved the same call by a third between two processes."""
+    from prefixscan.timing import per_call_cuda_events
+
+    rec["b2b_ms"] = per_call_cuda_events([ours], calls) * 1e3
+    rec["fla_chunk_b2b_ms"] = per_call_cuda_events([theirs], calls) * 1e3
+    rec["vs_fla_chunk_b2b"] = rec["fla_chunk_b2b_ms"] / rec["b2b_ms"]
+
+
 def _log_space_markdown(records: list[dict], device: str) -> str:
     lines = [f"# linear_recurrence(log_space=True) on {device}", "",
              "| case | pass | dtype | ms | of roof | pairs scan ms | linear on exp(g) ms | exp(g) in the call ms | "
-             "x fla chunk | x fla recurrent | max diff vs fla |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "x fla chunk | x fla recurrent | max diff vs fla | back to back ms | x fla chunk back to back |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in records:
         lines.append(f"| {r['case']} | {r['pass_']} | {r['dtype']} | {r['ms']:.3f} | {r['roof']:.2f} | "
                      f"{r.get('pairs_ms', float('nan')):.3f} | {r.get('linear_ms', float('nan')):.3f} | {r.get('exp_then_linear_ms', float('nan')):.3f} | "
                      f"{r.get('vs_fla_chunk', float('nan')):.2f} | {r.get('vs_fla_recurrent', float('nan')):.2f} | "
-                     f"{r.get('max_abs_diff_fla', float('nan')):.2g} |")
+                     f"{r.get('max_abs_diff_fla', float('nan')):.2g} | {r.get('b2b_ms', float('nan')):.3f} | "
+                     f"{r.get('vs_fla_chunk_b2b', float('nan')):.2f} |")
     errors = [(r, k, v) for r in records for k, v in r.items() if k.endswith("_error")]
     if errors:
         lines += ["", "## Peers that did not run", ""]
