@@ -47,7 +47,8 @@ def get_backend(name: str) -> Backend:
     """The backend called ``name`` ("triton" or "cpu"), whether or not it can run here."""
     if name not in _MODULES:
         raise ValueError(f"backend: unknown backend {name!r}; choose from {', '.join(BACKEND_NAMES)} or None")
-    return cast(Backend, importlib.import_module(_MODULES[name]))
+    backend = _imported.get(_MODULES[name])
+    return cast(Backend, backend if backend is not None else _import(_MODULES[name]))
 
 
 def select_backend(name: str | None, device: str) -> Backend:
@@ -99,7 +100,20 @@ def implementation(primitive: str, table: dict[str, str], backend: Backend) -> M
         others = ", ".join(repr(b) for b in table) or "none"
         raise PrimitiveUnavailableError(f"{primitive}: the {backend.NAME} backend has no implementation of "
                                         f"{primitive} (backends that have one: {others})")
-    return importlib.import_module(name)
+    module = _imported.get(name)
+    return module if module is not None else _import(name)
+
+
+# Backends and implementations already imported, by module name: asked on every call, and
+# importlib.import_module costs microseconds.  Filled only with what import_module
+# returned, so a module still being imported by another thread is never handed out (a
+# sys.modules lookup would; import_module waits on the module's import lock).
+_imported: dict = {}
+
+
+def _import(name: str) -> ModuleType:
+    module = _imported[name] = importlib.import_module(name)
+    return module
 
 
 def available_backends() -> list[dict]:
