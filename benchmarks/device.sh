@@ -89,6 +89,9 @@
 #   sort_sweep  the digit pass's tiles side by side (benchmarks/sort.py --tile: the ranking "packed" or
 #               "columns", the look-back window, keys per tile, warps) on int32 2^28 keys against CUB and
 #               the key_bits=3 argsort; then the registers of each (tools/sort_report.py); about 5 minutes
+#   coldstart   benchmarks/cold_start.py: the first scan and a stream of 300 new lengths, each in
+#               a fresh process (Triton's cache empty, then warm) next to torch.cumsum; then a
+#               cProfile of the warm stream (about 1 minute)
 #   cub         CUB's scan, scan-by-key, select and partition on the same cases (benchmarks/peers/
 #               cub_peers.cu, built with nvcc for sm_90): the peer of the scan and primitives tables
 #   all         tests fuzz bench orders strategies race (about 55 minutes, the tests about 30 of
@@ -106,6 +109,8 @@
 #                 spill ~21 KB per thread and each process reserves local memory for that on
 #                 every SM, so more workers once ran an 80 GB card out of memory)
 #   TUNE_BUDGET   seconds for `prefixscan tune` (default 490)
+#   PACK          set: the results end as one $OUT/results.tar.gz (tools that fetch only a few
+#                 files from $OUT, e.g. after `fresh`, which writes about 30)
 #
 # The package must be importable: installed (pip install -e '.[gpu,bench]'), or from
 # this checkout, which the script puts on PYTHONPATH.
@@ -124,7 +129,7 @@ for profile in "$@"; do
     all) profiles+=(tests_backends tests_algorithms tests_api tests_slow fuzz bench orders strategies race) ;;
     tests) profiles+=(tests_backends tests_algorithms tests_api tests_slow) ;;
     sort) profiles+=(sort_tests sort_bench) ;;
-    tests_backends|tests_algorithms|tests_api|tests_slow|fuzz|cub|scaling|bench|fresh|tune_compare|stability|orders|strategies|race|compile|tune|compaction|segmented|recurrence|engine|sort_tests|sort_bench|sort_sweep|\
+    tests_backends|tests_algorithms|tests_api|tests_slow|fuzz|cub|scaling|bench|fresh|tune_compare|stability|orders|strategies|race|compile|tune|compaction|segmented|recurrence|engine|sort_tests|sort_bench|sort_sweep|coldstart|\
     scaleout|scaleout_dask|\
     scaleout_zarr)
       profiles+=("$profile") ;;
@@ -234,6 +239,22 @@ profile_fresh() {
   for s in 2 5 8 32; do
     bench fresh/tuple$s --fresh --sizes 27 --dtypes int32,int64 --tuple-size $s --no-plot
   done
+}
+
+profile_coldstart() {
+  mkdir -p "$OUT/coldstart"
+  step coldstart/rows 300 $PY benchmarks/cold_start.py --device cuda --out "$OUT/coldstart"
+  cat "$OUT/coldstart/cold-start-cuda.md"
+  local cache
+  cache=$(mktemp -d)
+  # a warm Triton cache for the profile: one stream run fills it
+  TRITON_CACHE_DIR=$cache step coldstart/fill 120 $PY benchmarks/cold_start.py --child --row stream \
+    --peer prefixscan --device cuda
+  TRITON_CACHE_DIR=$cache step coldstart/profile 120 $PY -m cProfile -o "$OUT/coldstart/stream.prof" \
+    benchmarks/cold_start.py --child --row stream --peer prefixscan --device cuda
+  $PY -c "import pstats; pstats.Stats('$OUT/coldstart/stream.prof').sort_stats('cumtime').print_stats(45)" \
+    > "$OUT/coldstart/stream-profile-warm.txt"
+  rm -rf "$cache"
 }
 
 profile_orders() {
@@ -451,4 +472,8 @@ for p in "${profiles[@]}"; do
   "profile_$p"
 done
 echo "total: $((SECONDS - start)) s, results in $OUT"
+if [ -n "${PACK:-}" ]; then
+  tar -czf /tmp/prefixscan-results.tar.gz -C "$OUT" . && rm -rf "${OUT:?}"/* && mv /tmp/prefixscan-results.tar.gz "$OUT/results.tar.gz"
+  echo "packed: $OUT/results.tar.gz"
+fi
 exit $status
