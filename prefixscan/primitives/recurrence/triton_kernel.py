@@ -303,6 +303,7 @@ def _sm_count(index: int) -> int:
 register_cache("prefixscan.primitives.recurrence.triton_kernel.sm_count", _sm_count.cache_clear)
 
 
+@functools.lru_cache(maxsize=1024)  # a pure function of a few ints, asked on every call (~4 us)
 def plan_for(lanes_p: int, T: int, Q: int, sms: int, interpreter: bool) -> RecurrencePlan:
     """The tiling for ``P = lanes_p`` by ``Q`` lanes of ``T`` steps on ``sms``
     multiprocessors: the sequential walk where the lane blocks fill the GPU, else
@@ -384,6 +385,7 @@ def _geometry_of(shape: tuple, axis: int, strides: tuple):
 
 
 register_cache("prefixscan.primitives.recurrence.triton_kernel.geometry", _geometry_of.cache_clear)
+register_cache("prefixscan.primitives.recurrence.triton_kernel.plans", plan_for.cache_clear)
 
 
 def _fields(t):
