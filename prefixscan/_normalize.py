@@ -35,6 +35,7 @@ from .backends.triton.planning.registry import DETERMINISTIC_STRATEGIES, STRATEG
 from .monoid import Monoid, accumulator_dtype_name, resolve_op
 
 __all__ = ["ALGORITHMS", "STRATEGIES", "make_config", "build_request", "check_init", "check_init_shape", "check_axis",
+           "check_axis_ndim",
            "check_segments", "check_offsets", "check_keys", "check_init_value", "check_flag", "check_monoid",
            "check_order", "check_tuple_size", "MAX_ORDER", "MAX_TUPLE_SIZE", "check_out_dtype", "check_out_writable",
            "numpy_out_accumulator"]
@@ -409,4 +410,10 @@ def check_init_shape(value: Any, target: tuple) -> tuple:
 
 def check_axis(ref: ArrayRef, axis: int, argument: str = "x") -> int:
     """``axis`` made non-negative for an array of at least one dimension."""
-    return normalize_axis(_as_int(axis, "axis"), len(ref.shape), argument)
+    return check_axis_ndim(len(ref.shape), axis, argument)
+
+
+def check_axis_ndim(ndim: int, axis: int, argument: str = "x") -> int:
+    """:func:`check_axis` for an array of ``ndim`` dimensions (callers with no
+    :class:`ArrayRef` at hand: building one costs more than the check)."""
+    return normalize_axis(_as_int(axis, "axis"), ndim, argument)

@@ -47,8 +47,7 @@ def get_backend(name: str) -> Backend:
     """The backend called ``name`` ("triton" or "cpu"), whether or not it can run here."""
     if name not in _MODULES:
         raise ValueError(f"backend: unknown backend {name!r}; choose from {', '.join(BACKEND_NAMES)} or None")
-    backend = _imported.get(_MODULES[name])
-    return cast(Backend, backend if backend is not None else _import(_MODULES[name]))
+    return cast(Backend, _module(_MODULES[name]))
 
 
 def select_backend(name: str | None, device: str) -> Backend:
@@ -100,8 +99,7 @@ def implementation(primitive: str, table: dict[str, str], backend: Backend) -> M
         others = ", ".join(repr(b) for b in table) or "none"
         raise PrimitiveUnavailableError(f"{primitive}: the {backend.NAME} backend has no implementation of "
                                         f"{primitive} (backends that have one: {others})")
-    module = _imported.get(name)
-    return module if module is not None else _import(name)
+    return _module(name)
 
 
 # Backends and implementations already imported, by module name: asked on every call, and
@@ -111,8 +109,10 @@ def implementation(primitive: str, table: dict[str, str], backend: Backend) -> M
 _imported: dict = {}
 
 
-def _import(name: str) -> ModuleType:
-    module = _imported[name] = importlib.import_module(name)
+def _module(name: str) -> ModuleType:
+    module = _imported.get(name)
+    if module is None:
+        module = _imported[name] = importlib.import_module(name)
     return module
 
 

@@ -24,9 +24,9 @@ from typing import Any
 
 import torch
 
-from ..._arrays import ArrayRef, torch_ready
+from ..._arrays import torch_ready
 from ..._axes import AxisError
-from ..._normalize import check_axis, check_offsets
+from ..._normalize import check_axis_ndim, check_offsets
 from ...monoid import accumulator_dtype_name
 from ..scan.routing import wants_torch_ops
 from ..scan.tensors import host_seed
@@ -146,11 +146,7 @@ def linear_recurrence_tensors(a: torch.Tensor, b: torch.Tensor, *, init: Any = N
         if return_final:
             return tuple(r.view(unsigned) for r in result)
         return result.view(unsigned)
-    ndim = len(shape)
-    if type(axis) is int and -ndim <= axis < ndim:  # the common case, without building the array's record
-        axis %= ndim
-    else:
-        axis = check_axis(ArrayRef(a, "torch", str(a.device), shape, _name(a.dtype)), axis, "a")  # an int, in range
+    axis = check_axis_ndim(len(shape), axis, "a")  # an int, in range
     n = shape[axis]
     params = RecurrenceParams(axis, reverse, backend, log_space=log_space)
     recur = call_recurrence if wants_torch_ops(a, init, b) else recurrence_values

@@ -85,11 +85,9 @@ def _walk(args: tuple, inside: bool, tensor_type, layout: list, widths: list, ne
             widths.append(_I32_MIN <= a <= _I32_MAX or int_width(a))
             if inside:
                 nested.append((a % 16 == 0, a == 1))
-        elif kind is tuple:
-            _walk(a, True, tensor_type, layout, widths, nested)
         elif isinstance(a, tensor_type):
             layout.append((a.dtype, not a.data_ptr() % 16))
-        elif isinstance(a, tuple):  # a tuple's subclass (torch.Size, a named tuple): walked as Triton does
+        elif isinstance(a, tuple):  # subclasses too (torch.Size, named tuples): Triton walks them
             _walk(a, True, tensor_type, layout, widths, nested)
 
 
