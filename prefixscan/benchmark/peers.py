@@ -197,14 +197,21 @@ def _cccl_peer(cc, cp, q: int, s: int) -> Implementation:
             return cp.asarray(t) if cp is not None else t
 
         def make(x, o):
+            import torch
+
             n = x.numel()
-            h_init = np.zeros(1, dtype=str(x.dtype).replace("torch.", ""))
             dx, do = wrap(x), wrap(o)
+            # the planned object, its temporary storage allocated once (CUB's InclusiveSum:
+            # no initial value); the one-shot call would allocate on every call
+            scan = cc.make_inclusive_scan(d_in=dx, d_out=do, op=op, init_value=None)
+            kw = dict(op=op, init_value=None, num_items=n)
+            nbytes = scan(temp_storage=None, d_in=dx, d_out=do, **kw)
+            tmp = wrap(torch.empty(max(int(nbytes), 1), dtype=torch.uint8, device=x.device))
 
             def run():
-                cc.inclusive_scan(dx, do, op, h_init, n)
+                scan(temp_storage=tmp, d_in=dx, d_out=do, **kw)
                 for _ in range(q - 1):
-                    cc.inclusive_scan(do, do, op, h_init, n)
+                    scan(temp_storage=tmp, d_in=do, d_out=do, **kw)
                 return o
 
             return run
@@ -212,7 +219,8 @@ def _cccl_peer(cc, cp, q: int, s: int) -> Implementation:
         return [make(x, o) for x, o in zip(ins, outs)]
 
     return Implementation("cuda.compute", build, "events",
-                          "cuda.compute.inclusive_scan(d_in, d_out, OpKind.PLUS, h_init, n)", optional=True)
+                          "cuda.compute.make_inclusive_scan(OpKind.PLUS), planned: temporary storage allocated once",
+                          optional=True)
 
 
 def _jax_peer(jax, q: int, s: int) -> Implementation:
