@@ -92,6 +92,9 @@
 #   coldstart   benchmarks/cold_start.py: the first scan and a stream of 300 new lengths, each in
 #               a fresh process (Triton's cache empty, then warm) next to torch.cumsum; then a
 #               cProfile of the warm stream (about 1 minute)
+#   ncu         why scans run below the roof: tools/scan_profile.py under Nsight Compute (clocks
+#               left alone), each case's scan next to a device copy of its bytes; NCU_CASES
+#               overrides the cases (default: the large-n rows below 0.90 of copy and int32 2^28)
 #   cub         CUB's scan, scan-by-key, select and partition on the same cases (benchmarks/peers/
 #               cub_peers.cu, built with nvcc for sm_90): the peer of the scan and primitives tables
 #   all         tests fuzz bench orders strategies race (about 55 minutes, the tests about 30 of
@@ -129,7 +132,7 @@ for profile in "$@"; do
     all) profiles+=(tests_backends tests_algorithms tests_api tests_slow fuzz bench orders strategies race) ;;
     tests) profiles+=(tests_backends tests_algorithms tests_api tests_slow) ;;
     sort) profiles+=(sort_tests sort_bench) ;;
-    tests_backends|tests_algorithms|tests_api|tests_slow|fuzz|cub|scaling|bench|fresh|tune_compare|stability|orders|strategies|race|compile|tune|compaction|segmented|recurrence|engine|sort_tests|sort_bench|sort_sweep|coldstart|\
+    tests_backends|tests_algorithms|tests_api|tests_slow|fuzz|cub|ncu|scaling|bench|fresh|tune_compare|stability|orders|strategies|race|compile|tune|compaction|segmented|recurrence|engine|sort_tests|sort_bench|sort_sweep|coldstart|\
     scaleout|scaleout_dask|\
     scaleout_zarr)
       profiles+=("$profile") ;;
@@ -188,6 +191,20 @@ profile_scaling() {
   tail -3 "$OUT/scaling/tests.log"
   step scaling/bench 560 $PY benchmarks/scaling.py --out "$OUT/scaling"
   cat "$OUT/scaling/scaling.md"
+}
+
+profile_ncu() {
+  mkdir -p "$OUT/ncu"
+  local ncu
+  ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+  # shellcheck disable=SC2086
+  step ncu/profile 400 "$ncu" --clock-control none --profile-from-start off --section SpeedOfLight \
+    --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats --section WarpStateStats \
+    --section SchedulerStats $PY tools/scan_profile.py ${NCU_CASES:-int32:28 bfloat16:28 int64:27 \
+    float32:28:rows=65536 int32:28:tuple=4 int32:27:order=5 int32:27:tuple=32 int64:27:order=8}
+  grep -E '^\{|^  [a-z_0-9]+.*\(|DRAM Throughput|Duration|Registers Per|Achieved Occupancy|Eligible Warps|Issued Warp' \
+    "$OUT/ncu/profile.log" > "$OUT/ncu/summary.txt"
+  cat "$OUT/ncu/summary.txt"
 }
 
 profile_cub() {
