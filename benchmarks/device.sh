@@ -202,7 +202,7 @@ profile_ncu() {
     --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats --section WarpStateStats \
     --section SchedulerStats $PY tools/scan_profile.py ${NCU_CASES:-int32:28 bfloat16:28 int64:27 \
     float32:28:rows=65536 int32:28:tuple=4 int32:27:order=5 int32:27:tuple=32 int64:27:order=8}
-  grep -E '^\{|^  [a-z_0-9]+.*\(|DRAM Throughput|Duration|Registers Per|Achieved Occupancy|Eligible Warps|Issued Warp' \
+  grep -E '^\{|^  [a-z_0-9]+.*\(|DRAM Throughput|Duration|Registers Per|Block Limit (Registers|Shared Mem)|Dynamic Shared|Theoretical Occupancy|Achieved Occupancy|Eligible Warps|Issued Warp' \
     "$OUT/ncu/profile.log" > "$OUT/ncu/summary.txt"
   cat "$OUT/ncu/summary.txt"
 }

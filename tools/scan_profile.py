@@ -3,9 +3,9 @@ timed, then profiled under Nsight Compute.  (Run on the device.)
 
 A case is ``DTYPE:LOG2N`` with optional ``:order=K``, ``:tuple=S`` or ``:rows=R`` (a 2-D
 array of R rows scanned along axis 0).  Every case is warmed up (compiled, planned), timed
-with CUDA events (median of 20 back-to-back calls, scan and copy alternating), then run once
-more between ``cudaProfilerStart``/``Stop``: under ``ncu --profile-from-start off`` only
-that copy and that scan are profiled.  The device script's ``ncu`` profile runs it so.
+with CUDA events (median of 20 back-to-back calls each, the copy's then the scan's), then run
+once more between ``cudaProfilerStart``/``Stop``: under ``ncu --profile-from-start off`` only
+that scan's kernels are profiled (the copy is a device memcpy, not a kernel).  The device script's ``ncu`` profile runs it so.
 
     python tools/scan_profile.py bfloat16:28 int64:27 int32:27:order=5 float32:28:rows=65536
 """
@@ -75,7 +75,7 @@ def main() -> None:
         torch.cuda.profiler.stop()
         print(json.dumps(dict(case=case, copy_ms=round(copy_ms, 4), scan_ms=round(scan_ms, 4),
                               of_copy=round(copy_ms / scan_ms, 3))), flush=True)
-        del x, out, copy
+        del x, out, copy, scan
         torch.cuda.empty_cache()
 
 

@@ -6,7 +6,7 @@
   ``numpy.add.accumulate``;
 * ``cuda``: a copy (``dst.copy_(src)``), ``prefixscan.scan`` on torch CUDA
   tensors, ``torch.cumsum`` and, where importable, ``cupy.cumsum``,
-  ``cuda.compute.inclusive_scan`` and ``jax.numpy.cumsum``;
+  ``cuda.compute.make_inclusive_scan`` (CUB, planned) and ``jax.numpy.cumsum``;
 * with ``--strategies``: ``prefixscan.scan(strategy=<name>)`` for each GPU
   meta-strategy (decoupled look-back, Merrill & Garland 2016; chained;
   reduce-then-scan, Merrill & Grimshaw 2009; scan-then-propagate; persistent,
@@ -186,7 +186,7 @@ def _cupy_peer(cp, view, q: int) -> Implementation:
 def _cccl_peer(cc, cp, q: int, s: int) -> Implementation:
     def build(ins, outs):
         if s > 1:
-            raise NotApplicable("cuda.compute.inclusive_scan scans 1-D sequences (tuple_size > 1)")
+            raise NotApplicable("cuda.compute.make_inclusive_scan scans 1-D sequences (tuple_size > 1)")
         _no_bfloat16(ins, "cuda.compute")
         op = getattr(getattr(cc, "OpKind", None), "PLUS", None)
         if op is None:

@@ -14,7 +14,8 @@ torch = pytest.importorskip("torch")
 from prefixscan.benchmark.peers import NotApplicable, _cccl_peer  # noqa: E402
 
 
-def fake_cuda_compute(log):
+def fake_cuda_compute(log, buffers=None):
+    buffers = set() if buffers is None else buffers
     class Scan:
         def __init__(self, *, d_in, d_out, op, init_value):
             log.append(("make", init_value))
@@ -25,6 +26,7 @@ def fake_cuda_compute(log):
                 return 256
             assert temp_storage.numel() == 256
             log.append(("scan", num_items))
+            buffers.add(id(temp_storage))
             torch.cumsum(d_in[:num_items], 0, out=d_out[:num_items])
             return None
 
@@ -33,8 +35,8 @@ def fake_cuda_compute(log):
 
 @pytest.mark.parametrize("order", [1, 3])
 def test_cub_peer_plans_once_and_scans(order):
-    log = []
-    peer = _cccl_peer(fake_cuda_compute(log), None, order, 1)
+    log, buffers = [], set()
+    peer = _cccl_peer(fake_cuda_compute(log, buffers), None, order, 1)
     x = torch.arange(1, 11, dtype=torch.int64)
     out = torch.full_like(x, -7)
     (run,) = peer.build([x], [out])
@@ -46,6 +48,7 @@ def test_cub_peer_plans_once_and_scans(order):
         want = np.cumsum(want)
     np.testing.assert_array_equal(out.numpy(), want)
     assert log[2:] == [("scan", 10)] * (2 * order)
+    assert len(buffers) == 1  # the temporary storage allocated once, not per call
 
 
 def test_cub_peer_has_no_tuples():
