@@ -1,0 +1,70 @@
+"""linear_recurrence's eager gradient (an autograd.Function around the operator's own
+functions) against the operator ``prefixscan::linear_recurrence`` called directly: the
+same values and gradients, and eager calls never enter the operator."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import prefixscan as ps  # noqa: E402
+from prefixscan.primitives.recurrence import torch_ops  # noqa: E402
+
+F64 = torch.float64
+
+
+def _inputs(seed, log_space):
+    g = torch.Generator().manual_seed(seed)
+    a = torch.rand(3, 17, 5, generator=g, dtype=F64) * 0.5 + 0.5
+    if log_space:
+        a = a.log()
+    b = torch.randn(3, 17, 5, generator=g, dtype=F64)
+    init = torch.randn(3, 5, generator=g, dtype=F64)
+    up = torch.randn(3, 17, 5, generator=g, dtype=F64)
+    return a, b, init, up
+
+
+def _grads(fn, a, b, init, up):
+    a, b, init = (t.clone().requires_grad_() for t in (a, b, init))
+    h = fn(a, b, init)
+    h.backward(up)
+    return h.detach(), a.grad, b.grad, init.grad
+
+
+@pytest.mark.parametrize("log_space", [False, True], ids=["linear", "log"])
+@pytest.mark.parametrize("reverse", [False, True], ids=["fwd", "rev"])
+def test_eager_gradient_equals_the_operators(log_space, reverse):
+    a, b, init, up = _inputs(7, log_space)
+    params = torch_ops.RecurrenceParams(1, reverse, "cpu", log_space=log_space)
+    eager = _grads(lambda x, y, i: ps.linear_recurrence(x, y, init=i, axis=1, reverse=reverse, log_space=log_space,
+                                                        backend="cpu"), a, b, init, up)
+    op = _grads(lambda x, y, i: torch_ops.recurrence_op(x, y, i, *params.args()), a, b, init, up)
+    for got, want, name in zip(eager, op, ("h", "grad a", "grad b", "grad init")):
+        torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12, msg=name)
+
+
+def test_eager_calls_do_not_enter_the_operator(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("the eager path entered prefixscan::linear_recurrence")
+
+    a, b, init, up = _inputs(3, False)
+    want = _grads(lambda x, y, i: ps.linear_recurrence(x, y, init=i, axis=1, backend="cpu"), a, b, init, up)
+    monkeypatch.setattr(torch_ops, "recurrence_op", refuse)
+    backward, modes = torch_ops.recurrence_backward, []
+
+    def recording(*args, eager=False, **kwargs):  # the gradient's body, called directly
+        modes.append(eager)
+        return backward(*args, eager=eager, **kwargs)
+
+    monkeypatch.setattr(torch_ops, "recurrence_backward", recording)
+    got = _grads(lambda x, y, i: ps.linear_recurrence(x, y, init=i, axis=1, backend="cpu"), a, b, init, up)
+    assert modes == [True]
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w, rtol=0, atol=0)
+    # second derivatives still flow (create_graph runs the differentiable formulas)
+    a2, b2 = a.clone().requires_grad_(), b.clone().requires_grad_()
+    h = ps.linear_recurrence(a2, b2, axis=1, backend="cpu")
+    (ga,) = torch.autograd.grad((h * up).sum(), a2, create_graph=True)
+    ga.sum().backward()
+    assert b2.grad is not None and torch.isfinite(b2.grad).all()
