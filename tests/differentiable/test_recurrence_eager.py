@@ -68,3 +68,21 @@ def test_eager_calls_do_not_enter_the_operator(monkeypatch):
     (ga,) = torch.autograd.grad((h * up).sum(), a2, create_graph=True)
     ga.sum().backward()
     assert b2.grad is not None and torch.isfinite(b2.grad).all()
+
+
+def test_recorders_and_transforms_still_get_the_operator():
+    """vmap, make_fx and jit tracing keep one operator node, as before the eager path."""
+    decay = (torch.rand(3, dtype=F64) * 0.5 + 0.5).requires_grad_()
+    x = torch.randn(4, 6, 3, dtype=F64)
+    h = torch.vmap(lambda xb: ps.linear_recurrence(decay.expand(6, 3), xb, axis=0, backend="cpu"))(x)
+    want = torch.stack([ps.linear_recurrence(decay.expand(6, 3), xb, axis=0, backend="cpu") for xb in x])
+    torch.testing.assert_close(h, want)
+    h.sum().backward()
+    assert decay.grad is not None
+
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    param = torch.nn.Parameter(torch.rand(6, 3, dtype=F64) * 0.5 + 0.5)
+    gm = make_fx(lambda b: ps.linear_recurrence(param, b, axis=0, backend="cpu"), tracing_mode="real")(x[0])
+    assert any("linear_recurrence" in str(n.target) for n in gm.graph.nodes)
+    torch.testing.assert_close(gm(x[1]), ps.linear_recurrence(param, x[1], axis=0, backend="cpu"))

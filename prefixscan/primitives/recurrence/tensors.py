@@ -3,8 +3,9 @@ variable-length sequences, final states, gradients.
 
 The recurrence runs as the custom operator ``prefixscan::linear_recurrence``
 (:mod:`.torch_ops`: one scan under the affine monoid, Blelloch 1990, "Prefix sums and
-their applications", section 1.4) when autograd records it or ``torch.compile``
-traces it, and as the same computation without the dispatcher otherwise.
+their applications", section 1.4) when ``torch.compile`` or another recorder traces it,
+as the operator's forward and gradient in an ``autograd.Function`` when eager autograd
+records it, and as the same computation without either otherwise.
 Everything around it is differentiable torch indexing, so gradients reach
 ``a``, ``b`` and ``init`` through the same graph:
 

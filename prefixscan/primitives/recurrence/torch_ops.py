@@ -170,13 +170,20 @@ def _recurrence_backward_fake(a, h, grad, init, axis, reverse, backend, determin
 
 def call_recurrence(params: RecurrenceParams, a: torch.Tensor, b: torch.Tensor,
                     init: Optional[torch.Tensor] = None) -> torch.Tensor:
-    """``prefixscan::linear_recurrence`` with these parameters: the operator itself where
-    torch.compile traces or a tensor is not a plain one (fake, meta), else the same
-    forward and gradient as an ``autograd.Function`` (:class:`_EagerRecurrence`)."""
-    if (torch.compiler.is_compiling() or type(a) is not torch.Tensor or type(b) is not torch.Tensor
-            or (init is not None and type(init) is not torch.Tensor) or a.device.type == "meta"):
+    """``prefixscan::linear_recurrence`` with these parameters: the operator itself wherever
+    something records or transforms the call (torch.compile, torch.export, functorch's
+    vmap, ``torch.jit.trace``, a dispatch mode such as ``make_fx``: they keep one opaque
+    node) or a tensor is not a plain one (fake, meta), else the same forward and gradient
+    as an ``autograd.Function`` (:class:`_EagerRecurrence`)."""
+    if (torch.compiler.is_compiling() or torch._C._are_functorch_transforms_active()
+            or torch._C._get_tracing_state() is not None or torch._C._len_torch_dispatch_stack()
+            or type(a) not in _PLAIN or type(b) not in _PLAIN or (init is not None and type(init) not in _PLAIN)
+            or a.device.type == "meta"):
         return recurrence_op(a, b, init, *params.args())
     return _EagerRecurrence.apply(a, b, init, params)
+
+
+_PLAIN = (torch.Tensor, torch.nn.Parameter)  # the tensors the eager Function takes
 
 
 class _EagerRecurrence(torch.autograd.Function):
