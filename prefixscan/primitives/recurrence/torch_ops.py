@@ -9,8 +9,8 @@ opaque operator; eager calls with gradients run the same forward and backward as
 ``autograd.Function`` instead (:func:`call_recurrence`), without the library's
 dispatch.  The forward runs the backend's one-pass recurrence (:mod:`.runner`), else
 one scan of the pairs (a, b) under the affine monoid (:mod:`.affine`; Blelloch 1990,
-"Prefix sums and their applications", section 1.4).  The operators take tensors and the plain fields of
-:class:`RecurrenceParams`, never a Monoid.
+"Prefix sums and their applications", section 1.4).  The operators take tensors and
+the plain fields of :class:`RecurrenceParams`, never a Monoid.
 
 The gradient: ``grad b`` is the reverse recurrence of ``grad h`` with ``a``
 shifted by one step, ``grad a[t] = grad b[t] h[t-1]``, and ``grad init = a[0]
@@ -120,17 +120,26 @@ def _recurrence_fake(a, b, init, axis, reverse, backend, deterministic, strategy
     return a.new_empty(a.shape)
 
 
+def _save(ctx, params: RecurrenceParams, a, init, h) -> None:
+    """What the gradient needs, for the operator's autograd and the eager Function alike."""
+    ctx.params = params
+    ctx.init_dtype = None if init is None else init.dtype
+    ctx.save_for_backward(a, init, h)  # the coefficients, the seed and h: O(output)
+
+
+def _gradients(ctx, grad, eager: bool) -> tuple:
+    """``(grad a, grad b, grad init)`` from what :func:`_save` kept."""
+    a, init, h = ctx.saved_tensors
+    return recurrence_backward(ctx.params, a, init, h, grad, ctx.init_dtype, ctx.needs_input_grad[:3], eager=eager)
+
+
 def _setup_recurrence(ctx, inputs, output):
     a, b, init, *rest = inputs
-    ctx.params = RecurrenceParams(*rest)
-    ctx.init_dtype = None if init is None else init.dtype
-    ctx.save_for_backward(a, init, output)  # the coefficients, the seed and h: O(output)
+    _save(ctx, RecurrenceParams(*rest), a, init, output)
 
 
 def _recurrence_grad(ctx, grad):
-    a, init, h = ctx.saved_tensors
-    grads = recurrence_backward(ctx.params, a, init, h, grad, ctx.init_dtype, ctx.needs_input_grad[:3])
-    return grads + (None,) * 6
+    return _gradients(ctx, grad, eager=False) + (None,) * 6
 
 
 recurrence_op.register_autograd(_recurrence_grad, setup_context=_setup_recurrence)
@@ -168,6 +177,9 @@ def _recurrence_backward_fake(a, h, grad, init, axis, reverse, backend, determin
     return a.new_empty(h.shape if need_a else (0,)), a.new_empty(h.shape)
 
 
+_PLAIN = (torch.Tensor, torch.nn.Parameter)  # the tensors the eager Function takes
+
+
 def call_recurrence(params: RecurrenceParams, a: torch.Tensor, b: torch.Tensor,
                     init: Optional[torch.Tensor] = None) -> torch.Tensor:
     """``prefixscan::linear_recurrence`` with these parameters: the operator itself wherever
@@ -181,9 +193,6 @@ def call_recurrence(params: RecurrenceParams, a: torch.Tensor, b: torch.Tensor,
             or a.device.type == "meta"):
         return recurrence_op(a, b, init, *params.args())
     return _EagerRecurrence.apply(a, b, init, params)
-
-
-_PLAIN = (torch.Tensor, torch.nn.Parameter)  # the tensors the eager Function takes
 
 
 class _EagerRecurrence(torch.autograd.Function):
@@ -201,17 +210,12 @@ class _EagerRecurrence(torch.autograd.Function):
     @staticmethod
     def forward(ctx, a, b, init, params):
         h = fresh_output(recurrence_values(params, a, b, init), a, b)
-        ctx.params = params
-        ctx.init_dtype = None if init is None else init.dtype
-        ctx.save_for_backward(a, init, h)
+        _save(ctx, params, a, init, h)
         return h
 
     @staticmethod
     def backward(ctx, grad):
-        a, init, h = ctx.saved_tensors
-        grads = recurrence_backward(ctx.params, a, init, h, grad, ctx.init_dtype, ctx.needs_input_grad[:3],
-                                    eager=True)
-        return grads + (None,)
+        return _gradients(ctx, grad, eager=True) + (None,)
 
 
 # ---------------------------------------------------------------------------
