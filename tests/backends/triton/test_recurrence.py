@@ -395,3 +395,58 @@ def test_init_on_another_device_is_refused_by_name():
             ps.linear_recurrence(a, b, init=torch.ones(3), offsets=offsets)
     h = ps.linear_recurrence(a, b, init=torch.tensor(2.0))
     np.testing.assert_allclose(h.cpu().numpy(), reference_linear_recurrence(a_host, b_host, init=2.0), rtol=1e-5)
+
+
+@pytest.mark.skipif(CUDA, reason="a fake compiled kernel over the interpreter: CPU tensors")
+@pytest.mark.parametrize("layout", LAYOUTS, ids=["BTC", "BCT"])
+@pytest.mark.parametrize("plan", sorted(PLANS))
+def test_planned_replay_relaunches_with_each_calls_tensors(rng, monkeypatch, plan, layout):
+    """After a signature's first launch, later calls replay its compiled kernel (no
+    launch key, no argument building): a fake compiled kernel whose ``run`` runs the
+    interpreter on exactly the arguments a replay passes.  New data every call (a
+    look-back replay must renew its status epoch and tile base, or it reads the last
+    call's tiles), forward and fused backward; a misaligned view is another signature."""
+    import types
+
+    interpret = runtime.launch_kernel
+    full, replayed = [], []
+
+    def compiled_for(launch):
+        names = launch.kernel.arg_names
+        nargs = len(launch.args)
+
+        def run(grid, _y, _z, _stream, _function, _metadata, _launch_metadata, _enter, _exit, *arguments):
+            replayed.append(grid)
+            launch.kernel[(grid,)](*arguments[:nargs], num_warps=launch.num_warps,
+                                   **dict(zip(names[nargs:], arguments[nargs:])))
+
+        return types.SimpleNamespace(function=None, packed_metadata=None, run=run)
+
+    def launch_kernel(launch):
+        full.append(launch)
+        interpret(launch)
+        return compiled_for(launch)
+
+    monkeypatch.setattr(runtime, "launch_kernel", launch_kernel)
+    monkeypatch.setattr(R, "_replays", {})
+    fake_torch = types.SimpleNamespace(_C=types.SimpleNamespace(_cuda_getCurrentRawStream=lambda index: 0,
+                                                                _cuda_isCurrentStreamCapturing=lambda: False))
+    shape, axis = layout
+    chosen = PLANS[plan](shape[-1] if axis == 1 else 1)
+    for call in range(3):
+        a, b = _data(rng, shape, torch.float32)
+        grad = _data(rng, shape, torch.float32)[1]
+        h = R.linear_recurrence(a, b, None, axis, False, plan=chosen)
+        grad_a, grad_b = R.linear_recurrence_backward(a, h, grad, None, axis, False, plan=chosen)
+        for relaunch in R._replays.values():
+            relaunch.torch = fake_torch
+        assert len(full) == 2 and len(replayed) == 2 * call  # planned by the first call, replayed after
+        wa, wb = (_wide(t).requires_grad_() for t in (a, b))
+        expected = _loop(wa, wb, None, axis, False)
+        ea, eb = torch.autograd.grad(expected, (wa, wb), _wide(grad))
+        for got, want in ((h, expected.detach()), (grad_a, ea), (grad_b, eb)):
+            torch.testing.assert_close(_wide(got), want, rtol=2e-5, atol=2e-5)
+    wider = torch.empty(a.numel() + 1)
+    odd = wider[1:].view(shape).copy_(a)  # 4 bytes past a 16-byte boundary: compiled for aligned pointers
+    torch.testing.assert_close(R.linear_recurrence(odd, b, None, axis, False, plan=chosen), h, rtol=0, atol=0)
+    assert len(full) == 3

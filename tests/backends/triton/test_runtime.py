@@ -212,8 +212,9 @@ def test_replay_falls_back_when_the_tile_base_outgrows_32_bits():
     assert lookback.scan_1d_kernel.arg_names[at:at + 2] == ["tile_base", "epoch"]
     args = ((None, None, (ident,), (ident,)), (words, words, (words,), (words,)), words, 96, 3, 0, 1, 3, 1)
     renewal = replay.StatusRenewal(state, 3, (torch.int32,), 1, 0, at)
-    fast = replay.FastScan(compiled, 3, (96,), torch.int32, torch.device("cuda", 0), args, (), renewal)
-    fast.torch = types.SimpleNamespace(_C=types.SimpleNamespace(_cuda_getCurrentRawStream=lambda index: 0,
+    relaunch = replay.Relaunch(compiled, 3, torch.device("cuda", 0), args, (), renewal)
+    fast = replay.FastScan(relaunch, (96,), torch.int32, torch.device("cuda", 0), args[0][2], args[0][3])
+    relaunch.torch = types.SimpleNamespace(_C=types.SimpleNamespace(_cuda_getCurrentRawStream=lambda index: 0,
                                                                 _cuda_isCurrentStreamCapturing=lambda: False))
     x, out = torch.ones(96, dtype=torch.int32), torch.empty(96, dtype=torch.int32)
     state.tiles_issued = (1 << 31) - 4
@@ -234,9 +235,9 @@ def test_seeded_replay_lays_out_each_calls_seed():
     ident = torch.zeros(1, dtype=torch.int64)
     args = ((None, None, (ident,), None), (ident, ident, (ident,), (ident,)), ident, 96, 1, 0, 1, 1, 1)
     seed = job.SeedLayout(torch.int64, (3,), 3, 1, 1, torch.device("cpu"))
-    fast = replay.FastScan(compiled, 1, (3, 32), torch.int64, torch.device("cpu", 0), args, (), None, seed)
-    fast.torch = types.SimpleNamespace(_C=types.SimpleNamespace(_cuda_getCurrentRawStream=lambda index: 0),
-                                       empty=torch.empty)
+    relaunch = replay.Relaunch(compiled, 1, torch.device("cpu", 0), args, (), None)
+    fast = replay.FastScan(relaunch, (3, 32), torch.int64, torch.device("cpu", 0), args[0][2], None, seed)
+    relaunch.torch = types.SimpleNamespace(_C=types.SimpleNamespace(_cuda_getCurrentRawStream=lambda index: 0))
     x = torch.ones((3, 32), dtype=torch.int64)
     for init in (np.array([5, -7, 1 << 40]), np.int64(-3), torch.tensor([2, 4, 6], dtype=torch.int32)):
         assert fast(x, None, init) is not None

@@ -18,7 +18,7 @@ from ..scan.job import SeedLayout
 from .launch import Launch, constexpr_tail, hooks_active, int_width
 from ..engine.state import DeviceState
 
-__all__ = ["StatusRenewal", "Launched", "FastScan"]
+__all__ = ["StatusRenewal", "Launched", "Relaunch", "FastScan"]
 
 
 # Records made on every look-back launch: named tuples, which cost a third of a
@@ -45,44 +45,103 @@ class Launched(NamedTuple):
     renewal: StatusRenewal | None
 
 
-class FastScan:
-    """Replays a one-launch GPU scan on new tensors of the same signature: the kernel,
-    grid and every argument but the input and output pointers are fixed; multi-tile
-    scans renew their status reservation, tile base and epoch.  Returns None where the
-    replay does not apply (non-contiguous, misaligned or aliased tensors, another
-    stream, launch hooks, a tile base that outgrew the integer width the kernel was
-    compiled for), and the caller takes the full path."""
+class Relaunch:
+    """Relaunches a compiled look-back launch with this call's tensors in its first
+    argument (the kernel's field tuples) and every other argument as planned; a
+    multi-tile launch renews its status reservation, tile base and epoch
+    (``renewal``).  The one replay mechanism of the Triton backend: scans
+    (:class:`FastScan`) and the recurrence use it."""
 
-    __slots__ = ("compiled", "grid", "shape", "dtype", "device", "index", "args", "tail", "rest", "replay",
-                 "widths", "torch", "knobs", "generation", "seed")
+    __slots__ = ("compiled", "grid", "index", "args", "rest", "tail", "renewal", "widths", "torch", "knobs")
 
-    def __init__(self, compiled, grid: int, shape, dtype, device, args: tuple, tail: tuple,
-                 replay: StatusRenewal | None, seed: SeedLayout | None = None):
+    def __init__(self, compiled, grid: int, device, args: tuple, tail: tuple, renewal: StatusRenewal | None):
         import torch
         from triton import knobs
 
-        self.compiled, self.grid, self.shape, self.dtype, self.device = compiled, grid, shape, dtype, device
-        self.index = device.index if device.index is not None else torch.cuda.current_device()
-        self.args, self.tail, self.replay, self.seed = args, tail, replay, seed
+        self.compiled, self.grid, self.args, self.tail, self.renewal = compiled, grid, args, tail, renewal
+        self.index = device.index
+        if self.index is None and device.type == "cuda":
+            self.index = torch.cuda.current_device()
         self.rest = args[1:] + tail
         # The compiled kernel took the tile base and epoch at these widths: a replay
         # must not pass it wider ones (compiled.run would overflow).
-        self.widths = None if replay is None else (int_width(args[replay.at]), int_width(args[replay.at + 1]))
+        self.widths = None if renewal is None else (int_width(args[renewal.at]), int_width(args[renewal.at + 1]))
         self.torch, self.knobs = torch, knobs
+
+    @classmethod
+    def of(cls, launched: Launched, device, io: tuple | None = None) -> "Relaunch":
+        """The replay of ``launched``; ``io`` the first argument it keeps (not the first
+        call's tensors, which would stay alive: every call passes its own)."""
+        launch = launched.launch
+        tail = constexpr_tail(launch.kernel, len(launch.args), launch.constexprs)
+        return cls(launched.compiled, launch.grid, device, (io,) + launch.args[1:], tail, launched.renewal)
+
+    def __call__(self, io: tuple) -> bool:
+        """Launch on ``io``; False, launching nothing, where the replay does not apply
+        (launch hooks, another stream, a capture, a tile base wider than the compiled one)."""
+        if hooks_active(self.knobs.runtime):
+            return False
+        c = self.compiled
+        stream = self.torch._C._cuda_getCurrentRawStream(self.index)
+        renewal = self.renewal
+        if renewal is None:
+            c.run(self.grid, 1, 1, stream, c.function, c.packed_metadata, None, None, None, io, *self.rest)
+            return True
+        if stream != renewal.stream or self.torch._C._cuda_isCurrentStreamCapturing():
+            return False  # status buffers belong to one stream; a capture takes one-shot buffers
+        state = renewal.state
+        if (int_width(state.tiles_issued), "i32") != self.widths:  # epochs stay below 2^29: always i32
+            return False
+        status, flags, aggs, incls = state.begin(renewal.entries, renewal.accs, renewal.words)
+        a, at = self.args, renewal.at
+        try:
+            c.run(self.grid, 1, 1, stream, c.function, c.packed_metadata, None, None, None,
+                  io, (status, flags, aggs, incls), *a[2:at], state.tiles_issued, state.epoch, *a[at + 2:],
+                  *self.tail)
+        except BaseException:
+            state.launch_failed()  # the counter is the one the planned arguments hold: zeroed in place
+            raise
+        state.tiles_issued += self.grid
+        return True
+
+
+class FastScan:
+    """Replays a one-launch GPU scan on new tensors of the same signature: the kernel,
+    grid and every argument but the input and output pointers are fixed; multi-tile
+    scans renew their status reservation, tile base and epoch (:class:`Relaunch`).
+    Returns None where the replay does not apply (non-contiguous, misaligned or aliased
+    tensors, another stream, launch hooks, a tile base that outgrew the integer width
+    the kernel was compiled for), and the caller takes the full path."""
+
+    __slots__ = ("relaunch", "shape", "dtype", "device", "identities", "torch", "generation", "seed")
+
+    def __init__(self, relaunch: Relaunch, shape, dtype, device, identities: tuple, seeds: tuple | None,
+                 seed: SeedLayout | None = None):
+        import torch
+
+        self.relaunch, self.shape, self.dtype, self.device, self.seed = relaunch, shape, dtype, device, seed
+        self.identities = (identities, seeds)
+        self.torch = torch
         self.generation = planner.generation
+
+    @property
+    def grid(self) -> int:
+        return self.relaunch.grid
+
+    @property
+    def replay(self) -> StatusRenewal | None:
+        return self.relaunch.renewal
 
     @classmethod
     def planned(cls, launched: Launched, shape, dtype, device, seed: SeedLayout | None = None) -> "FastScan":
         """The replay of ``launched`` (a look-back launch of one input and one output,
         seeded where ``seed`` says how the seeds are laid out)."""
-        launch = launched.launch
-        tail = constexpr_tail(launch.kernel, len(launch.args), launch.constexprs)
         # Not the first call's tensors (they would stay alive), nor its seeds: the kernel's
         # first argument is the field tuples (x, y, identities, seeds), kept as identities
         # and the unseeded seeds (which are the identities).
-        io = launch.args[0]
-        args = ((None, None, io[2], None if seed is not None else io[3]),) + launch.args[1:]
-        return cls(launched.compiled, launch.grid, shape, dtype, device, args, tail, launched.renewal, seed)
+        io = launched.launch.args[0]
+        return cls(Relaunch.of(launched, device), shape, dtype, device, io[2], None if seed is not None else io[3],
+                   seed)
 
     def expired(self) -> bool:
         """Whether the tile this replay launches may no longer be the one a scan gets
@@ -102,29 +161,7 @@ class FastScan:
             y = out
         else:
             return None
-        if hooks_active(self.knobs.runtime):
-            return None
-        c = self.compiled
-        stream = self.torch._C._cuda_getCurrentRawStream(self.index)
-        planned_io = self.args[0]
-        io = ((x,), (y,), planned_io[2], planned_io[3] if self.seed is None else (self.seed.columns(init),))
-        if self.replay is None:
-            c.run(self.grid, 1, 1, stream, c.function, c.packed_metadata, None, None, None, io, *self.rest)
-            return y
-        renewal = self.replay
-        if stream != renewal.stream or self.torch._C._cuda_isCurrentStreamCapturing():
-            return None  # status buffers belong to one stream; a capture takes one-shot buffers
-        state = renewal.state
-        if (int_width(state.tiles_issued), "i32") != self.widths:  # epochs stay below 2^29: always i32
-            return None
-        status, flags, aggs, incls = state.begin(renewal.entries, renewal.accs, renewal.words)
-        a, at = self.args, renewal.at
-        try:
-            c.run(self.grid, 1, 1, stream, c.function, c.packed_metadata, None, None, None,
-                  io, (status, flags, aggs, incls), *a[2:at], state.tiles_issued, state.epoch, *a[at + 2:],
-                  *self.tail)
-        except BaseException:
-            state.launch_failed()  # the counter is the one the planned arguments hold: zeroed in place
-            raise
-        state.tiles_issued += self.grid
-        return y
+        identities, seeds = self.identities
+        if self.seed is not None:
+            seeds = (self.seed.columns(init),)
+        return y if self.relaunch(((x,), (y,), identities, seeds)) else None
