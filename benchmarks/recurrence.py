@@ -8,6 +8,9 @@ GPU (CUDA events, median of --repeats after warm-up, all in one process):
 
 * forward, float32: (8, 1024, 4096) and (8, 4096, 1024) in (B, T, C) along T; (1, 64, 2^20)
   and (1, 1, 2^26) in (B, C, T) along T; the same in bfloat16; forward + backward (float32).
+* two timings of every call, ours and the peers': one call per sample (events around the
+  call: the host's time before its first launch counts) and queued (calls queued behind a
+  GPU sleep: the device's time per call when the host keeps ahead, as in a training loop).
 * the roof: a device copy of the same bytes, measured here (forward: read a and b, write h,
   3 arrays; forward + backward: 3 + 5 arrays); ``roof`` = roof time / time (1.00 = copy speed).
 * peers: accelerated-scan's Triton kernel (``accelerated_scan.scalar.scan``, or ``.triton`` in
@@ -50,7 +53,7 @@ from pathlib import Path
 import numpy as np
 
 import prefixscan as ps
-from prefixscan.timing import median_cuda_seconds
+from prefixscan.timing import median_cuda_seconds, time_cuda_events
 
 GPU_SHAPES = [  # (name, shape, axis)
     ("BCT 8x1024x4096", (8, 1024, 4096), 2),
@@ -64,6 +67,29 @@ GPU_SHAPES = [  # (name, shape, axis)
 def _cuda_time(fn, repeats: int, warmup: int = 3) -> float:
     """Median milliseconds of ``fn()`` by CUDA events."""
     return median_cuda_seconds(fn, repeats, warmup) * 1e3
+
+
+def _queued_time(fn, repeats: int, warmup: int = 3) -> float:
+    """Median milliseconds of ``fn()`` by CUDA events with the calls queued behind a GPU
+    sleep (:func:`prefixscan.timing.time_cuda_events`): the device's time per call when
+    the host keeps ahead of the GPU, as in a training loop; ``_cuda_time`` adds the
+    host's time before the first launch of each call."""
+    import torch
+
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    t = time.perf_counter()
+    fn()
+    host = time.perf_counter() - t
+    torch.cuda.synchronize()
+    return statistics.median(time_cuda_events([fn], repeats, host)) * 1e3
+
+
+def _both(rec: dict, prefix: str, fn, repeats: int) -> None:
+    """``rec[prefix + "ms"]`` (one call per sample) and ``rec[prefix + "queued_ms"]``."""
+    rec[prefix + "ms"], rec[prefix + "repeats"] = _adaptive(fn, repeats)
+    rec[prefix + "queued_ms"] = _queued_time(fn, rec[prefix + "repeats"], warmup=1)
 
 
 def _adaptive(fn, repeats: int) -> tuple[float, int]:
@@ -163,19 +189,15 @@ def bench_cuda(repeats: int, plans: bool, forward_only: bool = False) -> list[di
         for dtype, itemsize in ((torch.float32, 4),) + ((() if forward_only else ((torch.bfloat16, 2),))):
             copy = copy32 if itemsize == 4 else _copy_ms(n, 2, repeats)
             a, b = _inputs(shape, dtype)
-            ours = _cuda_time(lambda: ps.linear_recurrence(a, b, axis=axis), repeats)
             rec = dict(case=name, pass_="forward", dtype=str(dtype).replace("torch.", ""), shape=shape, axis=axis,
-                       ms=ours, roof_ms=copy * 1.5, plan=str(R.plan_for(math.prod(shape[:axis]), shape[axis],
-                                                                        math.prod(shape[axis + 1:]), sms, False)))
-            rec["roof"] = rec["roof_ms"] / ours
+                       roof_ms=copy * 1.5, plan=str(R.plan_for(math.prod(shape[:axis]), shape[axis],
+                                                               math.prod(shape[axis + 1:]), sms, False)))
+            _both(rec, "", lambda: ps.linear_recurrence(a, b, axis=axis), repeats)
+            ours = rec["ms"]
+            rec["roof"], rec["roof_queued"] = rec["roof_ms"] / ours, rec["roof_ms"] / rec["queued_ms"]
             if peer_scan is not None:
                 pa, pb = _inputs(_bct(shape, axis), dtype)
-                try:
-                    rec["accelerated_scan_ms"], rec["accelerated_scan_repeats"] = _adaptive(lambda: peer_scan(pa, pb),
-                                                                                            repeats)
-                    rec["vs_accelerated_scan"] = rec["accelerated_scan_ms"] / ours
-                except Exception as exc:  # noqa: BLE001
-                    rec["accelerated_scan_error"] = f"{type(exc).__name__}: {exc}"[:300]
+                _peer(rec, lambda: peer_scan(pa, pb), repeats)
                 del pa, pb
             if dtype == torch.float32:
                 assoc, note = _associative_scan(axis, shape[axis])
@@ -194,19 +216,15 @@ def bench_cuda(repeats: int, plans: bool, forward_only: bool = False) -> list[di
         # forward + backward, float32
         a, b = _inputs(shape, torch.float32, requires_grad=True)
         grad = torch.randn(shape, device="cuda")
-        ours = _cuda_time(_fwd_bwd(lambda x, y: ps.linear_recurrence(x, y, axis=axis), a, b, grad), repeats)
-        rec = dict(case=name, pass_="forward+backward", dtype="float32", shape=shape, axis=axis, ms=ours,
+        rec = dict(case=name, pass_="forward+backward", dtype="float32", shape=shape, axis=axis,
                    roof_ms=copy32 * 4.0)  # forward 3 arrays, backward 5: 8 arrays, a copy moves 2
-        rec["roof"] = rec["roof_ms"] / ours
+        _both(rec, "", _fwd_bwd(lambda x, y: ps.linear_recurrence(x, y, axis=axis), a, b, grad), repeats)
+        ours = rec["ms"]
+        rec["roof"], rec["roof_queued"] = rec["roof_ms"] / ours, rec["roof_ms"] / rec["queued_ms"]
         if peer_scan is not None:
             pa, pb = _inputs(_bct(shape, axis), torch.float32, requires_grad=True)
             pg = torch.randn(pa.shape, device="cuda")
-            try:
-                rec["accelerated_scan_ms"], rec["accelerated_scan_repeats"] = _adaptive(
-                    _fwd_bwd(peer_scan, pa, pb, pg), repeats)
-                rec["vs_accelerated_scan"] = rec["accelerated_scan_ms"] / ours
-            except Exception as exc:  # noqa: BLE001
-                rec["accelerated_scan_error"] = f"{type(exc).__name__}: {exc}"[:300]
+            _peer(rec, _fwd_bwd(peer_scan, pa, pb, pg), repeats)
             del pa, pb, pg
         assoc, note = _associative_scan(axis, shape[axis])
         if assoc is not None:
@@ -223,6 +241,17 @@ def bench_cuda(repeats: int, plans: bool, forward_only: bool = False) -> list[di
     if not forward_only:
         records.append(_cumsum_case(repeats))
     return records
+
+
+def _peer(rec: dict, fn, repeats: int) -> None:
+    """accelerated-scan's times of ``fn`` in ``rec`` both ways, and ours over them (or the error)."""
+    try:
+        _both(rec, "accelerated_scan_", fn, repeats)
+    except Exception as exc:  # noqa: BLE001 - a peer that fails is reported, not fatal
+        rec["accelerated_scan_error"] = f"{type(exc).__name__}: {exc}"[:300]
+        return
+    rec["vs_accelerated_scan"] = rec["accelerated_scan_ms"] / rec["ms"]
+    rec["vs_accelerated_scan_queued"] = rec["accelerated_scan_queued_ms"] / rec["queued_ms"]
 
 
 def _plan_sweep(name, shape, axis, repeats, copy32) -> list[dict]:
@@ -319,14 +348,20 @@ def _markdown(records: list[dict], kind: str, device: str) -> str:
             lines.append(f"| {r['case']} | {r['dtype']} | {r['ms']:.2f} | {r.get('lfilter_ms', float('nan')):.2f} | "
                          f"{r.get('vs_lfilter', float('nan')):.2f} |")
         return "\n".join(lines) + "\n"
-    lines += ["| case | pass | dtype | ms | of roof | x accelerated-scan | x associative_scan | plan |",
-              "|---|---|---|---|---|---|---|---|"]
+    nan = float("nan")
+    lines += ["One call per sample (ms, of roof, x accelerated-scan): events around each call, so the host's time "
+              "before the first launch counts; queued: calls queued behind a GPU sleep, the device's time per call "
+              "when the host keeps ahead (a training loop).", "",
+              "| case | pass | dtype | ms | of roof | x accelerated-scan | queued ms | of roof | "
+              "x accelerated-scan | x associative_scan | plan |",
+              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in records:
         if r.get("pass_") == "plan" or "vs_torch_cumsum" in r:
             continue
         lines.append(f"| {r['case']} | {r['pass_']} | {r['dtype']} | {r['ms']:.3f} | {r['roof']:.2f} | "
-                     f"{r.get('vs_accelerated_scan', float('nan')):.2f} | "
-                     f"{r.get('vs_associative_scan', float('nan')):.1f} | {r.get('plan', '')} |")
+                     f"{r.get('vs_accelerated_scan', nan):.2f} | {r.get('queued_ms', nan):.3f} | "
+                     f"{r.get('roof_queued', nan):.2f} | {r.get('vs_accelerated_scan_queued', nan):.2f} | "
+                     f"{r.get('vs_associative_scan', nan):.1f} | {r.get('plan', '')} |")
     for r in records:
         if "vs_torch_cumsum" in r:
             lines += ["", f"ps.cumsum fwd+bwd 2^27 float32: {r['ms']:.3f} ms, torch.cumsum {r['torch_cumsum_ms']:.3f} ms "
