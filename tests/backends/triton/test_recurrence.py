@@ -216,6 +216,11 @@ def test_default_plans_split_time_only_for_few_lanes():
     assert R.plan_for(64, 1 << 20, 1, 132, False).lookback  # 64 lanes of 2^20
     assert R.plan_for(1, 1 << 26, 1, 132, False).lookback  # one lane of 2^26
     assert R.plan_for(1, 1 << 20, 64, 132, False).lookback  # (1, 2^20, 64)
+    # The fused backward walks tiles of half the elements (five arrays in registers).
+    for lanes, T, Q in ((8 * 1024, 4096, 1), (8, 1024, 4096), (8, 4096, 1024)):
+        forward, backward = R.plan_for(lanes, T, Q, 132, False), R.plan_for(lanes, T, Q, 132, False, True)
+        assert not backward.lookback and backward.block_time * backward.block_lanes * 2 == (
+            forward.block_time * forward.block_lanes)
 
 
 # ---------------------------------------------------------------------------
