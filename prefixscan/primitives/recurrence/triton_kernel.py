@@ -416,8 +416,11 @@ def _launch(*, a, v, h, out, da, seed, axis: int, reverse: bool, backward: bool,
           _fields(da) if da is not None else fields, _fields(seed) if seed is not None else fields)
     # A signature launched before replays its compiled kernel (planned replay: the
     # variant key and the arguments built once, docs/design/host-path.md).
-    key = (geometry, out.device, tuple([(t.dtype, not t.data_ptr() % 16) for t in io]), h is None, da is None,
-           seed is None, reverse, backward, deterministic, plan, total, log)
+    # The tensors' own dtypes: a complex tensor's fields are a real view (complex64 and float32
+    # tensors give the kernel float32 pointers, and their launches differ).
+    key = (geometry, out.device, tuple([None if t is None else (t.dtype, not t.data_ptr() % 16)
+                                        for t in (a, v, h, out, da, seed)]), reverse, backward, deterministic, plan,
+           total, log)
     replay = _replays.get(key)
     if replay is not None and replay(io):
         return

@@ -410,7 +410,8 @@ def test_planned_replay_relaunches_with_each_calls_tensors(rng, monkeypatch, pla
     launch key, no argument building): a fake compiled kernel whose ``run`` runs the
     interpreter on exactly the arguments a replay passes.  New data every call (a
     look-back replay must renew its status epoch and tile base, or it reads the last
-    call's tiles), forward and fused backward; a misaligned view is another signature."""
+    call's tiles), forward and fused backward; a misaligned view and a complex tensor of
+    the same shape are other signatures."""
     import types
 
     interpret = runtime.launch_kernel
@@ -455,3 +456,8 @@ def test_planned_replay_relaunches_with_each_calls_tensors(rng, monkeypatch, pla
     odd = wider[1:].view(shape).copy_(a)  # 4 bytes past a 16-byte boundary: compiled for aligned pointers
     torch.testing.assert_close(R.linear_recurrence(odd, b, None, axis, False, plan=chosen), h, rtol=0, atol=0)
     assert len(full) == 3
+    # complex64 hands the kernel float32 views, as float32 does: a signature of its own all the same
+    ca, cb = _data(rng, shape, torch.complex64)
+    got = R.linear_recurrence(ca, cb, None, axis, False, plan=chosen)
+    assert len(full) == 4
+    torch.testing.assert_close(_wide(got), _loop(_wide(ca), _wide(cb), None, axis, False), rtol=2e-5, atol=2e-5)
