@@ -11,7 +11,8 @@ GPU (CUDA events, median of --repeats after warm-up, all in one process):
 * two timings of every call, ours and the peers': one call per sample (events around the
   call: the host's time before its first launch counts) and queued (calls queued behind a
   GPU sleep: the device's time per call when the host keeps ahead, as in a training loop).
-* the roof: a device copy of the same bytes, measured here (forward: read a and b, write h,
+* the roof: a device copy of the same bytes, measured here (both ways: the queued
+  timings' roof is the queued copy) (forward: read a and b, write h,
   3 arrays; forward + backward: 3 + 5 arrays); ``roof`` = roof time / time (1.00 = copy speed).
 * peers: accelerated-scan's Triton kernel (``accelerated_scan.scalar.scan``, or ``.triton`` in
   older releases; (B, C, T) contiguous input of the same sizes, its only layout), and
@@ -114,6 +115,16 @@ def _copy_ms(elements: int, itemsize: int, repeats: int) -> float:
     return _cuda_time(lambda: dst.copy_(src), repeats)
 
 
+def _copy_queued_ms(elements: int, itemsize: int, repeats: int) -> float:
+    """``_copy_ms`` queued behind a GPU sleep (the roof of the queued timings)."""
+    import torch
+
+    dtype = {2: torch.bfloat16, 4: torch.float32}[itemsize]
+    src = torch.empty(elements, dtype=dtype, device="cuda").fill_(1)
+    dst = torch.empty_like(src)
+    return _queued_time(lambda: dst.copy_(src), repeats)
+
+
 def _accelerated_scan():
     for name in ("accelerated_scan.scalar", "accelerated_scan.triton"):
         try:
@@ -185,16 +196,17 @@ def bench_cuda(repeats: int, plans: bool, forward_only: bool = False) -> list[di
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     for name, shape, axis in GPU_SHAPES:
         n = math.prod(shape)
-        copy32 = _copy_ms(n, 4, repeats)
+        copy32, queued32 = _copy_ms(n, 4, repeats), _copy_queued_ms(n, 4, repeats)
         for dtype, itemsize in ((torch.float32, 4),) + ((() if forward_only else ((torch.bfloat16, 2),))):
             copy = copy32 if itemsize == 4 else _copy_ms(n, 2, repeats)
+            queued_copy = queued32 if itemsize == 4 else _copy_queued_ms(n, 2, repeats)
             a, b = _inputs(shape, dtype)
             rec = dict(case=name, pass_="forward", dtype=str(dtype).replace("torch.", ""), shape=shape, axis=axis,
                        roof_ms=copy * 1.5, plan=str(R.plan_for(math.prod(shape[:axis]), shape[axis],
                                                                math.prod(shape[axis + 1:]), sms, False)))
             _both(rec, "", lambda: ps.linear_recurrence(a, b, axis=axis), repeats)
             ours = rec["ms"]
-            rec["roof"], rec["roof_queued"] = rec["roof_ms"] / ours, rec["roof_ms"] / rec["queued_ms"]
+            rec["roof"], rec["roof_queued"] = rec["roof_ms"] / ours, queued_copy * 1.5 / rec["queued_ms"]
             if peer_scan is not None:
                 pa, pb = _inputs(_bct(shape, axis), dtype)
                 _peer(rec, lambda: peer_scan(pa, pb), repeats)
@@ -220,7 +232,7 @@ def bench_cuda(repeats: int, plans: bool, forward_only: bool = False) -> list[di
                    roof_ms=copy32 * 4.0)  # forward 3 arrays, backward 5: 8 arrays, a copy moves 2
         _both(rec, "", _fwd_bwd(lambda x, y: ps.linear_recurrence(x, y, axis=axis), a, b, grad), repeats)
         ours = rec["ms"]
-        rec["roof"], rec["roof_queued"] = rec["roof_ms"] / ours, rec["roof_ms"] / rec["queued_ms"]
+        rec["roof"], rec["roof_queued"] = rec["roof_ms"] / ours, queued32 * 4.0 / rec["queued_ms"]
         if peer_scan is not None:
             pa, pb = _inputs(_bct(shape, axis), torch.float32, requires_grad=True)
             pg = torch.randn(pa.shape, device="cuda")
