@@ -323,20 +323,23 @@ def plan_for(lanes_p: int, T: int, Q: int, sms: int, interpreter: bool, backward
         if Q > 1:
             return RecurrencePlan(lookback=False, block_time=8, block_lanes=min(_pow2(Q), 8), num_warps=1)
         return RecurrencePlan(lookback=False, block_time=min(_pow2(T), 16), block_lanes=2, num_warps=1)
+    # Walk or look-back as the forward decides; a backward walk's tile is then halved.
     tile = _TILE // 2 if backward else _TILE
     if Q > 1:
-        for bl in ((32, 16) if backward else (64, 32, 16)):
+        for bl in (64, 32, 16):  # the walk while some lane block width fills the GPU (16 fills if any does)
             bl = min(bl, _pow2(Q))
             if lanes_p * -(-Q // bl) >= _BLOCKS_PER_SM * sms:
+                bl = min(bl, 32) if backward else bl
                 bt = min(max(tile // bl, 16), max(_pow2(T), 16))
                 return RecurrencePlan(lookback=False, block_time=bt, block_lanes=bl, stages=3)
         bl = min(_pow2(Q), 64)
         return RecurrencePlan(lookback=True, block_time=max(_TILE // bl, 16), block_lanes=bl,
                               window=max(2, 32 // bl))
-    bt = min(_pow2(T), tile // 2)
-    bl = max(1, tile // 2 // bt)
+    bt = min(_pow2(T), _TILE // 2)
+    bl = max(1, _TILE // 2 // bt)
     if -(-lanes_p // bl) >= _BLOCKS_PER_SM * sms or T <= bt:
-        return RecurrencePlan(lookback=False, block_time=bt, block_lanes=bl)
+        bt = min(_pow2(T), tile // 2)
+        return RecurrencePlan(lookback=False, block_time=bt, block_lanes=max(1, tile // 2 // bt))
     return RecurrencePlan(lookback=True, block_time=16384, block_lanes=1, num_warps=8, window=16)
 
 
@@ -451,13 +454,15 @@ def _launch(*, a, v, h, out, da, seed, axis: int, reverse: bool, backward: bool,
     # The look-back's status is the engine's (epoch-tagged words, the shared tile counter);
     # a walk has no status at all (a one-element placeholder, which a replay may keep).
     entries = grid * plan.block_lanes
+    capturing = out.device.type == "cuda" and torch.cuda.is_current_stream_capturing()
+    # (a capture makes no tensor of its own for it: a copy to the device is not captured)
+    placeholder = fields[0] if capturing else identity_tensor(0, fields.dtype, out.device)
     with single_pass(out.device, stream, grid, entries, accs, words, single=not plan.lookback,
-                     placeholder=identity_tensor(0, fields.dtype, out.device)) as status:
+                     placeholder=placeholder) as status:
         args = (io, status.buffers, status.counter, (P2, T, Q), (sa_p1, sa_p2, sa_t, sa_q), (sv_p1, sv_p2, sv_t, sv_q),
                 P, -(-Q // plan.block_lanes), segs, status.tile_base, status.epoch)
         launch = Launch(recurrence_kernel, grid, plan.num_warps, stream, interpreter, args, constexprs)
         compiled = runtime.launch_kernel(launch)
-    capturing = out.device.type == "cuda" and torch.cuda.is_current_stream_capturing()
     if compiled is not None and not capturing:  # a capture's status is one-shot: no replay of it
         renewal = None if status.state is None else StatusRenewal(status.state, entries, accs, words, stream, _AT)
         if len(_replays) >= _REPLAYS:
@@ -467,7 +472,7 @@ def _launch(*, a, v, h, out, da, seed, axis: int, reverse: bool, backward: bool,
 
 _replays: dict = {}  # _launch's key -> Relaunch
 _REPLAYS = 256  # signatures kept (a few per model)
-register_cache("prefixscan.primitives.recurrence.triton_kernel.replays", _replays.clear)
+register_cache("prefixscan.primitives.recurrence.triton_kernel.replays", lambda: _replays.clear())
 _AT = recurrence_kernel.arg_names.index("tile_base")  # the tile base and epoch a replay renews
 
 

@@ -216,11 +216,17 @@ def test_default_plans_split_time_only_for_few_lanes():
     assert R.plan_for(64, 1 << 20, 1, 132, False).lookback  # 64 lanes of 2^20
     assert R.plan_for(1, 1 << 26, 1, 132, False).lookback  # one lane of 2^26
     assert R.plan_for(1, 1 << 20, 64, 132, False).lookback  # (1, 2^20, 64)
-    # The fused backward walks tiles of half the elements (five arrays in registers).
-    for lanes, T, Q in ((8 * 1024, 4096, 1), (8, 1024, 4096), (8, 4096, 1024)):
+    # The fused backward walks where the forward does, on tiles of half the elements (five
+    # arrays in registers); few long lanes take the same look-back.
+    for lanes, T, Q in ((8 * 1024, 4096, 1), (8, 1024, 4096), (8, 4096, 1024), (8, 2048, 1), (100, 2000, 1),
+                        (1, 1025, 1), (4096, 64, 1), (2, 40, 3000)):
         forward, backward = R.plan_for(lanes, T, Q, 132, False), R.plan_for(lanes, T, Q, 132, False, True)
-        assert not backward.lookback and backward.block_time * backward.block_lanes * 2 == (
-            forward.block_time * forward.block_lanes)
+        assert not forward.lookback and not backward.lookback, (lanes, T, Q)
+        halved = backward.block_time * backward.block_lanes * 2 == forward.block_time * forward.block_lanes
+        # 40 steps: the lane-contiguous tile was already cut to the lane's length
+        assert halved or (T == 40 and backward == forward), (lanes, T, Q)
+    for lanes, T, Q in ((64, 1 << 20, 1), (1, 1 << 26, 1), (1, 1 << 20, 64)):
+        assert R.plan_for(lanes, T, Q, 132, False, True) == R.plan_for(lanes, T, Q, 132, False)
 
 
 # ---------------------------------------------------------------------------
@@ -403,19 +409,30 @@ def test_init_on_another_device_is_refused_by_name():
 
 
 @pytest.mark.skipif(CUDA, reason="a fake compiled kernel over the interpreter: CPU tensors")
+@pytest.mark.parametrize("reverse", [False, True], ids=["fwd", "rev"])
 @pytest.mark.parametrize("layout", LAYOUTS, ids=["BTC", "BCT"])
 @pytest.mark.parametrize("plan", sorted(PLANS))
-def test_planned_replay_relaunches_with_each_calls_tensors(rng, monkeypatch, plan, layout):
+def test_planned_replay_relaunches_with_each_calls_tensors(rng, monkeypatch, plan, layout, reverse):
     """After a signature's first launch, later calls replay its compiled kernel (no
     launch key, no argument building): a fake compiled kernel whose ``run`` runs the
-    interpreter on exactly the arguments a replay passes.  New data every call (a
-    look-back replay must renew its status epoch and tile base, or it reads the last
-    call's tiles), forward and fused backward; a misaligned view and a complex tensor of
-    the same shape are other signatures."""
+    interpreter on exactly the arguments a replay passes.  New data and seeds every call,
+    forward and fused backward.  A look-back launch, replayed or not, takes the status
+    buffers the engine holds at that moment, a new epoch and the tile base after the
+    last launch's tiles (the interpreter runs tiles in order, so stale status words
+    would not show in the results: the arguments are checked).  A misaligned view and a
+    complex tensor of the same shape are other signatures."""
     import types
 
+    from prefixscan.backends.triton.engine.state import state_for
+
     interpret = runtime.launch_kernel
-    full, replayed = [], []
+    full, replayed, protocol = [], [], []
+
+    def note(arguments, grid):
+        state = state_for(torch.device("cpu"), 0)
+        protocol.append((arguments[R._AT], arguments[R._AT + 1], grid))
+        if chosen.lookback:  # the buffers reserved for this launch (the walk has a placeholder)
+            assert arguments[1][0] is (state.status if state.status is not None else state.flags)
 
     def compiled_for(launch):
         names = launch.kernel.arg_names
@@ -423,6 +440,7 @@ def test_planned_replay_relaunches_with_each_calls_tensors(rng, monkeypatch, pla
 
         def run(grid, _y, _z, _stream, _function, _metadata, _launch_metadata, _enter, _exit, *arguments):
             replayed.append(grid)
+            note(arguments, grid)
             launch.kernel[(grid,)](*arguments[:nargs], num_warps=launch.num_warps,
                                    **dict(zip(names[nargs:], arguments[nargs:])))
 
@@ -430,34 +448,40 @@ def test_planned_replay_relaunches_with_each_calls_tensors(rng, monkeypatch, pla
 
     def launch_kernel(launch):
         full.append(launch)
+        note(launch.args, launch.grid)
         interpret(launch)
         return compiled_for(launch)
 
     monkeypatch.setattr(runtime, "launch_kernel", launch_kernel)
-    monkeypatch.setattr(R, "_replays", {})
+    R._replays.clear()
     fake_torch = types.SimpleNamespace(_C=types.SimpleNamespace(_cuda_getCurrentRawStream=lambda index: 0,
                                                                 _cuda_isCurrentStreamCapturing=lambda: False))
     shape, axis = layout
+    lanes = shape[:axis] + shape[axis + 1:]
     chosen = PLANS[plan](shape[-1] if axis == 1 else 1)
     for call in range(3):
         a, b = _data(rng, shape, torch.float32)
-        grad = _data(rng, shape, torch.float32)[1]
-        h = R.linear_recurrence(a, b, None, axis, False, plan=chosen)
-        grad_a, grad_b = R.linear_recurrence_backward(a, h, grad, None, axis, False, plan=chosen)
+        init, grad = _data(rng, lanes, torch.float32)[1], _data(rng, shape, torch.float32)[1]
+        h = R.linear_recurrence(a, b, init, axis, reverse, plan=chosen)
+        grad_a, grad_b = R.linear_recurrence_backward(a, h, grad, init, axis, reverse, plan=chosen)
         for relaunch in R._replays.values():
             relaunch.torch = fake_torch
         assert len(full) == 2 and len(replayed) == 2 * call  # planned by the first call, replayed after
         wa, wb = (_wide(t).requires_grad_() for t in (a, b))
-        expected = _loop(wa, wb, None, axis, False)
+        expected = _loop(wa, wb, _wide(init), axis, reverse)
         ea, eb = torch.autograd.grad(expected, (wa, wb), _wide(grad))
         for got, want in ((h, expected.detach()), (grad_a, ea), (grad_b, eb)):
             torch.testing.assert_close(_wide(got), want, rtol=2e-5, atol=2e-5)
+    if chosen.lookback:
+        for (base, epoch, grid), (next_base, next_epoch, _) in zip(protocol, protocol[1:]):
+            assert next_base == base + grid and next_epoch > epoch
     wider = torch.empty(a.numel() + 1)
     odd = wider[1:].view(shape).copy_(a)  # 4 bytes past a 16-byte boundary: compiled for aligned pointers
-    torch.testing.assert_close(R.linear_recurrence(odd, b, None, axis, False, plan=chosen), h, rtol=0, atol=0)
+    torch.testing.assert_close(R.linear_recurrence(odd, b, init, axis, reverse, plan=chosen), h, rtol=0, atol=0)
     assert len(full) == 3
     # complex64 hands the kernel float32 views, as float32 does: a signature of its own all the same
     ca, cb = _data(rng, shape, torch.complex64)
-    got = R.linear_recurrence(ca, cb, None, axis, False, plan=chosen)
+    got = R.linear_recurrence(ca, cb, None, axis, reverse, plan=chosen)
     assert len(full) == 4
-    torch.testing.assert_close(_wide(got), _loop(_wide(ca), _wide(cb), None, axis, False), rtol=2e-5, atol=2e-5)
+    torch.testing.assert_close(_wide(got), _loop(_wide(ca), _wide(cb), None, axis, reverse), rtol=2e-5, atol=2e-5)
+    R._replays.clear()  # the fake kernels go with the test

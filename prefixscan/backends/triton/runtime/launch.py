@@ -22,7 +22,7 @@ from typing import Iterator
 from ....caches import register_cache
 
 __all__ = ["Launch", "launch_kernel", "launch_key", "int_width", "current_stream", "hooks_active",
-           "constexpr_tail", "recording"]
+           "constexpr_tail", "recording", "recording_active"]
 
 
 @dataclass(frozen=True, eq=False, slots=True)
@@ -106,6 +106,12 @@ def recording() -> Iterator[list]:
         yield seen
     finally:
         _recorders.remove(seen)
+
+
+def recording_active() -> bool:
+    """Whether a :func:`recording` block is open (planned replays then take the full path,
+    so that the block sees every launch)."""
+    return bool(_recorders)
 
 
 def launch_kernel(launch: Launch):

@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from ..planning import planner
 from ..scan.job import SeedLayout
-from .launch import Launch, constexpr_tail, hooks_active, int_width
+from .launch import Launch, constexpr_tail, hooks_active, int_width, recording_active
 from ..engine.state import DeviceState
 
 __all__ = ["StatusRenewal", "Launched", "Relaunch", "FastScan"]
@@ -58,6 +58,8 @@ class Relaunch:
         import torch
         from triton import knobs
 
+        if renewal is not None:  # each call reserves its own status: the planned buffers are not kept alive
+            args = args[:1] + (None,) + args[2:]
         self.compiled, self.grid, self.args, self.tail, self.renewal = compiled, grid, args, tail, renewal
         self.index = device.index
         if self.index is None and device.type == "cuda":
@@ -78,8 +80,9 @@ class Relaunch:
 
     def __call__(self, io: tuple) -> bool:
         """Launch on ``io``; False, launching nothing, where the replay does not apply
-        (launch hooks, another stream, a capture, a tile base wider than the compiled one)."""
-        if hooks_active(self.knobs.runtime):
+        (launch hooks, a :func:`.launch.recording` block, which sees every launch, another
+        stream, a capture, a tile base wider than the compiled one)."""
+        if hooks_active(self.knobs.runtime) or recording_active():
             return False
         c = self.compiled
         stream = self.torch._C._cuda_getCurrentRawStream(self.index)
