@@ -19,6 +19,9 @@ reduce, the all-gather, the composition and the recurrence are queued one behind
 the other with no copy to the host, so the host's launch work hides behind the
 kernels instead of adding round trips to every call.
 
+A world of one runs :func:`prefixscan.linear_recurrence` on its slice (the whole
+sequence): one pass forward, one fused pass backward, no collective.
+
 Backward: the adjoint ``lam[t] = dL/dh[t]`` obeys the reverse recurrence
 ``lam[t] = a[t+1] lam[t+1] + g[t]`` (g the incoming gradient), so gradients flow
 from later ranks to earlier ones through the same structure run from the end:
@@ -188,6 +191,8 @@ def linear_recurrence(a_local, b_local, *, group=None, axis=-1, init=None):
     axis = check_axis(inspect_array(a.detach(), "a_local"), axis, "a_local")
     lanes = tuple(a.shape[:axis] + a.shape[axis + 1:])
     ranks = group_of(group, a)
+    if ranks.size == 1:  # the slice is the sequence: one recurrence, forward and backward, no collective
+        return local_recurrence(a, b, init=init, axis=axis)
     seed = None
     if init is not None and ranks.rank == 0:
         check_init_shape(init, lanes)

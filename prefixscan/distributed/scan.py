@@ -14,7 +14,8 @@ head); other orders take one round of totals per pass, tuple sizes rotate the st
 (:mod:`prefixscan.primitives.scan.pieces`); with a tuple size above 1 the ranks
 first gather their pieces' lengths.
 
-A scan of order 1 and tuple size 1 keeps its totals and carries where the
+A world of one scans its piece as the whole sequence (one read, one write: no
+totals, no collective).  A scan of order 1 and tuple size 1 keeps its totals and carries where the
 pieces are (:func:`_resident_carry`): the reduce, the all-gather, the exclusive
 scan of the totals over the ranks and the seeded scan of the piece are queued
 one behind the other on the device, with no copy to the host between them, so
@@ -140,6 +141,10 @@ def scan(x_local, op="add", *, group=None, inclusive=True, reverse=False, init=N
     plan = PiecewiseScan(replace(config, axis=request.axis), request.acc_dtypes, request.out_dtypes,
                          request.identity, request.struct)
     ranks = group_of(group, fields[0])
+    if ranks.size == 1:  # the piece is the sequence: one scan, no totals and no collective
+        whole = shared_scan(op, axis=request.axis, inclusive=inclusive, reverse=reverse, order=order,
+                            tuple_size=tuple_size, dtype=dtype, backend=backend, algorithm=None, deterministic=False)
+        return whole(fields if request.struct else fields[0], init=init)
     offset = 0
     if s > 1:  # where this piece starts: its streams are the sequence's, rotated by the offset
         lengths = [int(r[0][0]) for r in all_gather_fields(ranks, (np.array([request.lane_len], np.int64),))]

@@ -1,8 +1,7 @@
 """prefixscan.distributed with gloo on the CPU: three spawned ranks run every case
 in one process group (tests/distributed/workers.py), each checking its piece
-against the reference of the whole sequence; with NCCL on the GPUs present (one
-rank per GPU, up to three: a single GPU still runs the NCCL collectives and the
-GPU reductions)."""
+against the reference of the whole sequence; a world of one, which calls no
+collective; with NCCL on the GPUs present (one rank per GPU, up to three)."""
 
 from __future__ import annotations
 
@@ -49,10 +48,16 @@ def test_every_case_on_three_ranks(tmp_path):
     _spawn(tmp_path, WORLD, "gloo")
 
 
+def test_every_case_on_one_rank(tmp_path):
+    """A world of one: every case is the local scan or recurrence of the whole
+    sequence, with no collective called (the worker refuses them)."""
+    _spawn(tmp_path, 1, "gloo")
+
+
 @pytest.mark.gpu
 def test_every_case_with_nccl(tmp_path):
     if not torch.cuda.is_available() or not torch.distributed.is_nccl_available():
         pytest.skip("needs a CUDA device and NCCL")
-    # NCCL takes one rank per GPU: one GPU still runs the collectives, the device-resident
-    # carries and the GPU reductions, with a world of one.
+    # NCCL takes one rank per GPU: on one GPU, the world of one (no collective); the
+    # collectives, device-resident carries and GPU reductions need two GPUs or more.
     _spawn(tmp_path, min(WORLD, torch.cuda.device_count()), "nccl")
