@@ -105,24 +105,15 @@ def _adaptive(fn, repeats: int) -> tuple[float, int]:
     return _cuda_time(fn, n, warmup=1), n
 
 
-def _copy_ms(elements: int, itemsize: int, repeats: int) -> float:
-    """Milliseconds of a device copy of ``elements`` items of ``itemsize`` bytes (2x bytes moved)."""
+def _copy_ms(elements: int, itemsize: int, repeats: int, timer=None) -> float:
+    """Milliseconds of a device copy of ``elements`` items of ``itemsize`` bytes (2x bytes
+    moved), by ``timer`` (``_cuda_time``, or ``_queued_time`` for the queued timings' roof)."""
     import torch
 
     dtype = {2: torch.bfloat16, 4: torch.float32}[itemsize]
     src = torch.empty(elements, dtype=dtype, device="cuda").fill_(1)
     dst = torch.empty_like(src)
-    return _cuda_time(lambda: dst.copy_(src), repeats)
-
-
-def _copy_queued_ms(elements: int, itemsize: int, repeats: int) -> float:
-    """``_copy_ms`` queued behind a GPU sleep (the roof of the queued timings)."""
-    import torch
-
-    dtype = {2: torch.bfloat16, 4: torch.float32}[itemsize]
-    src = torch.empty(elements, dtype=dtype, device="cuda").fill_(1)
-    dst = torch.empty_like(src)
-    return _queued_time(lambda: dst.copy_(src), repeats)
+    return (timer or _cuda_time)(lambda: dst.copy_(src), repeats)
 
 
 def _accelerated_scan():
@@ -196,10 +187,10 @@ def bench_cuda(repeats: int, plans: bool, forward_only: bool = False) -> list[di
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     for name, shape, axis in GPU_SHAPES:
         n = math.prod(shape)
-        copy32, queued32 = _copy_ms(n, 4, repeats), _copy_queued_ms(n, 4, repeats)
+        copy32, queued32 = _copy_ms(n, 4, repeats), _copy_ms(n, 4, repeats, _queued_time)
         for dtype, itemsize in ((torch.float32, 4),) + ((() if forward_only else ((torch.bfloat16, 2),))):
             copy = copy32 if itemsize == 4 else _copy_ms(n, 2, repeats)
-            queued_copy = queued32 if itemsize == 4 else _copy_queued_ms(n, 2, repeats)
+            queued_copy = queued32 if itemsize == 4 else _copy_ms(n, 2, repeats, _queued_time)
             a, b = _inputs(shape, dtype)
             rec = dict(case=name, pass_="forward", dtype=str(dtype).replace("torch.", ""), shape=shape, axis=axis,
                        roof_ms=copy * 1.5, plan=str(R.plan_for(math.prod(shape[:axis]), shape[axis],

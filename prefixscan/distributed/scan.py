@@ -138,13 +138,13 @@ def scan(x_local, op="add", *, group=None, inclusive=True, reverse=False, init=N
         for v in values:
             check_init_shape(v, shape)
         checked = tuple(check_init_value(v, acc) for v, acc in zip(values, request.acc_dtypes))
-    plan = PiecewiseScan(replace(config, axis=request.axis), request.acc_dtypes, request.out_dtypes,
-                         request.identity, request.struct)
     ranks = group_of(group, fields[0])
     if ranks.size == 1:  # the piece is the sequence: one scan, no totals and no collective
         whole = shared_scan(op, axis=request.axis, inclusive=inclusive, reverse=reverse, order=order,
                             tuple_size=tuple_size, dtype=dtype, backend=backend, algorithm=None, deterministic=False)
         return whole(fields if request.struct else fields[0], init=init)
+    plan = PiecewiseScan(replace(config, axis=request.axis), request.acc_dtypes, request.out_dtypes,
+                         request.identity, request.struct)
     offset = 0
     if s > 1:  # where this piece starts: its streams are the sequence's, rotated by the offset
         lengths = [int(r[0][0]) for r in all_gather_fields(ranks, (np.array([request.lane_len], np.int64),))]

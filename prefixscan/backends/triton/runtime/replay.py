@@ -71,12 +71,12 @@ class Relaunch:
         self.torch, self.knobs = torch, knobs
 
     @classmethod
-    def of(cls, launched: Launched, device, io: tuple | None = None) -> "Relaunch":
-        """The replay of ``launched``; ``io`` the first argument it keeps (not the first
-        call's tensors, which would stay alive: every call passes its own)."""
+    def of(cls, launched: Launched, device) -> "Relaunch":
+        """The replay of ``launched``, without its first argument (the first call's
+        tensors, which would stay alive: every call passes its own)."""
         launch = launched.launch
         tail = constexpr_tail(launch.kernel, len(launch.args), launch.constexprs)
-        return cls(launched.compiled, launch.grid, device, (io,) + launch.args[1:], tail, launched.renewal)
+        return cls(launched.compiled, launch.grid, device, (None,) + launch.args[1:], tail, launched.renewal)
 
     def __call__(self, io: tuple) -> bool:
         """Launch on ``io``; False, launching nothing, where the replay does not apply
