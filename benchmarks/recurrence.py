@@ -19,6 +19,8 @@ GPU (CUDA events, median of --repeats after warm-up, all in one process):
   ``torch._higher_order_ops.associative_scan`` compiled by ``torch.compile`` where it runs.
 * the tilings of the recurrence kernel (:class:`RecurrencePlan`) on each float32 shape, so the
   default choice can be checked against its alternatives.
+* packed sequences: (1, 32768, 1024) float32 along T cut into 9 sequences (``offsets``)
+  against the same tensors unpacked, forward and forward + backward.
 * ``ps.cumsum`` forward + backward of 2^27 float32 against ``torch.cumsum``.
 
 Log decays (``--log-space``, run alone; writes ``recurrence-cuda-log-space.*``):
@@ -241,8 +243,43 @@ def bench_cuda(repeats: int, plans: bool, forward_only: bool = False) -> list[di
         if plans:
             records.extend(_plan_sweep(name, shape, axis, repeats, copy32))
         torch.cuda.empty_cache()
+    records.extend(_packed_cases(repeats, forward_only))
     if not forward_only:
         records.append(_cumsum_case(repeats))
+    return records
+
+
+#: Packed sequences: (1, T, C) along T cut into sequences at these fractions of T.
+PACKED = ("BTC 1x32768x1024, 9 sequences", (1, 32768, 1024), (0.0, 0.05, 0.12, 0.3, 0.31, 0.5, 0.62, 0.8, 0.93))
+
+
+def _packed_cases(repeats: int, forward_only: bool) -> list[dict]:
+    """Packed sequences (``offsets``) against the same total length unpacked, float32,
+    forward and forward + backward, queued device time (and one call per sample)."""
+    import torch
+
+    name, shape, cuts = PACKED
+    offsets = torch.tensor([int(c * shape[1]) for c in cuts] + [shape[1]], device="cuda")
+    records = []
+    for pass_ in ("forward",) + (() if forward_only else ("forward+backward",)):
+        grad = pass_ != "forward"
+        a, b = _inputs(shape, torch.float32, requires_grad=grad)
+        rec = dict(case=name, pass_=pass_, dtype="float32", shape=shape, axis=1, packed=True)
+        if grad:
+            g = torch.randn(shape, device="cuda")
+            packed = _fwd_bwd(lambda x, y: ps.linear_recurrence(x, y, axis=1, offsets=offsets), a, b, g)
+            plain = _fwd_bwd(lambda x, y: ps.linear_recurrence(x, y, axis=1), a, b, g)
+        else:
+            def packed():
+                return ps.linear_recurrence(a, b, axis=1, offsets=offsets)
+
+            def plain():
+                return ps.linear_recurrence(a, b, axis=1)
+        _both(rec, "", packed, repeats)
+        _both(rec, "unpacked_", plain, repeats)
+        rec["vs_unpacked_queued"] = rec["unpacked_queued_ms"] / rec["queued_ms"]
+        records.append(rec)
+        print(json.dumps(rec), flush=True)
     return records
 
 
@@ -359,12 +396,20 @@ def _markdown(records: list[dict], kind: str, device: str) -> str:
               "x accelerated-scan | x associative_scan | plan |",
               "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in records:
-        if r.get("pass_") == "plan" or "vs_torch_cumsum" in r:
+        if r.get("pass_") == "plan" or "vs_torch_cumsum" in r or r.get("packed"):
             continue
         lines.append(f"| {r['case']} | {r['pass_']} | {r['dtype']} | {r['ms']:.3f} | {r['roof']:.2f} | "
                      f"{r.get('vs_accelerated_scan', nan):.2f} | {r.get('queued_ms', nan):.3f} | "
                      f"{r.get('roof_queued', nan):.2f} | {r.get('vs_accelerated_scan_queued', nan):.2f} | "
                      f"{r.get('vs_associative_scan', nan):.1f} | {r.get('plan', '')} |")
+    packed = [r for r in records if r.get("packed")]
+    if packed:
+        lines += ["", "## Packed sequences (offsets) against the same length unpacked", "",
+                  "| case | pass | queued ms | unpacked queued ms | unpacked / packed | ms | unpacked ms |",
+                  "|---|---|---|---|---|---|---|"]
+        for r in packed:
+            lines.append(f"| {r['case']} | {r['pass_']} | {r['queued_ms']:.3f} | {r['unpacked_queued_ms']:.3f} | "
+                         f"{r['vs_unpacked_queued']:.2f} | {r['ms']:.3f} | {r['unpacked_ms']:.3f} |")
     for r in records:
         if "vs_torch_cumsum" in r:
             lines += ["", f"ps.cumsum fwd+bwd 2^27 float32: {r['ms']:.3f} ms, torch.cumsum {r['torch_cumsum_ms']:.3f} ms "

@@ -29,3 +29,7 @@ IMPLEMENTATIONS = {"cpu": "prefixscan.primitives.recurrence.cpu",
 #: backend name -> the module implementing ``linear_recurrence_backward`` (the
 #: backward with ``dL/da`` fused); elsewhere the reverse recurrence runs.
 FUSED_BACKWARD = {"triton": "prefixscan.primitives.recurrence.triton"}
+#: backends whose ``linear_recurrence`` and ``linear_recurrence_backward`` take
+#: ``restart`` (a flag per step where packed sequences start, applied in the kernel);
+#: elsewhere the caller zeroes those decays in a copy of ``a`` first.
+RESTARTING = frozenset({"triton"})

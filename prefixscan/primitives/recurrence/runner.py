@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ... import dispatch
-from . import FUSED_BACKWARD, IMPLEMENTATIONS
+from . import FUSED_BACKWARD, IMPLEMENTATIONS, RESTARTING
 
 __all__ = ["run_recurrence", "run_recurrence_backward", "run_host_recurrence", "run_recurrence_total"]
 
@@ -48,27 +48,38 @@ def _call_native(backend, arrays: tuple, call) -> Any:
 
 
 def run_recurrence(backend_name: str | None, a: Any, b: Any, init: Any, axis: int, reverse: bool,
-                   deterministic: bool, log_space: bool = False) -> Any:
+                   deterministic: bool, log_space: bool = False, restart: Any = None) -> Any:
     """``h`` of ``h[t] = a[t] h[t-1] + b[t]`` (``exp(a[t])`` with ``log_space``) by the
     backend's one-pass recurrence, on torch tensors ``a``, ``b`` (``init`` of the lane
-    shape or None), as a tensor of a's type; None where the backend has none for them."""
+    shape or None), as a tensor of a's type; None where the backend has none for them, or
+    none that takes ``restart`` (restart flags, one per step) when they are given."""
     backend = dispatch.select_backend(backend_name, a.device.type)
     passes = dispatch.implementation("linear_recurrence", IMPLEMENTATIONS, backend)
+    if restart is not None:
+        if backend.NAME not in RESTARTING:
+            return None
+        return passes.linear_recurrence(a, b, init, axis, reverse, deterministic, log_space=log_space,
+                                        restart=restart)
     return _call_native(backend, (a, b, init),
                         lambda a, b, init: passes.linear_recurrence(a, b, init, axis, reverse, deterministic,
                                                                     log_space=log_space))
 
 
 def run_recurrence_backward(backend_name: str | None, a: Any, h: Any, grad: Any, init: Any, axis: int,
-                            reverse: bool, deterministic: bool, need_a: bool, log_space: bool = False) -> tuple | None:
+                            reverse: bool, deterministic: bool, need_a: bool, log_space: bool = False,
+                            restart: Any = None) -> tuple | None:
     """``(dL/da or None, dL/db)`` by the backend's fused backward, or None where it has none
-    (``log_space``: ``a`` holds log decays, and ``dL/da`` is with respect to them)."""
+    (``log_space``: ``a`` holds log decays, and ``dL/da`` is with respect to them;
+    ``restart``: the forward's restart flags, where ``dL/da`` is 0)."""
     backend = dispatch.select_backend(backend_name, a.device.type)
-    if backend.NAME not in FUSED_BACKWARD:
+    if backend.NAME not in FUSED_BACKWARD or (restart is not None and backend.NAME not in RESTARTING):
         return None  # the reverse recurrence runs through the operator
     fused = dispatch.implementation("linear_recurrence_backward", FUSED_BACKWARD, backend)
+    if restart is None:
+        return fused.linear_recurrence_backward(a, h, grad, init, axis, reverse, deterministic, need_a,
+                                                log_space=log_space)
     return fused.linear_recurrence_backward(a, h, grad, init, axis, reverse, deterministic, need_a,
-                                            log_space=log_space)
+                                            log_space=log_space, restart=restart)
 
 
 def run_host_recurrence(backend_name: str | None, a: Any, b: Any, init: Any, axis: int, reverse: bool,

@@ -13,14 +13,14 @@ Everything around it is differentiable torch indexing, so gradients reach
   no copy until the scan reads it, and its gradient is summed back);
 * packed sequences (``offsets``, the ``cu_seqlens`` of variable-length
   batches): the state restarts where a sequence starts, by a zero coefficient
-  there (a log decay of ``-inf`` in log space), and a sequence's seed enters
-  through its first ``b``;
+  there (a log decay of ``-inf`` in log space: flags the GPU kernel reads beside
+  ``a``, a copy of ``a`` elsewhere), and a sequence's seed enters through its
+  first ``b``;
 * the final states are read from ``h`` (one per lane, or per sequence).
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import torch
@@ -106,18 +106,13 @@ _REAL_FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 _SIGNED_TWIN = {torch.uint16: torch.int16, torch.uint32: torch.int32, torch.uint64: torch.int64}
 
 
-def _zero_at(t: torch.Tensor, axis: int, positions: torch.Tensor, keep: torch.Tensor,
-             fill: float = 0.0) -> torch.Tensor:
-    """``t`` with the slices at ``positions`` along ``axis`` set to ``fill`` (0) where
-    ``keep`` is True, as a new tensor.  Not ``index_fill``: on an expanded ``t`` (a decay
-    broadcast over steps) inductor's CUDA decomposition of it writes into a fresh
-    buffer with ``copy_``, which AOTAutograd refuses in a traced graph; a mask and
-    ``where`` trace functionally everywhere."""
-    n = t.shape[axis]
-    hits = torch.zeros(n, dtype=torch.int32, device=t.device).index_add(0, positions, keep.to(torch.int32))
-    shape = [1] * t.dim()
-    shape[axis] = n
-    return torch.where((hits > 0).view(shape), t.new_full((), fill), t)
+def _restart_flags(n: int, positions: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+    """One byte per step of the ``n`` along the axis, 1 at ``positions`` where ``keep`` is
+    True (where each nonempty sequence takes its first step): the kernels read it, and
+    elsewhere it selects the decays to zero.  An ``index_add`` of the hits and a compare,
+    not ``index_fill``/``index_put_``, so that it traces functionally everywhere."""
+    hits = torch.zeros(n, dtype=torch.int32, device=positions.device).index_add(0, positions, keep.to(torch.int32))
+    return (hits > 0).to(torch.uint8)
 
 
 def _along(mask: torch.Tensor, axis: int, ndim: int) -> torch.Tensor:
@@ -181,8 +176,9 @@ def linear_recurrence_tensors(a: torch.Tensor, b: torch.Tensor, *, init: Any = N
         first_decay = a_full.index_select(axis, restart)
         added = torch.where(keep, (first_decay.exp() if log_space else first_decay) * seed, seed.new_zeros(()))
         b_eff = b_full.index_add(axis, restart, added)
-    # The restart: a zero decay (log decay -inf) at each sequence's first step.
-    h = recur(params, _zero_at(a_full, axis, restart, filled, -math.inf if log_space else 0.0), b_eff, None)
+    # The restart: a zero decay (log decay -inf) at each sequence's first step, which the
+    # kernel applies as it reads a (elsewhere, a copy of a with those decays replaced).
+    h = recur(params, a_full, b_eff, None, _restart_flags(n, restart, filled))
     if not return_final:
         return h
     picked = h.index_select(axis, firsts if reverse else lasts)

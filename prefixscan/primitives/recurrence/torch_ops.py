@@ -25,6 +25,7 @@ Recurrent Neural Nets Over Sequence Length", section 2.2).
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import astuple, dataclass, replace
 from typing import Optional
 
@@ -40,7 +41,7 @@ from .affine import affine_monoid
 from .runner import run_recurrence, run_recurrence_backward
 
 __all__ = ["RecurrenceParams", "recurrence_op", "recurrence_backward_op", "call_recurrence", "recurrence_values",
-           "backward_values", "recurrence_backward", "reverse_recurrence"]
+           "backward_values", "recurrence_backward", "reverse_recurrence", "restarted"]
 
 _HALF = (torch.float16, torch.bfloat16)
 
@@ -75,17 +76,37 @@ register_cache("prefixscan.primitives.recurrence.torch_ops.configs", _recurrence
 
 
 
+def restarted(a: torch.Tensor, restart: Optional[torch.Tensor], axis: int, log_space: bool) -> torch.Tensor:
+    """``a`` with the decays at the restarts (``restart``: a flag per step along ``axis``)
+    replaced by 0 (log decays by -inf), as a new tensor; ``a`` itself without restarts."""
+    if restart is None:
+        return a
+    shape = [1] * a.dim()
+    shape[axis] = a.shape[axis]
+    return torch.where(restart.view(shape) != 0, a.new_full((), -math.inf if log_space else 0.0), a)
+
+
 def recurrence_values(params: RecurrenceParams, a: torch.Tensor, b: torch.Tensor,
-                      init: Optional[torch.Tensor]) -> torch.Tensor:
+                      init: Optional[torch.Tensor], restart: Optional[torch.Tensor] = None) -> torch.Tensor:
     """The recurrence itself, without autograd: the backend's one-pass recurrence
     (:func:`.runner.run_recurrence`), else one scan of the pairs (a, b) under the
     affine monoid (over log decays with ``log_space``); 16-bit inputs accumulate and
     combine with ``init`` in float32 and are rounded once.  Complex coefficients on the
-    Triton backend, which has no complex types, scan as four real fields."""
+    Triton backend, which has no complex types, scan as four real fields.  ``restart``:
+    a flag per step along the axis, where packed sequences start (the state restarts
+    there: the decay reads as 0), in the backend's kernel where it takes them, else in a
+    copy of ``a``."""
     a, b = a.resolve_conj(), b.resolve_conj()
+    seed = None if init is None else init.resolve_conj()
+    if params.strategy == "auto" and restart is not None:
+        h = run_recurrence(params.backend, a, b, seed, params.axis, params.reverse, params.deterministic,
+                           params.log_space, restart)
+        if h is not None:
+            return h
+    a = restarted(a, restart, params.axis, params.log_space)
     if params.strategy == "auto":
-        h = run_recurrence(params.backend, a, b, None if init is None else init.resolve_conj(), params.axis,
-                           params.reverse, params.deterministic, params.log_space)
+        h = run_recurrence(params.backend, a, b, seed, params.axis, params.reverse, params.deterministic,
+                           params.log_space)
         if h is not None:
             return h
     dtype = a.dtype
@@ -105,41 +126,45 @@ def recurrence_values(params: RecurrenceParams, a: torch.Tensor, b: torch.Tensor
 @torch.library.custom_op("prefixscan::linear_recurrence", mutates_args=())
 def recurrence_op(a: torch.Tensor, b: torch.Tensor, init: Optional[torch.Tensor], axis: int, reverse: bool,
                   backend: Optional[str], deterministic: bool, strategy: str,
-                  log_space: bool = False) -> torch.Tensor:
+                  log_space: bool = False, restart: Optional[torch.Tensor] = None) -> torch.Tensor:
     """``h[t] = a[t] h[t-1] + b[t]`` along ``axis`` (non-negative), ``h[-1] = init``
     (``h[n] = init`` with ``reverse``); a and b of one shape and dtype, init of the
     lane shape (a's shape without ``axis``) or None.  ``log_space``: ``a`` holds log
-    decays, ``h[t] = exp(a[t]) h[t-1] + b[t]``."""
+    decays, ``h[t] = exp(a[t]) h[t-1] + b[t]``.  ``restart``: a flag per step along
+    ``axis``, nonzero where a packed sequence starts (the decay there is taken as 0,
+    and has no gradient)."""
     params = RecurrenceParams(axis, reverse, backend, deterministic, strategy, log_space)
     seed = None if init is None else init.detach()
-    return fresh_output(recurrence_values(params, a.detach(), b.detach(), seed), a, b)
+    return fresh_output(recurrence_values(params, a.detach(), b.detach(), seed, restart), a, b)
 
 
 @recurrence_op.register_fake
-def _recurrence_fake(a, b, init, axis, reverse, backend, deterministic, strategy, log_space=False):
+def _recurrence_fake(a, b, init, axis, reverse, backend, deterministic, strategy, log_space=False, restart=None):
     return a.new_empty(a.shape)
 
 
-def _save(ctx, params: RecurrenceParams, a, init, h) -> None:
+def _save(ctx, params: RecurrenceParams, a, init, h, restart) -> None:
     """What the gradient needs, for the operator's autograd and the eager Function alike."""
     ctx.params = params
     ctx.init_dtype = None if init is None else init.dtype
-    ctx.save_for_backward(a, init, h)  # the coefficients, the seed and h: O(output)
+    ctx.save_for_backward(a, init, h, restart)  # the coefficients, the seed, h and the flags: O(output)
 
 
 def _gradients(ctx, grad, eager: bool) -> tuple:
     """``(grad a, grad b, grad init)`` from what :func:`_save` kept."""
-    a, init, h = ctx.saved_tensors
-    return recurrence_backward(ctx.params, a, init, h, grad, ctx.init_dtype, ctx.needs_input_grad[:3], eager=eager)
+    a, init, h, restart = ctx.saved_tensors
+    return recurrence_backward(ctx.params, a, init, h, grad, ctx.init_dtype, ctx.needs_input_grad[:3], eager=eager,
+                               restart=restart)
 
 
 def _setup_recurrence(ctx, inputs, output):
-    a, b, init, *rest = inputs
-    _save(ctx, RecurrenceParams(*rest), a, init, output)
+    a, b, init, axis, reverse, backend, deterministic, strategy, *rest = inputs
+    log_space, restart = (list(rest) + [False, None])[:2]  # the defaults where a call left them out
+    _save(ctx, RecurrenceParams(axis, reverse, backend, deterministic, strategy, log_space), a, init, output, restart)
 
 
 def _recurrence_grad(ctx, grad):
-    return _gradients(ctx, grad, eager=False) + (None,) * 6
+    return _gradients(ctx, grad, eager=False) + (None,) * 7
 
 
 recurrence_op.register_autograd(_recurrence_grad, setup_context=_setup_recurrence)
@@ -148,16 +173,18 @@ recurrence_op.register_autograd(_recurrence_grad, setup_context=_setup_recurrenc
 @torch.library.custom_op("prefixscan::linear_recurrence_backward", mutates_args=())
 def recurrence_backward_op(a: torch.Tensor, h: torch.Tensor, grad: torch.Tensor, init: Optional[torch.Tensor],
                            axis: int, reverse: bool, backend: Optional[str], deterministic: bool, strategy: str,
-                           log_space: bool, need_a: bool) -> tuple[torch.Tensor, torch.Tensor]:
+                           log_space: bool, need_a: bool,
+                           restart: Optional[torch.Tensor] = None) -> tuple[torch.Tensor, torch.Tensor]:
     """``(dL/da, dL/db)`` of ``h = prefixscan::linear_recurrence(a, b, init, ...)`` from
     ``grad = dL/dh``: the backend's fused pass, else the reverse recurrence;
     ``dL/da`` is an empty tensor unless ``need_a`` (with ``log_space``, the gradient
-    with respect to the log decays)."""
+    with respect to the log decays; 0 at the ``restart`` flags)."""
     params = RecurrenceParams(axis, reverse, backend, deterministic, strategy, log_space)
-    return backward_values(params, a, h, grad, init, need_a)
+    return backward_values(params, a, h, grad, init, need_a, restart)
 
 
-def backward_values(params: RecurrenceParams, a, h, grad, init, need_a: bool) -> tuple[torch.Tensor, torch.Tensor]:
+def backward_values(params: RecurrenceParams, a, h, grad, init, need_a: bool,
+                    restart: Optional[torch.Tensor] = None) -> tuple[torch.Tensor, torch.Tensor]:
     """The body of ``prefixscan::linear_recurrence_backward`` (called directly by the
     eager gradient)."""
     a, h, grad = a.detach().resolve_conj(), h.detach().resolve_conj(), grad.detach().resolve_conj()
@@ -165,15 +192,17 @@ def backward_values(params: RecurrenceParams, a, h, grad, init, need_a: bool) ->
     fused = None
     if params.strategy == "auto":
         fused = run_recurrence_backward(params.backend, a, h, grad, seed, params.axis, params.reverse,
-                                        params.deterministic, need_a, params.log_space)
-    grad_a, grad_b = fused if fused is not None else reverse_recurrence(params, a, seed, h, grad, need_a)
+                                        params.deterministic, need_a, params.log_space, restart)
+    grad_a, grad_b = (fused if fused is not None else
+                      reverse_recurrence(params, a, seed, h, grad, need_a, restart))
     if grad_a is None:
         grad_a = a.new_empty((0,))
     return fresh_output(grad_a, a, h, grad), fresh_output(grad_b, a, h, grad)
 
 
 @recurrence_backward_op.register_fake
-def _recurrence_backward_fake(a, h, grad, init, axis, reverse, backend, deterministic, strategy, log_space, need_a):
+def _recurrence_backward_fake(a, h, grad, init, axis, reverse, backend, deterministic, strategy, log_space, need_a,
+                              restart=None):
     return a.new_empty(h.shape if need_a else (0,)), a.new_empty(h.shape)
 
 
@@ -181,7 +210,7 @@ _PLAIN = (torch.Tensor, torch.nn.Parameter)  # the tensors the eager Function ta
 
 
 def call_recurrence(params: RecurrenceParams, a: torch.Tensor, b: torch.Tensor,
-                    init: Optional[torch.Tensor] = None) -> torch.Tensor:
+                    init: Optional[torch.Tensor] = None, restart: Optional[torch.Tensor] = None) -> torch.Tensor:
     """``prefixscan::linear_recurrence`` with these parameters: the operator itself wherever
     something records or transforms the call (torch.compile, torch.export, functorch's
     vmap, ``torch.jit.trace``, a dispatch mode such as ``make_fx``: they keep one opaque
@@ -191,8 +220,8 @@ def call_recurrence(params: RecurrenceParams, a: torch.Tensor, b: torch.Tensor,
             or torch._C._get_tracing_state() is not None or torch._C._len_torch_dispatch_stack()
             or type(a) not in _PLAIN or type(b) not in _PLAIN or (init is not None and type(init) not in _PLAIN)
             or a.device.type == "meta"):
-        return recurrence_op(a, b, init, *params.args())
-    return _EagerRecurrence.apply(a, b, init, params)
+        return recurrence_op(a, b, init, *params.args(), restart)
+    return _EagerRecurrence.apply(a, b, init, params, restart)
 
 
 class _EagerRecurrence(torch.autograd.Function):
@@ -208,14 +237,14 @@ class _EagerRecurrence(torch.autograd.Function):
     call, a fifth of this path's host time."""
 
     @staticmethod
-    def forward(ctx, a, b, init, params):
-        h = fresh_output(recurrence_values(params, a, b, init), a, b)
-        _save(ctx, params, a, init, h)
+    def forward(ctx, a, b, init, params, restart):
+        h = fresh_output(recurrence_values(params, a, b, init, restart), a, b)
+        _save(ctx, params, a, init, h, restart)
         return h
 
     @staticmethod
     def backward(ctx, grad):
-        return _gradients(ctx, grad, eager=True) + (None,)
+        return _gradients(ctx, grad, eager=True) + (None, None)
 
 
 # ---------------------------------------------------------------------------
@@ -231,13 +260,15 @@ def _shift(t: torch.Tensor, axis: int, toward_end: bool, fill: torch.Tensor) -> 
     return torch.cat([t.narrow(axis, 1, n - 1), fill], axis)
 
 
-def recurrence_backward(params: RecurrenceParams, a, init, h, grad, init_dtype, needs, eager: bool = False):
+def recurrence_backward(params: RecurrenceParams, a, init, h, grad, init_dtype, needs, eager: bool = False,
+                        restart: Optional[torch.Tensor] = None):
     """``(grad a, grad b, grad init)`` of ``h = linear_recurrence(a, b, init)``.
 
     Outside ``create_graph`` one fused pass (the operator
     ``prefixscan::linear_recurrence_backward``, or its body called directly from the
     ``eager`` gradient: the backend's kernel where it has one); with ``create_graph``
-    the same formulas as differentiable operators."""
+    the same formulas as differentiable operators.  ``restart``: the forward's restart
+    flags (no gradient to the decays there)."""
     need_a, need_b, need_init = needs
     axis, reverse = params.axis, params.reverse
     n = a.shape[axis]
@@ -245,13 +276,15 @@ def recurrence_backward(params: RecurrenceParams, a, init, h, grad, init_dtype, 
         g_init = torch.zeros_like(init) if init is not None and need_init else None
         return (torch.zeros_like(a) if need_a else None, torch.zeros_like(a) if need_b else None, g_init)
     if torch.is_grad_enabled():
-        grad_a, grad_b = reverse_recurrence(params, a, init, h, grad, need_a)
+        grad_a, grad_b = reverse_recurrence(params, a, init, h, grad, need_a, restart)
     else:
-        grad_a, grad_b = (backward_values(params, a, h, grad, init, need_a) if eager else
-                          torch.ops.prefixscan.linear_recurrence_backward(a, h, grad, init, *params.args(), need_a))
+        grad_a, grad_b = (backward_values(params, a, h, grad, init, need_a, restart) if eager else
+                          torch.ops.prefixscan.linear_recurrence_backward(a, h, grad, init, *params.args(), need_a,
+                                                                          restart))
         grad_a = grad_a if need_a else None
     grad_init = None
     if need_init and init is not None:
+        a = restarted(a, restart, axis, params.log_space)  # a restart at the first step cuts init off
         first = n - 1 if reverse else 0
         if params.log_space:
             compute = _compute_dtype(grad_b.dtype)
@@ -262,12 +295,13 @@ def recurrence_backward(params: RecurrenceParams, a, init, h, grad, init_dtype, 
     return grad_a, (grad_b if need_b else None), grad_init
 
 
-def reverse_recurrence(params: RecurrenceParams, a, init, h, grad, need_a: bool):
+def reverse_recurrence(params: RecurrenceParams, a, init, h, grad, need_a: bool,
+                       restart: Optional[torch.Tensor] = None):
     """``(grad a or None, grad b)`` by the reverse recurrence of ``grad`` through the
     ``prefixscan::linear_recurrence`` operator, then ``grad a = grad b * conj(h[t-1])``
-    (times ``exp(a[t])`` for log decays)."""
+    (times ``exp(a[t])`` for log decays; 0 at the ``restart`` flags)."""
     axis, reverse = params.axis, params.reverse
-    a_c = _conj(a)
+    a_c = _conj(restarted(a, restart, axis, params.log_space))
     blank = torch.zeros_like(a_c.narrow(axis, 0, 1))
     # grad b[t] = grad h[t] + conj(a[t+1]) grad b[t+1]: the recurrence run the other way.
     # The step shifted in is taken first, from a zero state: its decay is never used
@@ -286,5 +320,5 @@ def reverse_recurrence(params: RecurrenceParams, a, init, h, grad, need_a: bool)
             grad_a = a.to(compute).exp() * grad_b.to(compute) * h_prev.to(compute)
         else:  # the decays taken once, into the result's own buffer: no other array of exp(a)
             grad_a = a.to(compute).exp().mul_(grad_b.to(compute)).mul_(h_prev.to(compute))
-        grad_a = grad_a.to(a.dtype)
+        grad_a = restarted(grad_a, restart, axis, False).to(a.dtype)
     return grad_a, grad_b

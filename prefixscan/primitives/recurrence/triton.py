@@ -12,13 +12,16 @@ from . import triton_kernel as kernel
 __all__ = ["linear_recurrence", "linear_recurrence_total", "linear_recurrence_backward"]
 
 
-def linear_recurrence(a, b, init, axis: int, reverse: bool, deterministic: bool, log_space: bool = False):
+def linear_recurrence(a, b, init, axis: int, reverse: bool, deterministic: bool, log_space: bool = False,
+                      restart=None):
     """The one-pass recurrence kernel (:mod:`.triton_kernel`) for float and complex
-    tensors (``log_space``: real log decays, taken through ``exp`` in registers); None for
-    other dtypes (the affine scan runs)."""
+    tensors (``log_space``: real log decays, taken through ``exp`` in registers;
+    ``restart``: a flag per step, where packed sequences start); None for other dtypes
+    (the affine scan runs)."""
     if not kernel.supports(a.dtype) or (log_space and a.is_complex()):
         return None
-    return kernel.linear_recurrence(a, b, init, axis, reverse, deterministic=deterministic, log_space=log_space)
+    return kernel.linear_recurrence(a, b, init, axis, reverse, deterministic=deterministic, log_space=log_space,
+                                    restart=restart)
 
 
 def linear_recurrence_total(a, b, axis: int, reverse: bool, log_space: bool = False):
@@ -33,9 +36,9 @@ def linear_recurrence_total(a, b, axis: int, reverse: bool, log_space: bool = Fa
 
 
 def linear_recurrence_backward(a, h, grad, init, axis: int, reverse: bool, deterministic: bool, need_a: bool,
-                               log_space: bool = False):
+                               log_space: bool = False, restart=None):
     """The recurrence kernel run backwards, ``dL/da`` fused (:mod:`.triton_kernel`)."""
     if not kernel.supports(a.dtype) or (log_space and a.is_complex()):
         return None
     return kernel.linear_recurrence_backward(a, h, grad, init, axis, reverse, need_a=need_a,
-                                             deterministic=deterministic, log_space=log_space)
+                                             deterministic=deterministic, log_space=log_space, restart=restart)

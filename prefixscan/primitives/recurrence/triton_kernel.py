@@ -65,7 +65,7 @@ from ...backends.triton.runtime.replay import Launched, Relaunch, StatusRenewal
 from ...caches import register_cache
 from .triton_decays import as_factor, log_affine_flat, log_affine_pair, then_decay, unit_decay
 from .triton_maps import (_affine_flat, _affine_pair, _complex_affine_flat, _complex_affine_pair, _conj, _expand,
-                          _load, _log_split, _mul, _mul_add, _scan_position, _store, _tile, _zeros)
+                          _load, _log_split, _mul, _mul_add, _restarts, _scan_position, _store, _tile, _zeros)
 
 __all__ = ["RecurrencePlan", "plan_for", "linear_recurrence", "linear_recurrence_backward",
            "linear_recurrence_total", "supports"]
@@ -80,12 +80,14 @@ __all__ = ["RecurrencePlan", "plan_for", "linear_recurrence", "linear_recurrence
 def recurrence_kernel(io, status, counter_ptr, sizes, strides_a, strides_v, P, QB, segs, tile_base, epoch,
                       PAIR: tl.constexpr, FLAT: tl.constexpr, FIELDS: tl.constexpr, MODE: tl.constexpr,
                       TILE: tl.constexpr, PROTOCOL: tl.constexpr):
-    """Arguments in groups: ``io`` the pointers (a, v = b or dL/dh, h, out, da, seed);
+    """Arguments in groups: ``io`` the pointers (a, v = b or dL/dh, h, out, da, seed,
+    restart flags);
     ``sizes`` (P2, T, Q) and ``strides_a``, ``strides_v`` (s_p1, s_p2, s_t, s_q) of a and v,
     specialized (Triton specializes every integer inside a tuple); the counts P, QB and
     segs not; ``PAIR``, ``FLAT`` the combines (each its own constexpr: Triton keys its disk
     cache by a function's source only where it is not inside a tuple); ``FIELDS``
-    (ACC, COMPLEX, LOG, LOG_SPLIT); ``MODE`` (REVERSE, HAS_SEED, BACKWARD, NEED_A, TOTAL);
+    (ACC, COMPLEX, LOG, LOG_SPLIT); ``MODE`` (REVERSE, HAS_SEED, BACKWARD, NEED_A, TOTAL,
+    RESTART);
     ``TILE`` (TIME_AXIS, LOOKBACK, BT, BL, STAGES, CHUNKS); ``PROTOCOL`` (WORDS, WINDOW,
     CHAINED).
 
@@ -106,8 +108,12 @@ def recurrence_kernel(io, status, counter_ptr, sizes, strides_a, strides_v, P, Q
     is taken through ``exp`` in registers where it multiplies a state; the backward's
     ``dL/da`` is then with respect to the log decays, ``dL/db[t] h[t-1] exp(la[t])``.
     ``LOG_SPLIT``: a tile's scan carries each step's ``exp(la)`` beside ``la``
-    (:func:`_log_split`) instead of composing ``(la, b)`` maps, an ``exp`` per combine."""
-    a_ptr, v_ptr, h_ptr, out_ptr, da_ptr, seed_ptr = io
+    (:func:`_log_split`) instead of composing ``(la, b)`` maps, an ``exp`` per combine.
+    ``RESTART``: packed sequences, one byte a step (``T`` of them, shared by the lanes), 1
+    where a sequence starts: the decay there reads as 0 (a log decay as -inf), so the
+    state restarts, and the backward gives it no gradient (the decay one step behind in
+    its own order reads as 0 where the forward's did, and ``dL/da`` is 0 there)."""
+    a_ptr, v_ptr, h_ptr, out_ptr, da_ptr, seed_ptr, flags_ptr = io
     P2, T, Q = sizes
     sa_p1, sa_p2, sa_t, sa_q = strides_a
     sv_p1, sv_p2, sv_t, sv_q = strides_v
@@ -120,6 +126,7 @@ def recurrence_kernel(io, status, counter_ptr, sizes, strides_a, strides_v, P, Q
     BACKWARD: tl.constexpr = MODE[2]
     NEED_A: tl.constexpr = MODE[3]
     TOTAL: tl.constexpr = MODE[4]
+    RESTART: tl.constexpr = MODE[5]
     TIME_AXIS: tl.constexpr = TILE[0]
     LOOKBACK: tl.constexpr = TILE[1]
     BT: tl.constexpr = TILE[2]
@@ -130,6 +137,7 @@ def recurrence_kernel(io, status, counter_ptr, sizes, strides_a, strides_v, P, Q
     WINDOW: tl.constexpr = PROTOCOL[1]
     CHAINED: tl.constexpr = PROTOCOL[2]
     tl.static_assert(not (LOG and COMPLEX), "log decays are real")
+    tl.static_assert(not (RESTART and TOTAL), "lane maps of packed sequences are not taken")
     zero = (tl.program_id(0) * 0).to(ACC)
     # The engine's tile id: in start order from the counter with the look-back, else the
     # program id (a walk: one program per lane block, no status).
@@ -196,6 +204,10 @@ def recurrence_kernel(io, status, counter_ptr, sizes, strides_a, strides_v, P, Q
         else:
             offs_a, mask_a = _tile(lane_a, lane_mask, t, time_mask, sa_t, TIME_AXIS)
             coef = _load(a_ptr, offs_a, mask_a, 1, ACC, COMPLEX)
+        if RESTART:  # a sequence starts here: its decay reads as 0 (log decay -inf), whatever a holds
+            cut = zero - float("inf") if LOG else zero
+            coef = _where(_restarts(flags_ptr, lane_mask, t + (behind if BACKWARD else 0), time_mask, T, BL, TIME_AXIS),
+                          (cut, zero) if COMPLEX else (cut,), coef)
         value = _load(v_ptr, offs_v, mask, 0, ACC, COMPLEX)
         if LOG and LOG_SPLIT:
             log_cum, _, b_cum = tl.associative_scan((coef[0], tl.exp(coef[0]), value[0]), TIME_AXIS, _log_split,
@@ -253,6 +265,9 @@ def recurrence_kernel(io, status, counter_ptr, sizes, strides_a, strides_v, P, Q
                 if LOG:  # d/d la of exp(la) h[t-1]: the decay at t itself, not the one behind
                     offs_la, mask_la = _tile(lane_a, lane_mask, t, time_mask, sa_t, TIME_AXIS)
                     grad_a = _mul(grad_a, as_factor(_load(a_ptr, offs_la, mask_la, 0, ACC, COMPLEX), LOG), COMPLEX)
+                if RESTART:  # a decay the restart replaced has no gradient
+                    grad_a = _where(_restarts(flags_ptr, lane_mask, t, time_mask, T, BL, TIME_AXIS),
+                                    (zero, zero) if COMPLEX else (zero,), grad_a)
                 _store(da_ptr, offs_out, grad_a, mask, COMPLEX)
         if not LOOKBACK:
             keep = _scan_position(s, last, TIME_AXIS)
@@ -406,7 +421,7 @@ def _fields(t):
 
 
 def _launch(*, a, v, h, out, da, seed, axis: int, reverse: bool, backward: bool, deterministic: bool,
-            plan: RecurrencePlan | None, total: bool = False, log: bool = False):
+            plan: RecurrencePlan | None, total: bool = False, log: bool = False, flags=None):
     import torch
 
     shape = tuple(a.shape)
@@ -416,13 +431,15 @@ def _launch(*, a, v, h, out, da, seed, axis: int, reverse: bool, backward: bool,
         geometry = _geometry(shape, axis, (a, v))
     fields = _fields(out)
     io = (_fields(a), _fields(v), _fields(h) if h is not None else fields, fields,
-          _fields(da) if da is not None else fields, _fields(seed) if seed is not None else fields)
+          _fields(da) if da is not None else fields, _fields(seed) if seed is not None else fields,
+          flags if flags is not None else fields)
     # A signature launched before replays its compiled kernel (planned replay: the
     # variant key and the arguments built once, docs/design/host-path.md).
     # The tensors' own dtypes: a complex tensor's fields are a real view (complex64 and float32
     # tensors give the kernel float32 pointers, and their launches differ).
     key = (geometry, out.device, tuple([None if t is None else (t.dtype, not t.data_ptr() % 16)
-                                        for t in (a, v, h, out, da, seed)]), reverse, backward, deterministic, plan,
+                                        for t in (a, v, h, out, da, seed, flags)]), reverse, backward, deterministic,
+           plan,
            total, log)
     replay = _replays.get(key)
     if replay is not None and replay(io):
@@ -447,7 +464,8 @@ def _launch(*, a, v, h, out, da, seed, axis: int, reverse: bool, backward: bool,
     constexprs = dict(PAIR=pair, FLAT=flat,
                       FIELDS=(tl.float64 if acc == torch.float64 else tl.float32, complex_values, log,
                               log and plan.log_split),
-                      MODE=(reverse, seed is not None, backward, backward and da is not None, total),
+                      MODE=(reverse, seed is not None, backward, backward and da is not None, total,
+                            flags is not None),
                       TILE=(0 if Q > 1 else 1, plan.lookback, plan.block_time, plan.block_lanes, plan.stages,
                             (1 if plan.lookback else -(-T // plan.block_time)) if interpreter else 0),
                       PROTOCOL=(words, 1 if deterministic else plan.window, deterministic))
@@ -484,21 +502,30 @@ def _seed(init, shape: tuple, axis: int, dtype):
     return init.to(dtype).expand(lanes).contiguous()
 
 
+def _flags(restart):
+    """``restart`` (a flag per step along the axis) as the kernel's bytes, or None."""
+    import torch
+
+    return None if restart is None else restart.to(torch.uint8).contiguous()
+
+
 def linear_recurrence(a, b, init, axis: int, reverse: bool, *, deterministic: bool = False,
-                      plan: RecurrencePlan | None = None, log_space: bool = False):
+                      plan: RecurrencePlan | None = None, log_space: bool = False, restart=None):
     """``h`` of ``h[t] = a[t] h[t-1] + b[t]`` along ``axis`` (non-negative) of torch tensors
     ``a``, ``b`` of one shape and dtype (either may be an expanded view), ``h[-1] = init``
     (the lane shape, or None); ``reverse`` runs from the end.  One launch; a new
     contiguous tensor of a's dtype.  ``deterministic``: the chained hand-off, bitwise
     reproducible.  ``plan`` forces a tiling (tests, benchmarks).  ``log_space``: ``a``
-    holds real log decays, ``h[t] = exp(a[t]) h[t-1] + b[t]``."""
+    holds real log decays, ``h[t] = exp(a[t]) h[t-1] + b[t]``.  ``restart``: a flag per
+    step along ``axis`` (a tensor of its length on a's device), nonzero where a packed
+    sequence starts: the decay there reads as 0 (a log decay as -inf)."""
     import torch
 
     h = torch.empty(a.shape, dtype=a.dtype, device=a.device)
     if h.numel():
         seed = _seed(init, tuple(h.shape), axis, _accumulator(a.dtype))
         _launch(a=a, v=b, h=None, out=h, da=None, seed=seed, axis=axis, reverse=reverse, backward=False,
-                deterministic=deterministic, plan=plan, log=log_space)
+                deterministic=deterministic, plan=plan, log=log_space, flags=_flags(restart))
     return h
 
 
@@ -525,10 +552,11 @@ def linear_recurrence_total(a, b, axis: int, reverse: bool, *, plan: RecurrenceP
 
 def linear_recurrence_backward(a, h, grad, init, axis: int, reverse: bool, *, need_a: bool = True,
                                deterministic: bool = False, plan: RecurrencePlan | None = None,
-                               log_space: bool = False):
-    """``(dL/da or None, dL/db)`` of ``h = linear_recurrence(a, b, init, axis, reverse)``
-    from ``grad = dL/dh``, in one launch (complex values: torch's conjugate convention;
-    ``log_space``: ``dL/da`` with respect to the log decays)."""
+                               log_space: bool = False, restart=None):
+    """``(dL/da or None, dL/db)`` of ``h = linear_recurrence(a, b, init, axis, reverse,
+    restart=restart)`` from ``grad = dL/dh``, in one launch (complex values: torch's
+    conjugate convention; ``log_space``: ``dL/da`` with respect to the log decays; 0 at
+    the restarts)."""
     import torch
 
     grad_b = torch.empty(h.shape, dtype=a.dtype, device=a.device)
@@ -536,7 +564,7 @@ def linear_recurrence_backward(a, h, grad, init, axis: int, reverse: bool, *, ne
     if grad_b.numel():
         seed = _seed(init, tuple(h.shape), axis, _accumulator(a.dtype)) if need_a else None
         _launch(a=a, v=grad.to(a.dtype), h=h, out=grad_b, da=grad_a, seed=seed, axis=axis, reverse=not reverse,
-                backward=True, deterministic=deterministic, plan=plan, log=log_space)
+                backward=True, deterministic=deterministic, plan=plan, log=log_space, flags=_flags(restart))
     return grad_a, grad_b
 
 

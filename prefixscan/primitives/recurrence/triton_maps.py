@@ -127,3 +127,12 @@ def _log_split(l1, d1, b1, l2, d2, b2):
     look-back publishes and the carry is multiplied by), the decays compose ``b``
     linearly, no ``exp`` on the scan's dependency chain."""
     return l1 + l2, d1 * d2, d2 * b1 + b2
+
+
+@triton.jit
+def _restarts(flags_ptr, lane_mask, t, time_mask, T, BL: tl.constexpr, TIME_AXIS: tl.constexpr):
+    """Whether a packed sequence starts at each step of the tile (times ``t``, [BT]): the
+    restart flags, one byte a step, read where ``time_mask`` holds and ``t`` is in range,
+    the same for every lane."""
+    offs, mask = _tile(tl.zeros([BL], dtype=tl.int32), lane_mask, t, time_mask & (t >= 0) & (t < T), 1, TIME_AXIS)
+    return tl.load(flags_ptr + offs, mask=mask, other=0) != 0

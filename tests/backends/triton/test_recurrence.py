@@ -190,8 +190,9 @@ def test_public_api_runs_the_kernel_with_offsets_and_final_state(rng):
         h, final = ps.linear_recurrence(a, b, init=init, axis=1, offsets=offsets, return_final=True,
                                         backend="triton")
         (h.sum() + (final ** 2).sum()).backward()
-    kernels = [launch.constexprs["MODE"][2] for launch in seen if launch.kernel is R.recurrence_kernel]  # BACKWARD
-    assert kernels == [False, True]
+    modes = [launch.constexprs["MODE"] for launch in seen if launch.kernel is R.recurrence_kernel]
+    assert [mode[2] for mode in modes] == [False, True]  # BACKWARD
+    assert all(mode[5] for mode in modes)  # RESTART: the kernel restarts the sequences, no copy of a
     pieces = [_loop(a[:, s:e], b[:, s:e], init[:, k], 1, False) for k, (s, e) in enumerate([(0, 4), (4, 13)])]
     torch.testing.assert_close(h, torch.cat(pieces, 1))
     wa, wb, wi = (t.detach().clone().requires_grad_() for t in (a, b, init))
@@ -200,6 +201,41 @@ def test_public_api_runs_the_kernel_with_offsets_and_final_state(rng):
     (ref_h.sum() + (torch.stack([ref[0][:, -1], ref[1][:, -1]], 1) ** 2).sum()).backward()
     for got, want in ((a.grad, wa.grad), (b.grad, wb.grad), (init.grad, wi.grad)):
         torch.testing.assert_close(got, want)
+
+
+@pytest.mark.parametrize("dtype, log", [(torch.float32, False), (torch.complex64, False), (torch.float32, True)],
+                         ids=["f32", "c64", "log"])
+@pytest.mark.parametrize("reverse", [False, True], ids=["fwd", "rev"])
+@pytest.mark.parametrize("layout", LAYOUTS, ids=["BTC", "BCT"])
+@pytest.mark.parametrize("plan", sorted(PLANS))
+def test_restart_flags_are_zeroed_decays(rng, plan, layout, reverse, dtype, log):
+    """``restart``: the forward and the fused backward with restart flags compute the same
+    bits as the same kernel given a copy of ``a`` whose decays at the flags are 0 (log
+    decays -inf), and ``dL/da`` is 0 at the flags; flags at the first and last steps and
+    at tile and chunk boundaries (8-step tiles), with a seed."""
+    shape, axis = layout
+    n = shape[axis]
+    a, b = _data(rng, shape, dtype)
+    if log:
+        a = -a.real.to(dtype)
+    grad = _data(rng, shape, dtype)[1]
+    init = _data(rng, shape[:axis] + shape[axis + 1:], dtype)[1]
+    flags = torch.zeros(n, dtype=torch.uint8, device=DEVICE)
+    flags[[0, 7, 8, n - 1]] = 1
+    along = [1] * len(shape)
+    along[axis] = n
+    at_flags = flags.view(along) != 0
+    cut = torch.where(at_flags, torch.tensor(-np.inf if log else 0.0, dtype=dtype, device=DEVICE), a)
+    chosen = PLANS[plan](shape[-1] if axis == 1 else 1)
+    h = R.linear_recurrence(a, b, init, axis, reverse, plan=chosen, log_space=log, restart=flags)
+    expected = R.linear_recurrence(cut, b, init, axis, reverse, plan=chosen, log_space=log)
+    assert torch.equal(h, expected)
+    grad_a, grad_b = R.linear_recurrence_backward(a, h, grad, init, axis, reverse, plan=chosen, log_space=log,
+                                                  restart=flags)
+    want_a, want_b = R.linear_recurrence_backward(cut, expected, grad, init, axis, reverse, plan=chosen,
+                                                  log_space=log)
+    assert torch.equal(grad_b, want_b)
+    torch.testing.assert_close(grad_a, torch.where(at_flags, torch.zeros_like(want_a), want_a), rtol=0, atol=0)
 
 
 def test_empty_and_single_step(rng):
