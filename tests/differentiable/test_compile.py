@@ -187,6 +187,14 @@ def test_custom_operators_pass_opcheck():
                           (x, None, "max", 0, True, False, 1, 3, "float64", None, "auto", False, "auto"))
     torch.library.opcheck(torch.ops.prefixscan.linear_recurrence.default,
                           (a, b, init[:, 0].contiguous(), 1, True, None, False, "auto"))
+    restart = torch.zeros(a.shape[1], dtype=torch.uint8)
+    restart[[0, a.shape[1] // 2]] = 1  # packed sequences: restart flags beside a
+    for log_space in (False, True):
+        torch.library.opcheck(torch.ops.prefixscan.linear_recurrence.default,
+                              (-a if log_space else a, b, None, 1, False, None, False, "auto", log_space, restart))
+        torch.library.opcheck(torch.ops.prefixscan.linear_recurrence_backward.default,
+                              (a.detach(), b.detach(), b.detach(), None, 1, False, None, False, "auto", log_space,
+                               True, restart))
 
 
 def test_fake_tensors_give_shape_and_dtype():

@@ -158,8 +158,7 @@ def _gradients(ctx, grad, eager: bool) -> tuple:
 
 
 def _setup_recurrence(ctx, inputs, output):
-    a, b, init, axis, reverse, backend, deterministic, strategy, *rest = inputs
-    log_space, restart = (list(rest) + [False, None])[:2]  # the defaults where a call left them out
+    a, b, init, axis, reverse, backend, deterministic, strategy, log_space, restart = inputs  # defaults filled in
     _save(ctx, RecurrenceParams(axis, reverse, backend, deterministic, strategy, log_space), a, init, output, restart)
 
 

@@ -238,6 +238,50 @@ def test_restart_flags_are_zeroed_decays(rng, plan, layout, reverse, dtype, log)
     torch.testing.assert_close(grad_a, torch.where(at_flags, torch.zeros_like(want_a), want_a), rtol=0, atol=0)
 
 
+@pytest.mark.parametrize("dtype, log", [(torch.float64, False), (torch.complex128, False), (torch.float64, True)],
+                         ids=["f64", "c128", "log"])
+@pytest.mark.parametrize("reverse", [False, True], ids=["fwd", "rev"])
+def test_packed_sequences_through_the_api(rng, reverse, dtype, log):
+    """``offsets`` on the Triton backend (restart flags in the kernel): h, the final states
+    and the gradients of a, b and init (a decay broadcast over lanes, empty sequences, a
+    sequence of one step at either end) against a loop over each sequence (and
+    ``gradcheck`` with log decays)."""
+    T = 11
+    offsets = torch.tensor([0, 1, 1, 5, 10, 10, 11])
+    bounds = list(zip(offsets[:-1].tolist(), offsets[1:].tolist()))
+    a, b = _data(rng, (2, 3, T), dtype)
+    a = (-a.real if log else a).narrow(1, 0, 1).to(dtype).clone().requires_grad_()  # (2, 1, T), broadcast
+    b = b.requires_grad_()
+    init = _data(rng, (2, 3, len(bounds)), dtype)[1].requires_grad_()
+
+    def run(a, b, init):
+        return ps.linear_recurrence(a, b, init=init, axis=2, offsets=offsets, reverse=reverse, return_final=True,
+                                    log_space=log, backend="triton")
+
+    def loop(a, b, init):
+        decay = (a.exp() if log else a).expand(b.shape)
+        pieces, finals = [], []
+        for k, (s, e) in enumerate(bounds):
+            h = _loop(decay[..., s:e], b[..., s:e], init[..., k], 2, reverse) if e > s else b[..., s:e]
+            pieces.append(h)
+            finals.append(h[..., 0 if reverse else -1] if e > s else init[..., k])
+        return torch.cat(pieces, 2), torch.stack(finals, 2)
+
+    with runtime.recording() as seen:
+        h, final = run(a, b, init)
+        weights = _data(rng, h.shape, dtype)[1]
+        got = torch.autograd.grad((h * weights).real.sum() + final.real.sum(), (a, b, init))
+    assert all(launch.constexprs["MODE"][5] for launch in seen if launch.kernel is R.recurrence_kernel)
+    want_h, want_final = loop(a, b, init)
+    torch.testing.assert_close(h, want_h)
+    torch.testing.assert_close(final, want_final)
+    want = torch.autograd.grad((want_h * weights).real.sum() + want_final.real.sum(), (a, b, init))
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w)
+    if log:  # -inf decays at the restarts: the numerical gradient as well
+        assert torch.autograd.gradcheck(run, (a, b, init), fast_mode=True)
+
+
 def test_empty_and_single_step(rng):
     for shape in ((0, 5), (3, 0), (3, 1)):
         a, b = _data(rng, shape, torch.float32)
