@@ -108,7 +108,8 @@ def recurrence_kernel(io, status, counter_ptr, sizes, strides_a, strides_v, P, Q
     is taken through ``exp`` in registers where it multiplies a state; the backward's
     ``dL/da`` is then with respect to the log decays, ``dL/db[t] h[t-1] exp(la[t])``.
     ``LOG_SPLIT``: a tile's scan carries each step's ``exp(la)`` beside ``la``
-    (:func:`_log_split`) instead of composing ``(la, b)`` maps, an ``exp`` per combine.
+    (:func:`_log_split`) instead of composing ``(la, b)`` maps, an ``exp`` per combine;
+    a walk that stores ``h`` or gradients scans ``(exp(la), b)`` as the linear kernel does.
     ``RESTART``: packed sequences, one byte a step (``T`` of them, shared by the lanes), 1
     where a sequence starts: the decay there reads as 0 (a log decay as -inf), so the
     state restarts, and the backward gives it no gradient (the decay one step behind in
@@ -137,6 +138,13 @@ def recurrence_kernel(io, status, counter_ptr, sizes, strides_a, strides_v, P, Q
     WINDOW: tl.constexpr = PROTOCOL[1]
     CHAINED: tl.constexpr = PROTOCOL[2]
     tl.static_assert(not (LOG and COMPLEX), "log decays are real")
+    # Log decays in a walk that stores h (or the backward's gradients): each decay goes
+    # through exp as it is read and the chunk is scanned as the linear kernel scans it.
+    # Its products span one chunk at most (the state, not a product, crosses chunks), and
+    # the tile's b already composes with the same products; only the look-back and the
+    # lane totals carry sums of logs across long spans.
+    LINEAR_WALK: tl.constexpr = LOG and LOG_SPLIT and not LOOKBACK and not TOTAL
+    FACTOR_LOG: tl.constexpr = LOG and not LINEAR_WALK
     tl.static_assert(not (RESTART and TOTAL), "lane maps of packed sequences are not taken")
     zero = (tl.program_id(0) * 0).to(ACC)
     # The engine's tile id: in start order from the counter with the look-back, else the
@@ -209,7 +217,9 @@ def recurrence_kernel(io, status, counter_ptr, sizes, strides_a, strides_v, P, Q
             coef = _where(_restarts(flags_ptr, lane_mask, t + (behind if BACKWARD else 0), time_mask, T, BL, TIME_AXIS),
                           (cut, zero) if COMPLEX else (cut,), coef)
         value = _load(v_ptr, offs_v, mask, 0, ACC, COMPLEX)
-        if LOG and LOG_SPLIT:
+        if LINEAR_WALK:
+            scanned = tl.associative_scan((tl.exp(coef[0]), value[0]), TIME_AXIS, _affine_flat, reverse=REVERSE)
+        elif LOG and LOG_SPLIT:
             log_cum, _, b_cum = tl.associative_scan((coef[0], tl.exp(coef[0]), value[0]), TIME_AXIS, _log_split,
                                                      reverse=REVERSE)
             scanned = (log_cum, b_cum)
@@ -238,7 +248,7 @@ def recurrence_kernel(io, status, counter_ptr, sizes, strides_a, strides_v, P, Q
                 carry = prefix[2:]
             else:
                 carry = prefix[1:]
-        result = _mul_add(as_factor(coef_cum, LOG), _expand(carry, TIME_AXIS), value_cum, COMPLEX)
+        result = _mul_add(as_factor(coef_cum, FACTOR_LOG), _expand(carry, TIME_AXIS), value_cum, COMPLEX)
         if TOTAL:
             at_end = _scan_position(s, last, TIME_AXIS)
             if LOOKBACK:
@@ -328,7 +338,10 @@ def plan_for(lanes_p: int, T: int, Q: int, sms: int, interpreter: bool, backward
     chunk loop plain, 0.171 pipelined over 3 stages; (8, 1024, 4096) along the last
     axis, one lane by 2048 steps 0.165 against 4 lanes by 1024 0.231; (1, 64, 2^20)
     along the last axis, the look-back over tiles of 16384 steps on 8 warps 0.367
-    against 4096 0.678.  ``backward``: the fused backward's walk, which holds five
+    against 4096 0.678; (1, 32768, 1024) along axis 1 (lane blocks too few for the walk),
+    the look-back over tiles of 8192 elements, 32 lanes by 256 steps, 0.230 (16 by 512:
+    0.229, 8 by 1024: 0.253) against 4096 elements, 64 lanes by 64 steps, 0.393; the best
+    walk, 8 lanes by 512 steps, 0.215 on 128 programs.  ``backward``: the fused backward's walk, which holds five
     arrays' values and two loads one step off the vector alignment, takes tiles of
     half the elements (device time queued, ms: (8, 1024, 4096) along the last axis,
     one lane by 1024 steps 0.180 against 2048 0.232; along axis 1, 32 lanes by 64
@@ -347,9 +360,9 @@ def plan_for(lanes_p: int, T: int, Q: int, sms: int, interpreter: bool, backward
                 bl = min(bl, 32) if backward else bl
                 bt = min(max(tile // bl, 16), max(_pow2(T), 16))
                 return RecurrencePlan(lookback=False, block_time=bt, block_lanes=bl, stages=3)
-        bl = min(_pow2(Q), 64)
-        return RecurrencePlan(lookback=True, block_time=max(_TILE // bl, 16), block_lanes=bl,
-                              window=max(2, 32 // bl))
+        bl = min(_pow2(Q), 32)
+        return RecurrencePlan(lookback=True, block_time=max(2 * tile // bl, 16), block_lanes=bl,
+                              window=min(16, max(4, 128 // bl)))
     bt = min(_pow2(T), _TILE // 2)
     bl = max(1, _TILE // 2 // bt)
     if -(-lanes_p // bl) >= _BLOCKS_PER_SM * sms or T <= bt:

@@ -297,7 +297,8 @@ def test_default_plans_split_time_only_for_few_lanes():
     assert R.plan_for(1, 1 << 26, 1, 132, False).lookback  # one lane of 2^26
     assert R.plan_for(1, 1 << 20, 64, 132, False).lookback  # (1, 2^20, 64)
     # The fused backward walks where the forward does, on tiles of half the elements (five
-    # arrays in registers); few long lanes take the same look-back.
+    # arrays in registers); few long lanes take the same look-back, few lane blocks of
+    # contiguous lanes a look-back over half the steps.
     for lanes, T, Q in ((8 * 1024, 4096, 1), (8, 1024, 4096), (8, 4096, 1024), (8, 2048, 1), (100, 2000, 1),
                         (1, 1025, 1), (4096, 64, 1), (2, 40, 3000)):
         forward, backward = R.plan_for(lanes, T, Q, 132, False), R.plan_for(lanes, T, Q, 132, False, True)
@@ -305,8 +306,12 @@ def test_default_plans_split_time_only_for_few_lanes():
         halved = backward.block_time * backward.block_lanes * 2 == forward.block_time * forward.block_lanes
         # 40 steps: the lane-contiguous tile was already cut to the lane's length
         assert halved or (T == 40 and backward == forward), (lanes, T, Q)
-    for lanes, T, Q in ((64, 1 << 20, 1), (1, 1 << 26, 1), (1, 1 << 20, 64)):
+    for lanes, T, Q in ((64, 1 << 20, 1), (1, 1 << 26, 1)):
         assert R.plan_for(lanes, T, Q, 132, False, True) == R.plan_for(lanes, T, Q, 132, False)
+    for lanes, T, Q in ((1, 1 << 20, 64), (1, 32768, 1024), (1, 1 << 16, 3)):
+        forward, backward = R.plan_for(lanes, T, Q, 132, False), R.plan_for(lanes, T, Q, 132, False, True)
+        assert forward.lookback and backward.lookback, (lanes, T, Q)
+        assert forward.block_lanes == backward.block_lanes and backward.block_time * 2 == forward.block_time
 
 
 # ---------------------------------------------------------------------------
@@ -565,3 +570,4 @@ def test_planned_replay_relaunches_with_each_calls_tensors(rng, monkeypatch, pla
     assert len(full) == 4
     torch.testing.assert_close(_wide(got), _loop(_wide(ca), _wide(cb), None, axis, reverse), rtol=2e-5, atol=2e-5)
     R._replays.clear()  # the fake kernels go with the test
+
