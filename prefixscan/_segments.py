@@ -60,8 +60,17 @@ def check_segments(n: int, flags: Any, offsets: Any, keys: Any, device: str | No
     if f.dtype != bool:
         raise TypeError(f"flags must be a bool array, got dtype {f.dtype}")
     if device is not None:
-        return "flags", _torch().from_numpy(torch_ready(f)).to(device)
+        return "flags", _to_device(f, device)
     return "flags", f
+
+
+def _to_device(values: np.ndarray, device: Any) -> Any:
+    """Checked host values as a torch tensor on ``device``, without waiting on the GPU:
+    a blocking copy from pageable memory synchronizes the stream (torch waits for the
+    copy), so every call with host segments would stall the host behind the queued
+    work; the driver stages a pageable buffer before an asynchronous copy returns, so
+    the caller may change or free ``values`` at once."""
+    return _torch().from_numpy(torch_ready(values)).to(device, non_blocking=True)
 
 
 def check_segment_tensor(kind: str, t: Any, n: int) -> None:
@@ -108,7 +117,7 @@ def check_offsets(offsets: Any, n: int, *, device: str | None = None, full: bool
         host = np.append(host, np.int64(n))
     if device is None:
         return host
-    return _torch().from_numpy(torch_ready(host)).to(device)
+    return _to_device(host, device)
 
 
 def _host_offsets(offsets: Any, n: int, length: str) -> np.ndarray:
@@ -214,7 +223,7 @@ def check_keys(keys: Any, n: int, *, device: str | None = None) -> Any:
     if not k.dtype.isnative:
         k = k.astype(k.dtype.newbyteorder("="))
     if device is not None:
-        return _torch().from_numpy(torch_ready(k)).to(device)
+        return _to_device(k, device)
     return k
 
 

@@ -25,7 +25,6 @@ from typing import Any
 
 import torch
 
-from ..._arrays import torch_ready
 from ..._axes import AxisError
 from ..._normalize import check_axis_ndim, check_offsets
 from ...monoid import accumulator_dtype_name
@@ -83,8 +82,8 @@ def _bounds_tensor(offsets: Any, n: int, device, whole: bool) -> torch.Tensor:
     if not torch.compiler.is_compiling():
         if isinstance(offsets, torch.Tensor):  # checked where it lives, then moved to a's device
             bounds = check_offsets(offsets, n, device="cuda" if offsets.is_cuda else "cpu", full=True, length=length)
-        else:
-            bounds = torch.from_numpy(torch_ready(check_offsets(offsets, n, full=True, length=length)))
+        else:  # checked on the host, then copied without waiting on the GPU
+            bounds = check_offsets(offsets, n, device=device, full=True, length=length)
         return bounds.to(device=device, dtype=torch.int64)
     from ..segmented.torch_ops import checked_offsets, int_list  # the operator checks them when the graph runs
 

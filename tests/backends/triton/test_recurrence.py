@@ -571,3 +571,39 @@ def test_planned_replay_relaunches_with_each_calls_tensors(rng, monkeypatch, pla
     torch.testing.assert_close(_wide(got), _loop(_wide(ca), _wide(cb), None, axis, reverse), rtol=2e-5, atol=2e-5)
     R._replays.clear()  # the fake kernels go with the test
 
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="needs a CUDA device")
+def test_host_segments_do_not_wait_on_the_gpu():
+    """Offsets and flags given on the host (a list, NumPy arrays) are checked there and
+    copied without a synchronization, so a training loop keeps queuing work (torch's sync
+    debug mode raises on one); results against the loop."""
+    gen = torch.Generator(device="cuda").manual_seed(5)
+    a = torch.rand((2, 300, 40), device="cuda", generator=gen) * 0.5 + 0.45
+    b = torch.randn((2, 300, 40), device="cuda", generator=gen)
+    x = torch.randint(-9, 9, (1000,), device="cuda", dtype=torch.int32, generator=gen)
+    flags = np.zeros(1000, dtype=bool)
+    flags[[0, 3, 500, 999]] = True
+    cuts = [0, 7, 150, 300]
+    for offsets in (cuts, np.array(cuts[:-1], dtype=np.uint16)):
+        calls = [lambda: ps.linear_recurrence(a, b, axis=1, offsets=offsets),
+                 lambda: ps.segmented_scan(x, offsets=[0, 1, 400]), lambda: ps.segmented_scan(x, flags=flags)]
+        for call in calls:  # compiled and cached first
+            call()
+        torch.cuda.synchronize()
+        previous = torch.cuda.get_sync_debug_mode()
+        torch.cuda.set_sync_debug_mode("error")
+        try:
+            h, by_offsets, by_flags = (call() for call in calls)
+        finally:
+            torch.cuda.set_sync_debug_mode(previous)
+        want = np.concatenate([reference_linear_recurrence(a[:, s:e].double().cpu().numpy(),
+                                                           b[:, s:e].double().cpu().numpy(), axis=1)
+                               for s, e in zip(cuts[:-1], cuts[1:])], axis=1)
+        np.testing.assert_allclose(h.double().cpu().numpy(), want, rtol=1e-5, atol=1e-5)
+        host = x.cpu().numpy().astype(np.int64)
+        pieces = [np.cumsum(host[s:e]) for s, e in ((0, 1), (1, 400), (400, 1000))]
+        np.testing.assert_array_equal(by_offsets.cpu().numpy(), np.concatenate(pieces))
+        heads = np.flatnonzero(flags).tolist() + [1000]
+        pieces = [np.cumsum(host[s:e]) for s, e in zip(heads[:-1], heads[1:])]
+        np.testing.assert_array_equal(by_flags.cpu().numpy(), np.concatenate(pieces))
