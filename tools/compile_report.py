@@ -260,20 +260,25 @@ def recurrence_variants() -> dict:
     chunk loop plain and pipelined over 3 stages) and the look-back, both orientations,
     real and complex, float32 and bfloat16 data, and real log decays (``LOG``: float32,
     the pipelined walk and the look-back; ``LOG_SPLIT``'s scan forward and backward, time
-    contiguous).  Per variant: "ok" or the error."""
+    contiguous); packed sequences' restart flags (``RESTART``: float32, linear and log,
+    forward and backward, the pipelined walk and the look-back, both orientations).  Per
+    variant: "ok" or the error."""
     from prefixscan.primitives.recurrence import triton_kernel as R, triton_maps as maps
 
     kernel = R.recurrence_kernel
     names = kernel.arg_names
     out = {}
-    for data, (complex_values, log), mode, (lookback, stages), time_axis, split in itertools.product(
+    for data, (complex_values, log), mode, (lookback, stages), time_axis, split, restart in itertools.product(
             ("fp32", "bf16"), ((False, False), (True, False), (False, True)), ("forward", "backward", "total"),
-            ((False, 1), (False, 3), (True, 1)), (0, 1), (False, True)):
+            ((False, 1), (False, 3), (True, 1)), (0, 1), (False, True), (False, True)):
         if complex_values and data != "fp32":
+            continue
+        if restart and (data != "fp32" or complex_values or mode == "total" or split != log
+                        or (stages == 1 and not lookback)):
             continue
         if log and (data != "fp32" or stages == 1 and not lookback):  # LOG changes the arithmetic, not the loads
             continue
-        if split and not (log and mode != "total" and time_axis == 1):  # LOG_SPLIT: the tile's scan only
+        if split and not (log and mode != "total" and (time_axis == 1 or restart)):  # LOG_SPLIT: the tile's scan
             continue
         fields = 4 if complex_values else 2
         if log:
@@ -283,19 +288,20 @@ def recurrence_variants() -> dict:
         else:
             pair, flat = maps._affine_pair, maps._affine_flat
         written = "fp32" if mode == "total" else data  # the lane maps are stored in the accumulator type
-        sig = dict(io=(f"*{data}", f"*{data}", f"*{data}", f"*{written}", f"*{written}", "*fp32"),
+        sig = dict(io=(f"*{data}", f"*{data}", f"*{data}", f"*{written}", f"*{written}", "*fp32", "*u8"),
                    status=("*i64", "*i64", ("*i64",) * fields, ("*i64",) * fields), counter_ptr="*i64",
                    sizes=("i64",) * 3, strides_a=("i64",) * 4, strides_v=("i64",) * 4, P="i64", QB="i64", segs="i64",
                    tile_base="i64", epoch="i32")
         block_lanes = 64 if time_axis == 0 else (1 if lookback else 4)
         constexprs = dict(PAIR=pair, FLAT=flat, FIELDS=(triton.language.float32, complex_values, log, split),
-                          MODE=(False, mode != "total", mode == "backward", mode == "backward", mode == "total"),
+                          MODE=(False, mode != "total", mode == "backward", mode == "backward", mode == "total",
+                                restart),
                           TILE=(time_axis, lookback, 4096 // block_lanes, block_lanes, stages, 0),
                           PROTOCOL=(fields, 4, False))
         sig.update({k: "constexpr" for k in constexprs})
         src = ASTSource(kernel, sig, constexprs={(names.index(k),): v for k, v in constexprs.items()})
         label = (f"{mode}-{data}{'-complex' if complex_values else ''}{'-log' if log else ''}"
-                 f"{'-split' if split else ''}-"
+                 f"{'-split' if split else ''}{'-restart' if restart else ''}-"
                  f"{'lookback' if lookback else f'walk-stages{stages}'}-axis{time_axis}")
         out[label] = compile_outcome(lambda: triton.compile(src, target=TARGET, options={"num_warps": 4}))
     return out
