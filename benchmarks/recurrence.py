@@ -32,9 +32,9 @@ backward, float32 and bfloat16, with the largest difference between the two resu
 next to it ours on ``a = exp(g)`` computed beforehand (the linear-space kernel: the cost of
 ``exp`` in registers) and ours on ``exp(g)`` computed in the call (what a caller without
 ``log_space`` pays); packed sequences (``offsets``) against ``fused_recurrent_hgrn`` with
-``cu_seqlens``.  Roofs as above (3 arrays forward, 8 forward + backward).  The forward
-rows also time ours and ``chunk_hgrn`` with 200 calls queued back to back (device time
-when the GPU is the bottleneck, the host's when the host is: "back to back" columns).
+``cu_seqlens``.  Roofs as above (3 arrays forward, 8 forward + backward).  Every call,
+ours and the peers', timed both ways as above (the ratios queued); ``fused_recurrent_hgrn``
+only up to ``RECURRENT_MAX_STEPS`` steps a lane (beyond, a call takes seconds to time).
 
 CPU: 10^7 steps (one lane, and 64 lanes either way round) against ``scipy.signal.lfilter``
 with one decay (the only recurrence lfilter has), float64 and float32.
@@ -255,11 +255,14 @@ PACKED = ("BTC 1x32768x1024, 9 sequences", (1, 32768, 1024), (0.0, 0.05, 0.12, 0
 
 def _packed_cases(repeats: int, forward_only: bool) -> list[dict]:
     """Packed sequences (``offsets``) against the same total length unpacked, float32,
-    forward and forward + backward, queued device time (and one call per sample)."""
+    forward and forward + backward, queued device time (and one call per sample); the
+    offsets as a device tensor (checked there: one synchronization a call, which the
+    queued timing then waits on) and as a list of ints (checked on the host)."""
     import torch
 
     name, shape, cuts = PACKED
-    offsets = torch.tensor([int(c * shape[1]) for c in cuts] + [shape[1]], device="cuda")
+    listed = [int(c * shape[1]) for c in cuts] + [shape[1]]
+    offsets = torch.tensor(listed, device="cuda")
     records = []
     for pass_ in ("forward",) + (() if forward_only else ("forward+backward",)):
         grad = pass_ != "forward"
@@ -268,16 +271,22 @@ def _packed_cases(repeats: int, forward_only: bool) -> list[dict]:
         if grad:
             g = torch.randn(shape, device="cuda")
             packed = _fwd_bwd(lambda x, y: ps.linear_recurrence(x, y, axis=1, offsets=offsets), a, b, g)
+            hosted = _fwd_bwd(lambda x, y: ps.linear_recurrence(x, y, axis=1, offsets=listed), a, b, g)
             plain = _fwd_bwd(lambda x, y: ps.linear_recurrence(x, y, axis=1), a, b, g)
         else:
             def packed():
                 return ps.linear_recurrence(a, b, axis=1, offsets=offsets)
 
+            def hosted():
+                return ps.linear_recurrence(a, b, axis=1, offsets=listed)
+
             def plain():
                 return ps.linear_recurrence(a, b, axis=1)
         _both(rec, "", packed, repeats)
+        _both(rec, "listed_", hosted, repeats)
         _both(rec, "unpacked_", plain, repeats)
         rec["vs_unpacked_queued"] = rec["unpacked_queued_ms"] / rec["queued_ms"]
+        rec["listed_vs_unpacked_queued"] = rec["unpacked_queued_ms"] / rec["listed_queued_ms"]
         records.append(rec)
         print(json.dumps(rec), flush=True)
     return records
@@ -405,11 +414,16 @@ def _markdown(records: list[dict], kind: str, device: str) -> str:
     packed = [r for r in records if r.get("packed")]
     if packed:
         lines += ["", "## Packed sequences (offsets) against the same length unpacked", "",
-                  "| case | pass | queued ms | unpacked queued ms | unpacked / packed | ms | unpacked ms |",
-                  "|---|---|---|---|---|---|---|"]
+                  "Offsets on the device are checked there (one synchronization a call, which the queued timing "
+                  "waits on); a list of offsets is checked on the host.", "",
+                  "| case | pass | unpacked queued ms | device offsets queued ms | unpacked / packed | "
+                  "listed offsets queued ms | unpacked / packed | ms | listed ms | unpacked ms |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
         for r in packed:
-            lines.append(f"| {r['case']} | {r['pass_']} | {r['queued_ms']:.3f} | {r['unpacked_queued_ms']:.3f} | "
-                         f"{r['vs_unpacked_queued']:.2f} | {r['ms']:.3f} | {r['unpacked_ms']:.3f} |")
+            lines.append(f"| {r['case']} | {r['pass_']} | {r['unpacked_queued_ms']:.3f} | {r['queued_ms']:.3f} | "
+                         f"{r['vs_unpacked_queued']:.2f} | {r['listed_queued_ms']:.3f} | "
+                         f"{r['listed_vs_unpacked_queued']:.2f} | {r['ms']:.3f} | {r['listed_ms']:.3f} | "
+                         f"{r['unpacked_ms']:.3f} |")
     for r in records:
         if "vs_torch_cumsum" in r:
             lines += ["", f"ps.cumsum fwd+bwd 2^27 float32: {r['ms']:.3f} ms, torch.cumsum {r['torch_cumsum_ms']:.3f} ms "
@@ -511,98 +525,96 @@ def _time(fn, repeats):
         return None, f"{type(exc).__name__}: {exc}"[:300]
 
 
+def _peer_both(rec: dict, key: str, fn, repeats: int) -> None:
+    """A peer timed both ways (``_both``) under ``key``, or its error as a string."""
+    try:
+        _both(rec, key + "_", fn, repeats)
+    except Exception as exc:  # noqa: BLE001 - a peer that fails is reported, not fatal
+        rec[f"{key}_error"] = f"{type(exc).__name__}: {exc}"[:300]
+
+
+#: Steps beyond which ``fused_recurrent_hgrn`` (one program walks a lane) is not timed:
+#: 0.44 s a forward call at (1, 64, 2^20) on an H200, 3000x ours.
+RECURRENT_MAX_STEPS = 1 << 16
+
+
 def bench_log_space(repeats: int) -> list[dict]:
     """Log decays against flash-linear-attention's HGRN (see the module docstring)."""
-    import dataclasses
-
     import torch
-
-    from prefixscan.primitives.recurrence import triton_kernel as R
 
     chunk, recurrent, note = _fla_hgrn()
     print(f"flash-linear-attention: {note}", flush=True)
     records = []
     for name, shape, axis in LOG_SPACE_SHAPES:
         n = math.prod(shape)
+        peers = [] if chunk is None else [("fla_chunk", chunk)]
+        if recurrent is not None and shape[axis] <= RECURRENT_MAX_STEPS:
+            peers.append(("fla_recurrent", recurrent))
         for dtype, itemsize in ((torch.float32, 4), (torch.bfloat16, 2)):
-            copy = _copy_ms(n, itemsize, repeats)
+            copy = _copy_ms(n, itemsize, repeats, timer=_queued_time)
             g, x = _log_inputs(shape, dtype)
-            ours = _cuda_time(lambda: ps.linear_recurrence(g, x, axis=axis, log_space=True), repeats)
-            decay = g.float().exp().to(dtype)
             rec = dict(case=name, pass_="forward", dtype=str(dtype).replace("torch.", ""), shape=shape, axis=axis,
-                       ms=ours, roof_ms=copy * 1.5, log_space=True,
-                       linear_ms=_cuda_time(lambda: ps.linear_recurrence(decay, x, axis=axis), repeats),
-                       exp_then_linear_ms=_cuda_time(lambda: ps.linear_recurrence(g.exp(), x, axis=axis), repeats))
-            rec["roof"] = rec["roof_ms"] / ours
-            # the default plan composing (la, b) pairs, an exp in every combine of a tile's scan
-            pairs = dataclasses.replace(R.plan_for(math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1:]),
-                                                   R._sm_count(g.device.index or 0), False), log_split=False)
-            h_pairs = R.linear_recurrence(g, x, None, axis, False, plan=pairs, log_space=True)
-            torch.testing.assert_close(h_pairs.float(), ps.linear_recurrence(g, x, axis=axis, log_space=True).float(),
-                                       rtol=1e-2 if dtype == torch.bfloat16 else 1e-4, atol=1e-3)
-            rec["pairs_ms"] = _cuda_time(lambda: R.linear_recurrence(g, x, None, axis, False, plan=pairs,
-                                                                     log_space=True), repeats)
+                       roof_ms=copy * 1.5, log_space=True)
+            _both(rec, "", lambda: ps.linear_recurrence(g, x, axis=axis, log_space=True), repeats)
+            decay = g.float().exp().to(dtype)
+            rec["linear_queued_ms"] = _queued_time(lambda: ps.linear_recurrence(decay, x, axis=axis), repeats)
+            rec["exp_then_linear_queued_ms"] = _queued_time(lambda: ps.linear_recurrence(g.exp(), x, axis=axis),
+                                                            repeats)
             if chunk is not None:
                 gb, xb = _btd(g, axis), _btd(x, axis)
-                theirs = chunk(xb, gb)[0]
                 mine = _btd(ps.linear_recurrence(g, x, axis=axis, log_space=True), axis)
-                rec["max_abs_diff_fla"] = float((mine.float() - theirs.float()).abs().max())
-                for key, fn in (("fla_chunk", lambda: chunk(xb, gb)), ("fla_recurrent", lambda: recurrent(xb, gb))):
-                    rec[f"{key}_ms"], error = _time(fn, repeats)
-                    if error is None:
-                        rec[f"vs_{key}"] = rec[f"{key}_ms"] / ours
-                    else:
-                        rec[f"{key}_error"] = error
-                if "fla_chunk_error" not in rec:
-                    _back_to_back(rec, lambda: ps.linear_recurrence(g, x, axis=axis, log_space=True),
-                                  lambda: chunk(xb, gb))
-                del gb, xb, theirs, mine
+                rec["max_abs_diff_fla"] = float((mine.float() - chunk(xb, gb)[0].float()).abs().max())
+                for key, fn in peers:
+                    _peer_both(rec, key, lambda fn=fn: fn(xb, gb), repeats)
+                del gb, xb, mine
             else:
                 rec["fla_error"] = note
-            records.append(rec)
-            print(json.dumps(rec), flush=True)
+            _finish_log_space(rec, records)
             # forward + backward
             g, x = _log_inputs(shape, dtype, requires_grad=True)
             grad = torch.randn(shape, device="cuda").to(dtype)
-            ours = _cuda_time(_fwd_bwd(lambda u, v: ps.linear_recurrence(u, v, axis=axis, log_space=True), g, x,
-                                       grad), repeats)
-            rec = dict(case=name, pass_="forward+backward", dtype=str(dtype).replace("torch.", ""), shape=shape,
-                       axis=axis, ms=ours, roof_ms=copy * 4.0, log_space=True)
-            rec["roof"] = rec["roof_ms"] / ours
+            rec = dict(case=name, pass_="forward+backward", dtype=rec["dtype"], shape=shape, axis=axis,
+                       roof_ms=copy * 4.0, log_space=True)
+            _both(rec, "", _fwd_bwd(lambda u, v: ps.linear_recurrence(u, v, axis=axis, log_space=True), g, x, grad),
+                  repeats)
             if chunk is not None:
                 gb, xb = (_btd(t.detach(), axis).requires_grad_() for t in (g, x))
                 grad_b = _btd(grad, axis)
-                for key, fn in (("fla_chunk", chunk), ("fla_recurrent", recurrent)):
-                    rec[f"{key}_ms"], error = _time(_fwd_bwd(lambda u, v, fn=fn: fn(v, u)[0], gb, xb, grad_b),
-                                                    repeats)
-                    if error is None:
-                        rec[f"vs_{key}"] = rec[f"{key}_ms"] / ours
-                    else:
-                        rec[f"{key}_error"] = error
+                for key, fn in peers:
+                    _peer_both(rec, key, _fwd_bwd(lambda u, v, fn=fn: fn(v, u)[0], gb, xb, grad_b), repeats)
                 del gb, xb, grad_b
-            records.append(rec)
-            print(json.dumps(rec), flush=True)
-            del g, x, grad, decay
+            _finish_log_space(rec, records)
+            g = x = grad = decay = None  # freed before the next shape
             torch.cuda.empty_cache()
     records.append(_log_space_packed(repeats, recurrent))
     return records
 
 
+def _finish_log_space(rec: dict, records: list) -> None:
+    """The ratios of a log-space record (queued: roof, and each peer's time over ours)."""
+    rec["roof"] = rec["roof_ms"] / rec["queued_ms"]
+    for key in ("fla_chunk", "fla_recurrent"):
+        if f"{key}_queued_ms" in rec:
+            rec[f"vs_{key}"] = rec[f"{key}_queued_ms"] / rec["queued_ms"]
+            rec[f"vs_{key}_one_call"] = rec[f"{key}_ms"] / rec["ms"]
+    records.append(rec)
+    print(json.dumps(rec), flush=True)
+
+
 def _log_space_packed(repeats: int, recurrent) -> dict:
     """Packed sequences, (1, 32768, 1024) float32 in 9 sequences, forward: ``offsets``
     against ``fused_recurrent_hgrn`` with ``cu_seqlens``, and against the same total
-    length unpacked."""
+    length unpacked (queued device time)."""
     import torch
 
     shape = (1, 32768, 1024)
     g, x = _log_inputs(shape, torch.float32)
     cuts = [0, 1000, 4096, 4097, 9000, 16384, 20000, 27000, 31000, 32768]
     offsets = torch.tensor(cuts, device="cuda")
-    ours = _cuda_time(lambda: ps.linear_recurrence(g, x, axis=1, offsets=offsets, log_space=True), repeats)
     rec = dict(case="packed 1x32768x1024, 9 sequences", pass_="forward", dtype="float32", shape=shape, axis=1,
-               ms=ours, roof_ms=_copy_ms(math.prod(shape), 4, repeats) * 1.5, log_space=True,
-               unpacked_ms=_cuda_time(lambda: ps.linear_recurrence(g, x, axis=1, log_space=True), repeats))
-    rec["roof"] = rec["roof_ms"] / ours
+               roof_ms=_copy_ms(math.prod(shape), 4, repeats, timer=_queued_time) * 1.5, log_space=True,
+               unpacked_queued_ms=_queued_time(lambda: ps.linear_recurrence(g, x, axis=1, log_space=True), repeats))
+    _both(rec, "", lambda: ps.linear_recurrence(g, x, axis=1, offsets=offsets, log_space=True), repeats)
     if recurrent is not None:
         cu = offsets.to(torch.long)
         try:
@@ -612,38 +624,27 @@ def _log_space_packed(repeats: int, recurrent) -> dict:
         except Exception as exc:  # noqa: BLE001
             rec["fla_recurrent_error"] = f"{type(exc).__name__}: {exc}"[:300]
         else:
-            rec["fla_recurrent_ms"], error = _time(lambda: recurrent(x, g, cu_seqlens=cu), repeats)
-            if error is None:
-                rec["vs_fla_recurrent"] = rec["fla_recurrent_ms"] / ours
-            else:
-                rec["fla_recurrent_error"] = error
-    print(json.dumps(rec), flush=True)
+            _peer_both(rec, "fla_recurrent", lambda: recurrent(x, g, cu_seqlens=cu), repeats)
+    records: list = []
+    _finish_log_space(rec, records)
     return rec
 
 
-def _back_to_back(rec: dict, ours, theirs, calls: int = 200) -> None:
-    """Device milliseconds per call of ``ours`` and FLA's ``theirs`` with the calls queued
-    back to back (``per_call_cuda_events``): the synchronized samples of ``_cuda_time``
-    hold the host path before each launch with the GPU idle, which at 0.1-0.3 ms a call
-    moved the same call by a third between two processes."""
-    from prefixscan.timing import per_call_cuda_events
-
-    rec["b2b_ms"] = per_call_cuda_events([ours], calls) * 1e3
-    rec["fla_chunk_b2b_ms"] = per_call_cuda_events([theirs], calls) * 1e3
-    rec["vs_fla_chunk_b2b"] = rec["fla_chunk_b2b_ms"] / rec["b2b_ms"]
-
-
 def _log_space_markdown(records: list[dict], device: str) -> str:
+    nan = float("nan")
     lines = [f"# linear_recurrence(log_space=True) on {device}", "",
-             "| case | pass | dtype | ms | of roof | pairs scan ms | linear on exp(g) ms | exp(g) in the call ms | "
-             "x fla chunk | x fla recurrent | max diff vs fla | back to back ms | x fla chunk back to back |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "Queued: calls queued behind a GPU sleep (device time per call, the host ahead); one call: events "
+             "around each call.  Ratios: the peer's time over ours (queued; one call in brackets).", "",
+             "| case | pass | dtype | queued ms | of roof | one call ms | linear on exp(g) | exp(g) in the call | "
+             "x fla chunk | x fla recurrent | max diff vs fla |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in records:
-        lines.append(f"| {r['case']} | {r['pass_']} | {r['dtype']} | {r['ms']:.3f} | {r['roof']:.2f} | "
-                     f"{r.get('pairs_ms', float('nan')):.3f} | {r.get('linear_ms', float('nan')):.3f} | {r.get('exp_then_linear_ms', float('nan')):.3f} | "
-                     f"{r.get('vs_fla_chunk', float('nan')):.2f} | {r.get('vs_fla_recurrent', float('nan')):.2f} | "
-                     f"{r.get('max_abs_diff_fla', float('nan')):.2g} | {r.get('b2b_ms', float('nan')):.3f} | "
-                     f"{r.get('vs_fla_chunk_b2b', float('nan')):.2f} |")
+        lines.append(f"| {r['case']} | {r['pass_']} | {r['dtype']} | {r['queued_ms']:.3f} | {r['roof']:.2f} | "
+                     f"{r['ms']:.3f} | {r.get('linear_queued_ms', nan):.3f} | "
+                     f"{r.get('exp_then_linear_queued_ms', nan):.3f} | "
+                     f"{r.get('vs_fla_chunk', nan):.2f} ({r.get('vs_fla_chunk_one_call', nan):.2f}) | "
+                     f"{r.get('vs_fla_recurrent', nan):.2f} ({r.get('vs_fla_recurrent_one_call', nan):.2f}) | "
+                     f"{r.get('max_abs_diff_fla', nan):.2g} |")
     errors = [(r, k, v) for r in records for k, v in r.items() if k.endswith("_error")]
     if errors:
         lines += ["", "## Peers that did not run", ""]
