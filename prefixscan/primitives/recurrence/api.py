@@ -60,7 +60,9 @@ def linear_recurrence(a: ArrayLike | Scalar, b: ArrayLike | Scalar, *, init: Arr
         repeated value is an empty sequence (whose final state is its seed).
         The same rule as ``segmented_scan``'s ``offsets`` (docs/semantics.md,
         "Segments").  The state restarts at every sequence start (from its
-        ``init``, or 0).
+        ``init``, or 0).  Offsets on a GPU are checked there, which waits for
+        the GPU once a call; a list or a host array is checked on the host and
+        copied without waiting (the faster choice in a training loop).
     return_final : bool, default False
         Also return the final state: ``h`` at the last step (the first with
         ``reverse``), of the lane shape; with ``offsets``, one per sequence,
