@@ -6,8 +6,9 @@
 
 GPU (CUDA events, median of --repeats after warm-up, all in one process):
 
-* forward, float32: (8, 1024, 4096) and (8, 4096, 1024) in (B, T, C) along T; (1, 64, 2^20)
-  and (1, 1, 2^26) in (B, C, T) along T; the same in bfloat16; forward + backward (float32).
+* forward and forward + backward, float32 and bfloat16: (8, 1024, 4096), (4, 2048, 8192)
+  and (1, 64, 65536) in (B, C, T) along T; (8, 1024, 4096) and (8, 4096, 1024) in (B, T, C)
+  along T; (1, 64, 2^20) and (1, 1, 2^26) in (B, C, T) along T.
 * two timings of every call, ours and the peers': one call per sample (events around the
   call: the host's time before its first launch counts) and queued (calls queued behind a
   GPU sleep: the device's time per call when the host keeps ahead, as in a training loop).
@@ -60,6 +61,8 @@ from prefixscan.timing import median_cuda_seconds, time_cuda_events
 
 GPU_SHAPES = [  # (name, shape, axis)
     ("BCT 8x1024x4096", (8, 1024, 4096), 2),
+    ("BCT 4x2048x8192", (4, 2048, 8192), 2),
+    ("BCT 1x64x65536", (1, 64, 65536), 2),
     ("BTC 8x1024x4096", (8, 1024, 4096), 1),
     ("BTC 8x4096x1024", (8, 4096, 1024), 1),
     ("BCT 1x64x2^20", (1, 64, 1 << 20), 2),
@@ -218,28 +221,32 @@ def bench_cuda(repeats: int, plans: bool, forward_only: bool = False) -> list[di
             print(json.dumps(rec), flush=True)
         if forward_only:
             continue
-        # forward + backward, float32
-        a, b = _inputs(shape, torch.float32, requires_grad=True)
-        grad = torch.randn(shape, device="cuda")
-        rec = dict(case=name, pass_="forward+backward", dtype="float32", shape=shape, axis=axis,
-                   roof_ms=copy32 * 4.0)  # forward 3 arrays, backward 5: 8 arrays, a copy moves 2
-        _both(rec, "", _fwd_bwd(lambda x, y: ps.linear_recurrence(x, y, axis=axis), a, b, grad), repeats)
-        ours = rec["ms"]
-        rec["roof"], rec["roof_queued"] = rec["roof_ms"] / ours, queued32 * 4.0 / rec["queued_ms"]
-        if peer_scan is not None:
-            pa, pb = _inputs(_bct(shape, axis), torch.float32, requires_grad=True)
-            pg = torch.randn(pa.shape, device="cuda")
-            _peer(rec, _fwd_bwd(peer_scan, pa, pb, pg), repeats)
-            del pa, pb, pg
-        assoc, note = _associative_scan(axis, shape[axis])
-        if assoc is not None:
-            try:
-                rec["associative_scan_ms"], _ = _adaptive(_fwd_bwd(assoc, a, b, grad), repeats)
-                rec["vs_associative_scan"] = rec["associative_scan_ms"] / ours
-            except Exception as exc:  # noqa: BLE001
-                rec["associative_scan_error"] = f"{type(exc).__name__}: {exc}"[:300]
-        records.append(rec)
-        print(json.dumps(rec), flush=True)
+        # forward + backward, float32 and bfloat16
+        for dtype, itemsize in ((torch.float32, 4), (torch.bfloat16, 2)):
+            copy = copy32 if itemsize == 4 else _copy_ms(n, 2, repeats)
+            queued_copy = queued32 if itemsize == 4 else _copy_ms(n, 2, repeats, _queued_time)
+            a, b = _inputs(shape, dtype, requires_grad=True)
+            grad = torch.randn(shape, device="cuda").to(dtype)
+            rec = dict(case=name, pass_="forward+backward", dtype=str(dtype).replace("torch.", ""), shape=shape,
+                       axis=axis, roof_ms=copy * 4.0)  # forward 3 arrays, backward 5: 8 arrays, a copy moves 2
+            _both(rec, "", _fwd_bwd(lambda x, y: ps.linear_recurrence(x, y, axis=axis), a, b, grad), repeats)
+            ours = rec["ms"]
+            rec["roof"], rec["roof_queued"] = rec["roof_ms"] / ours, queued_copy * 4.0 / rec["queued_ms"]
+            if peer_scan is not None:
+                pa, pb = _inputs(_bct(shape, axis), dtype, requires_grad=True)
+                pg = torch.randn(pa.shape, device="cuda").to(dtype)
+                _peer(rec, _fwd_bwd(peer_scan, pa, pb, pg), repeats)
+                del pa, pb, pg
+            if dtype == torch.float32:
+                assoc, note = _associative_scan(axis, shape[axis])
+                if assoc is not None:
+                    try:
+                        rec["associative_scan_ms"], _ = _adaptive(_fwd_bwd(assoc, a, b, grad), repeats)
+                        rec["vs_associative_scan"] = rec["associative_scan_ms"] / ours
+                    except Exception as exc:  # noqa: BLE001
+                        rec["associative_scan_error"] = f"{type(exc).__name__}: {exc}"[:300]
+            records.append(rec)
+            print(json.dumps(rec), flush=True)
         if plans:
             records.extend(_plan_sweep(name, shape, axis, repeats, copy32))
         torch.cuda.empty_cache()
