@@ -524,14 +524,6 @@ def _btd(t, axis):
     return t if axis == 1 else t.transpose(1, 2).contiguous()
 
 
-def _time(fn, repeats):
-    """``_adaptive`` with the error as a string instead of an exception."""
-    try:
-        return _adaptive(fn, repeats)[0], None
-    except Exception as exc:  # noqa: BLE001
-        return None, f"{type(exc).__name__}: {exc}"[:300]
-
-
 def _peer_both(rec: dict, key: str, fn, repeats: int) -> None:
     """A peer timed both ways (``_both``) under ``key``, or its error as a string."""
     try:
@@ -555,8 +547,11 @@ def bench_log_space(repeats: int) -> list[dict]:
     for name, shape, axis in LOG_SPACE_SHAPES:
         n = math.prod(shape)
         peers = [] if chunk is None else [("fla_chunk", chunk)]
+        skipped = None
         if recurrent is not None and shape[axis] <= RECURRENT_MAX_STEPS:
             peers.append(("fla_recurrent", recurrent))
+        elif recurrent is not None:
+            skipped = f"not timed: {shape[axis]} steps a lane, over RECURRENT_MAX_STEPS = {RECURRENT_MAX_STEPS}"
         for dtype, itemsize in ((torch.float32, 4), (torch.bfloat16, 2)):
             copy = _copy_ms(n, itemsize, repeats, timer=_queued_time)
             g, x = _log_inputs(shape, dtype)
@@ -576,6 +571,8 @@ def bench_log_space(repeats: int) -> list[dict]:
                 del gb, xb, mine
             else:
                 rec["fla_error"] = note
+            if skipped:
+                rec["fla_recurrent_error"] = skipped
             _finish_log_space(rec, records)
             # forward + backward
             g, x = _log_inputs(shape, dtype, requires_grad=True)
@@ -590,6 +587,8 @@ def bench_log_space(repeats: int) -> list[dict]:
                 for key, fn in peers:
                     _peer_both(rec, key, _fwd_bwd(lambda u, v, fn=fn: fn(v, u)[0], gb, xb, grad_b), repeats)
                 del gb, xb, grad_b
+            if skipped:
+                rec["fla_recurrent_error"] = skipped
             _finish_log_space(rec, records)
             g = x = grad = decay = None  # freed before the next shape
             torch.cuda.empty_cache()
@@ -611,7 +610,8 @@ def _finish_log_space(rec: dict, records: list) -> None:
 def _log_space_packed(repeats: int, recurrent) -> dict:
     """Packed sequences, (1, 32768, 1024) float32 in 9 sequences, forward: ``offsets``
     against ``fused_recurrent_hgrn`` with ``cu_seqlens``, and against the same total
-    length unpacked (queued device time)."""
+    length unpacked (queued device time); the offsets on the device (checked there:
+    one synchronization a call) and as a list (``listed_``)."""
     import torch
 
     shape = (1, 32768, 1024)
@@ -622,6 +622,9 @@ def _log_space_packed(repeats: int, recurrent) -> dict:
                roof_ms=_copy_ms(math.prod(shape), 4, repeats, timer=_queued_time) * 1.5, log_space=True,
                unpacked_queued_ms=_queued_time(lambda: ps.linear_recurrence(g, x, axis=1, log_space=True), repeats))
     _both(rec, "", lambda: ps.linear_recurrence(g, x, axis=1, offsets=offsets, log_space=True), repeats)
+    rec["listed_queued_ms"] = _queued_time(lambda: ps.linear_recurrence(g, x, axis=1, offsets=cuts, log_space=True),
+                                           repeats)
+    rec["listed_vs_unpacked_queued"] = rec["unpacked_queued_ms"] / rec["listed_queued_ms"]
     if recurrent is not None:
         cu = offsets.to(torch.long)
         try:
@@ -652,6 +655,11 @@ def _log_space_markdown(records: list[dict], device: str) -> str:
                      f"{r.get('vs_fla_chunk', nan):.2f} ({r.get('vs_fla_chunk_one_call', nan):.2f}) | "
                      f"{r.get('vs_fla_recurrent', nan):.2f} ({r.get('vs_fla_recurrent_one_call', nan):.2f}) | "
                      f"{r.get('max_abs_diff_fla', nan):.2g} |")
+    for r in records:
+        if "listed_queued_ms" in r:
+            lines += ["", f"{r['case']}: queued {r['unpacked_queued_ms']:.3f} ms unpacked, {r['listed_queued_ms']:.3f} "
+                      f"with the offsets as a list ({r['listed_vs_unpacked_queued']:.2f} of unpacked's speed), "
+                      f"{r['queued_ms']:.3f} with device offsets (checked there: one synchronization a call)."]
     errors = [(r, k, v) for r in records for k, v in r.items() if k.endswith("_error")]
     if errors:
         lines += ["", "## Peers that did not run", ""]

@@ -68,8 +68,9 @@ def _to_device(values: np.ndarray, device: Any) -> Any:
     """Checked host values as a torch tensor on ``device``, without waiting on the GPU:
     a blocking copy from pageable memory synchronizes the stream (torch waits for the
     copy), so every call with host segments would stall the host behind the queued
-    work; the driver stages a pageable buffer before an asynchronous copy returns, so
-    the caller may change or free ``values`` at once."""
+    work.  The driver stages a pageable buffer before an asynchronous copy returns, so
+    the caller may change or free ``values`` at once; for a buffer larger than its
+    staging memory it may wait on the stream to do so (correct, only slower)."""
     return _torch().from_numpy(torch_ready(values)).to(device, non_blocking=True)
 
 

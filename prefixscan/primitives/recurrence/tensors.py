@@ -67,7 +67,7 @@ def _seed(init: Any, target: tuple, dtype: torch.dtype, device) -> torch.Tensor:
     if not fits:
         raise ValueError(f"init: shape {tuple(init.shape)} does not broadcast to {target}, the shape of one "
                          "state per lane" + (" and sequence" if len(target) else ""))
-    return init.to(device=device, dtype=dtype).expand(target)
+    return init.to(device=device, dtype=dtype, non_blocking=True).expand(target)  # a host scalar: no wait
 
 
 def _bounds_tensor(offsets: Any, n: int, device, whole: bool) -> torch.Tensor:
@@ -84,7 +84,7 @@ def _bounds_tensor(offsets: Any, n: int, device, whole: bool) -> torch.Tensor:
             bounds = check_offsets(offsets, n, device="cuda" if offsets.is_cuda else "cpu", full=True, length=length)
         else:  # checked on the host, then copied without waiting on the GPU
             bounds = check_offsets(offsets, n, device=device, full=True, length=length)
-        return bounds.to(device=device, dtype=torch.int64)
+        return bounds.to(device=device, dtype=torch.int64, non_blocking=True)  # host bounds: no wait
     from ..segmented.torch_ops import checked_offsets, int_list  # the operator checks them when the graph runs
 
     if isinstance(offsets, (list, tuple)):  # its length is known while tracing: n appended where it is missing

@@ -3,9 +3,10 @@
 With ``linear_recurrence(..., log_space=True)`` the kernel reads log decays ``la``
 and never forms an array of ``exp(la)``: a map ``h -> exp(la) h + b`` is held as
 ``(la, b)``, two maps compose into ``(la1 + la2, exp(la2) b1 + b2)`` (the affine
-monoid of :mod:`.affine` over log decays), so the decays scanned, published by the
-look-back and stored as a lane's total are sums of logs, and ``exp`` is taken in
-registers only where a decay multiplies a state.  Each helper takes the kernel's
+monoid of :mod:`.affine` over log decays), so the decays published by the look-back
+and stored as a lane's total are sums of logs, and ``exp`` is taken in registers only
+where a decay multiplies a state (a walk, whose products span one chunk, takes it as it
+loads each decay and scans as the linear kernel does).  Each helper takes the kernel's
 ``LOG`` flag (a constexpr: one kernel, specialized), and its fields as tuples of
 ``(re,)`` or ``(re, im)`` (log decays are real).
 """

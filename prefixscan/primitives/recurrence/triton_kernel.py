@@ -104,8 +104,8 @@ def recurrence_kernel(io, status, counter_ptr, sizes, strides_a, strides_v, P, Q
     ``h`` contiguous ``(P, T, Q)``.  Programs: lane blocks (times ``segs`` tiles with
     ``LOOKBACK``).
     ``LOG``: ``a`` holds log decays (real only): ``PAIR``/``FLAT`` compose ``(la, b)`` maps,
-    the scanned and published decays are sums of logs (``TOTAL``'s product too), and each
-    is taken through ``exp`` in registers where it multiplies a state; the backward's
+    the published decays are sums of logs (``TOTAL``'s product too), and each is taken
+    through ``exp`` in registers where it multiplies a state; the backward's
     ``dL/da`` is then with respect to the log decays, ``dL/db[t] h[t-1] exp(la[t])``.
     ``LOG_SPLIT``: a tile's scan carries each step's ``exp(la)`` beside ``la``
     (:func:`_log_split`) instead of composing ``(la, b)`` maps, an ``exp`` per combine;

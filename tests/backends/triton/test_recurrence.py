@@ -576,8 +576,10 @@ def test_planned_replay_relaunches_with_each_calls_tensors(rng, monkeypatch, pla
 @pytest.mark.skipif(not CUDA, reason="needs a CUDA device")
 def test_host_segments_do_not_wait_on_the_gpu():
     """Offsets and flags given on the host (a list, NumPy arrays) are checked there and
-    copied without a synchronization, so a training loop keeps queuing work (torch's sync
-    debug mode raises on one); results against the loop."""
+    copied without a synchronization, so a training loop keeps queuing work: torch's
+    sync debug mode raises on none of these calls, the host gets past them while the GPU
+    still sleeps on work queued before, and the caller may change its arrays at once
+    (the copies took the values as they were); results against the loop."""
     gen = torch.Generator(device="cuda").manual_seed(5)
     a = torch.rand((2, 300, 40), device="cuda", generator=gen) * 0.5 + 0.45
     b = torch.randn((2, 300, 40), device="cuda", generator=gen)
@@ -585,18 +587,26 @@ def test_host_segments_do_not_wait_on_the_gpu():
     flags = np.zeros(1000, dtype=bool)
     flags[[0, 3, 500, 999]] = True
     cuts = [0, 7, 150, 300]
-    for offsets in (cuts, np.array(cuts[:-1], dtype=np.uint16)):
-        calls = [lambda: ps.linear_recurrence(a, b, axis=1, offsets=offsets),
-                 lambda: ps.segmented_scan(x, offsets=[0, 1, 400]), lambda: ps.segmented_scan(x, flags=flags)]
+    for kind in ("list", "numpy"):
+        given = list(cuts) if kind == "list" else np.array(cuts[:-1], dtype=np.uint16)
+        given_flags, given_cuts = flags.copy(), [0, 1, 400]
+        calls = [lambda: ps.linear_recurrence(a, b, axis=1, offsets=given),
+                 lambda: ps.segmented_scan(x, offsets=given_cuts), lambda: ps.segmented_scan(x, flags=given_flags)]
         for call in calls:  # compiled and cached first
             call()
         torch.cuda.synchronize()
         previous = torch.cuda.get_sync_debug_mode()
         torch.cuda.set_sync_debug_mode("error")
         try:
+            torch.cuda._sleep(100_000_000)  # tens of milliseconds of GPU time queued ahead of the calls
             h, by_offsets, by_flags = (call() for call in calls)
+            ahead = not torch.cuda.current_stream().query()
+            given[1] = 250  # the caller's arrays change while the copies still wait in the queue
+            given_cuts[1] = 999
+            given_flags[:] = ~given_flags
         finally:
             torch.cuda.set_sync_debug_mode(previous)
+        assert ahead, kind
         want = np.concatenate([reference_linear_recurrence(a[:, s:e].double().cpu().numpy(),
                                                            b[:, s:e].double().cpu().numpy(), axis=1)
                                for s, e in zip(cuts[:-1], cuts[1:])], axis=1)
