@@ -427,10 +427,9 @@ def _markdown(records: list[dict], kind: str, device: str) -> str:
                   "listed offsets queued ms | unpacked / packed | ms | listed ms | unpacked ms |",
                   "|---|---|---|---|---|---|---|---|---|---|"]
         for r in packed:
-            lines.append(f"| {r['case']} | {r['pass_']} | {r['unpacked_queued_ms']:.3f} | {r['queued_ms']:.3f} | "
-                         f"{r['vs_unpacked_queued']:.2f} | {r['listed_queued_ms']:.3f} | "
-                         f"{r['listed_vs_unpacked_queued']:.2f} | {r['ms']:.3f} | {r['listed_ms']:.3f} | "
-                         f"{r['unpacked_ms']:.3f} |")
+            lines.append(_row([r["case"], r["pass_"]] + _cells(r, (
+                "unpacked_queued_ms", "queued_ms", "vs_unpacked_queued", "listed_queued_ms",
+                "listed_vs_unpacked_queued", "ms", "listed_ms", "unpacked_ms"))))
     for r in records:
         if "vs_torch_cumsum" in r:
             lines += ["", f"ps.cumsum fwd+bwd 2^27 float32: {r['ms']:.3f} ms, torch.cumsum {r['torch_cumsum_ms']:.3f} ms "
@@ -640,6 +639,16 @@ def _log_space_packed(repeats: int, recurrent) -> dict:
     return rec
 
 
+def _cells(r: dict, keys) -> list[str]:
+    """``r``'s values at ``keys`` for a table: milliseconds (a key ending in ``ms``) to
+    3 decimals, ratios to 2, nan where a key is missing."""
+    return [f"{r.get(k, float('nan')):.{3 if k.endswith('ms') else 2}f}" for k in keys]
+
+
+def _row(cells: list[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
 def _log_space_markdown(records: list[dict], device: str) -> str:
     nan = float("nan")
     lines = [f"# linear_recurrence(log_space=True) on {device}", "",
@@ -649,12 +658,11 @@ def _log_space_markdown(records: list[dict], device: str) -> str:
              "x fla chunk | x fla recurrent | max diff vs fla |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in records:
-        lines.append(f"| {r['case']} | {r['pass_']} | {r['dtype']} | {r['queued_ms']:.3f} | {r['roof']:.2f} | "
-                     f"{r['ms']:.3f} | {r.get('linear_queued_ms', nan):.3f} | "
-                     f"{r.get('exp_then_linear_queued_ms', nan):.3f} | "
-                     f"{r.get('vs_fla_chunk', nan):.2f} ({r.get('vs_fla_chunk_one_call', nan):.2f}) | "
-                     f"{r.get('vs_fla_recurrent', nan):.2f} ({r.get('vs_fla_recurrent_one_call', nan):.2f}) | "
-                     f"{r.get('max_abs_diff_fla', nan):.2g} |")
+        ratios = [f"{a} ({b})" for a, b in zip(_cells(r, ("vs_fla_chunk", "vs_fla_recurrent")),
+                                               _cells(r, ("vs_fla_chunk_one_call", "vs_fla_recurrent_one_call")))]
+        lines.append(_row([r["case"], r["pass_"], r["dtype"]]
+                          + _cells(r, ("queued_ms", "roof", "ms", "linear_queued_ms", "exp_then_linear_queued_ms"))
+                          + ratios + [f"{r.get('max_abs_diff_fla', nan):.2g}"]))
     for r in records:
         if "listed_queued_ms" in r:
             lines += ["", f"{r['case']}: queued {r['unpacked_queued_ms']:.3f} ms unpacked, {r['listed_queued_ms']:.3f} "
