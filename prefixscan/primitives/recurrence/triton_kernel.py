@@ -341,9 +341,9 @@ def plan_for(lanes_p: int, T: int, Q: int, sms: int, interpreter: bool, backward
     against 4096 0.678; (1, 32768, 1024) along axis 1 (lane blocks too few for the walk),
     the look-back over tiles of 8192 elements, 32 lanes by 256 steps, 0.230 (16 by 512:
     0.229, 8 by 1024: 0.253) against 4096 elements, 64 lanes by 64 steps, 0.393; the best
-    walk, 8 lanes by 512 steps, 0.215 on 128 programs.  ``backward``: the fused backward's walk, which holds five
-    arrays' values and two loads one step off the vector alignment, takes tiles of
-    half the elements (device time queued, ms: (8, 1024, 4096) along the last axis,
+    walk, 8 lanes by 512 steps, 0.215 on 128 programs.  ``backward``: the fused
+    backward's walk, which holds five arrays' values and two loads one step off the
+    vector alignment, takes tiles of half the elements (device time queued, ms: (8, 1024, 4096) along the last axis,
     one lane by 1024 steps 0.180 against 2048 0.232; along axis 1, 32 lanes by 64
     steps 0.204 against 64 by 64 0.217; (8, 4096, 1024) along axis 1, 32 by 64 0.204
     against 32 by 128 0.211)."""
@@ -450,10 +450,8 @@ def _launch(*, a, v, h, out, da, seed, axis: int, reverse: bool, backward: bool,
     # variant key and the arguments built once, docs/design/host-path.md).
     # The tensors' own dtypes: a complex tensor's fields are a real view (complex64 and float32
     # tensors give the kernel float32 pointers, and their launches differ).
-    key = (geometry, out.device, tuple([None if t is None else (t.dtype, not t.data_ptr() % 16)
-                                        for t in (a, v, h, out, da, seed, flags)]), reverse, backward, deterministic,
-           plan,
-           total, log)
+    tensors = tuple([None if t is None else (t.dtype, not t.data_ptr() % 16) for t in (a, v, h, out, da, seed, flags)])
+    key = (geometry, out.device, tensors, reverse, backward, deterministic, plan, total, log)
     replay = _replays.get(key)
     if replay is not None and replay(io):
         return
