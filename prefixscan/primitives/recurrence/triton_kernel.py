@@ -346,7 +346,10 @@ def plan_for(lanes_p: int, T: int, Q: int, sms: int, interpreter: bool, backward
     vector alignment, takes tiles of half the elements (device time queued, ms: (8, 1024, 4096) along the last axis,
     one lane by 1024 steps 0.180 against 2048 0.232; along axis 1, 32 lanes by 64
     steps 0.204 against 64 by 64 0.217; (8, 4096, 1024) along axis 1, 32 by 64 0.204
-    against 32 by 128 0.211)."""
+    against 32 by 128 0.211); few long lanes, where the look-back's tile holds five
+    arrays, 4096 steps on 4 warps (backward alone, ms: (1, 64, 2^20) 0.760 against the
+    forward's 16384 on 8 warps 1.801 and 8192 on 8 0.818; (1, 1, 2^26) 0.786 against
+    1.026 and 0.801)."""
     if interpreter:  # small tiles: several chunks and tiles even in small tests
         if Q > 1:
             return RecurrencePlan(lookback=False, block_time=8, block_lanes=min(_pow2(Q), 8), num_warps=1)
@@ -368,6 +371,8 @@ def plan_for(lanes_p: int, T: int, Q: int, sms: int, interpreter: bool, backward
     if -(-lanes_p // bl) >= _BLOCKS_PER_SM * sms or T <= bt:
         bt = min(_pow2(T), tile // 2)
         return RecurrencePlan(lookback=False, block_time=bt, block_lanes=max(1, tile // 2 // bt))
+    if backward:  # five arrays a step: the forward's 16384 steps on 8 warps spill
+        return RecurrencePlan(lookback=True, block_time=4096, block_lanes=1, num_warps=4, window=16)
     return RecurrencePlan(lookback=True, block_time=16384, block_lanes=1, num_warps=8, window=16)
 
 
