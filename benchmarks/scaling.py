@@ -99,8 +99,16 @@ def _rank(rank: int, world: int, port: int, args: argparse.Namespace, results: s
             ok = _check_scan(x, psd.scan(x))
             local = _timed(lambda: ps.scan(x), args.repeats, device)
             spread = _timed(lambda: psd.scan(x), args.repeats, device)
+            # The piece's reduction alone (torch's sum in the scan's accumulator dtype, the element
+            # type, as the distributed scan takes it): a reduce-then-scan cannot beat
+            # local / (reduce + local).
+            reduce = _timed(lambda: torch.sum(x, dtype=x.dtype), args.repeats, device)
             record(case=f"weak scan add {dtype}", elements_per_rank=n, local_s=local, distributed_s=spread,
-                   efficiency=local / spread, checked=ok)
+                   efficiency=local / spread, reduce_s=reduce, checked=ok,
+                   **({"bound": local / (local + reduce)} if world > 1 else {}))  # a world of one does not reduce
+            if args.timeline and dtype == "int32" and device.type == "cuda":
+                Path(results).with_name(f"timeline-world{world}-rank{rank}.txt").write_text(
+                    _timeline(lambda: psd.scan(x), device))
             del x
         x = torch.randint(-1000, 1000, (args.strong // world,), device=device, generator=gen).to(torch.int32)
         ok = _check_scan(x, psd.scan(x))
@@ -122,6 +130,9 @@ def _rank(rank: int, world: int, port: int, args: argparse.Namespace, results: s
                         device)
         record(case="weak linear_recurrence forward+backward float32", shape_per_rank=list(shape), local_s=local,
                distributed_s=spread, efficiency=local / spread)
+        if args.timeline and device.type == "cuda":
+            Path(results).with_name(f"timeline-recurrence-world{world}-rank{rank}.txt").write_text(
+                _timeline(lambda: forward_backward(lambda a, b: psd.linear_recurrence(a, b, axis=1)), device))
         one = torch.zeros(1, dtype=torch.int64, device=device)
         gathered = [torch.zeros_like(one) for _ in range(world)]
         record(case="all_gather of one int64 per rank",
@@ -132,6 +143,32 @@ def _rank(rank: int, world: int, port: int, args: argparse.Namespace, results: s
         dist.destroy_process_group()
 
 
+def _timeline(fn, device: torch.device) -> str:
+    """The device's kernels of one call of ``fn`` (the third of three, each after a barrier),
+    by torch.profiler: start (us after the first kernel's start), duration (us), name."""
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for i in range(3):
+            torch.cuda.synchronize(device)
+            dist.barrier()
+            with record_function(f"call{i}"):
+                fn()
+            torch.cuda.synchronize(device)
+    calls = sorted((e for e in prof.events() if e.name.startswith("call")), key=lambda e: e.time_range.start)
+    last = calls[-1].time_range
+    kernels = sorted((e for e in prof.events() if e.device_type.name == "CUDA" and e.time_range.start >= last.start),
+                     key=lambda e: e.time_range.start)
+    if not kernels:
+        return "no kernels recorded\n"
+    t0 = kernels[0].time_range.start
+    lines = [f"host call {last.end - last.start:.1f} us; device from first kernel start to last kernel end "
+             f"{max(k.time_range.end for k in kernels) - t0:.1f} us", "start_us duration_us kernel"]
+    lines += [f"{k.time_range.start - t0:8.1f} {k.time_range.end - k.time_range.start:8.1f} {k.name[:110]}"
+              for k in kernels]
+    return "\n".join(lines) + "\n"
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -140,8 +177,9 @@ def _free_port() -> int:
 
 def _markdown(report: dict) -> str:
     lines = [f"# prefixscan.distributed scaling ({report['machine']}, {report['devices']})", "",
-             "| world | case | size | local (ms) | distributed (ms) | efficiency / speed-up | checked |",
-             "|---:|---|---|---:|---:|---:|---|"]
+             "| world | case | size | local (ms) | distributed (ms) | efficiency / speed-up | reduce (ms) | "
+             "reduce-then-scan bound | checked |",
+             "|---:|---|---|---:|---:|---:|---:|---:|---|"]
     strong_one = {r["case"]: r["distributed_s"] for r in report["rows"] if r["world"] == 1 and "strong" in r["case"]}
     for r in report["rows"]:
         size = r.get("elements_per_rank") or r.get("elements_total") or r.get("shape_per_rank") or ""
@@ -153,8 +191,10 @@ def _markdown(report: dict) -> str:
         else:
             gain = "-"
         checked = {True: "bitwise", False: "WRONG"}.get(r.get("checked"), "")
+        reduce = f"{r['reduce_s'] * 1e3:.3f}" if "reduce_s" in r else "-"
+        bound = f"{r['bound']:.2f}" if "bound" in r else "-"
         lines.append(f"| {r['world']} | {r['case']} | {size} | {local} | {r['distributed_s'] * 1e3:.3f} | {gain} "
-                     f"| {checked} |")
+                     f"| {reduce} | {bound} | {checked} |")
     return "\n".join(lines) + "\n"
 
 
@@ -169,6 +209,9 @@ def main(argv=None) -> None:
     parser.add_argument("--recurrence-shape", default="8,1024,4096", help="(B, T, C) per rank, T split")
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--quick", action="store_true", help="small sizes (a sanity run)")
+    parser.add_argument("--timeline", action="store_true",
+                        help="write each rank's kernels of one weak int32 scan and one recurrence forward + backward "
+                             "(torch.profiler) beside the results")
     args = parser.parse_args(argv)
     if args.quick:
         args.weak_int32, args.weak_int64, args.strong, args.recurrence_shape, args.repeats = 18, 17, 20, "2,64,32", 3
