@@ -134,13 +134,13 @@ def ensure_for(request) -> None:
     seen = (x.get_device(), request.shape, request.axis, config.tuple_size, request.acc_dtypes, builtin)
     if seen in _ensured or interpreter_mode() or planner.overridden():
         return
-    from ..scan import route as scan  # the backend entry loaded it already (it imports triton)
+    from ..scan.job import lane_layout, torch_dtype  # not the route: it imports triton
 
-    B, M, K = scan._layout(request)
+    B, M, K = lane_layout(request)
     if B * M * K == 0:
         return
-    # Bool scans run as scans of 0/1 bytes (scan.run_scan): their key is uint8's.
-    accs = [scan.torch_dtype("uint8" if d == "bool" else d) for d in request.acc_dtypes]
+    # Bool scans run as scans of 0/1 bytes (route.run_scan): their key is uint8's.
+    accs = [torch_dtype("uint8" if d == "bool" else d) for d in request.acc_dtypes]
     _, final = resolve(x.device, sum(a.itemsize for a in accs), any(a.is_floating_point for a in accs),
                        "builtin" if builtin else "user", K, M * K, accs=accs, monoid=config.monoid)
     if final:
