@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import re
 import sys
 import zlib
@@ -33,7 +34,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from prefixscan.backends.triton.aot import kernel_args  # noqa: E402
-from prefixscan.backends.triton.aot.variants import (DATA_DIR, TARGET, TRITON_TYPES, constexprs,  # noqa: E402
+from prefixscan.backends.triton.aot.variants import (DATA_DIR, TARGET, constexprs,  # noqa: E402
                                                      plan_1d, variant_name)
 from prefixscan.backends.triton.planning import shipped  # noqa: E402
 from prefixscan.backends.triton.planning.keys import entry_key  # noqa: E402
@@ -189,6 +190,8 @@ def main(argv=None) -> int:
     p.add_argument("--only", action="append", help="build only this variant (repeatable)")
     p.add_argument("--out", type=Path, default=DATA_DIR, help="output folder (default: the package's)")
     args = p.parse_args(argv)
+    if os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"):
+        p.error("TRITON_INTERPRET is set: the kernels would be the interpreter's; unset it")
     todo = variants()
     if args.only:
         missing = set(args.only) - set(todo)

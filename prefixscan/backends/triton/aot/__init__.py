@@ -34,6 +34,7 @@ from .variants import DATA_DIR, I32_MAX, TRITON_TYPES, load_spec, plan_1d, trito
 from ..engine.state import identity_tensor, single_pass, state_for
 from ..planning import planner
 from ..runtime.launch import current_stream, hooks_active, recording_active
+from ..scan.job import lane_layout
 
 __all__ = ["ENV", "kernel_args", "pack", "Launcher", "AotReplay", "try_scan", "default_launcher"]
 
@@ -98,15 +99,57 @@ class _Refused(Exception):
     """Raised inside a status reservation when the launch cannot go ahead after all."""
 
 
+class TorchCuda:
+    """What the launcher asks torch about the device (tests pass their own)."""
+
+    @staticmethod
+    def capability(index: int) -> tuple:
+        import torch
+
+        return tuple(torch.cuda.get_device_capability(index))
+
+    @staticmethod
+    def current_device() -> int:
+        import torch
+
+        return torch.cuda.current_device()
+
+    @staticmethod
+    def capturing() -> bool:
+        import torch
+
+        return torch.cuda.is_current_stream_capturing()
+
+    @staticmethod
+    def stream(device) -> int:
+        return current_stream(device)
+
+
+def planned_tile(device, acc, n: int, monoid):
+    """The tile the scan route would run a sum of one lane of ``n`` elements with on
+    the decoupled look-back (:func:`..planning.planner.choose_config`), or a reason why
+    the route would not run that strategy (a forced tile, the table's choice)."""
+    if planner.overridden():
+        return "a forced tile"
+    if planner.tuned_strategy(device, (acc,), n, 1, False, monoid=monoid) != "decoupled_lookback":
+        return "the table picks another strategy"
+    return planner.choose_config(device, acc.itemsize, acc.is_floating_point, n, 1, False, accs=(acc,),
+                                 monoid=monoid, strategy="decoupled_lookback")
+
+
 class Launcher:
     """Loads shipped variants and launches them.  ``get_driver``: returns a
     :class:`.driver.Driver` or None; ``version``: returns the installed Triton version;
-    ``data_dir``: where the variants lie (tests pass their own)."""
+    ``data_dir`` and ``specs``: where the variants lie and how their JSON is read;
+    ``cuda``: the device queries (:class:`TorchCuda`); ``tile``: :func:`planned_tile`."""
 
-    def __init__(self, get_driver=_driver.driver, version=triton_version, data_dir=DATA_DIR, specs=load_spec):
+    def __init__(self, get_driver=_driver.driver, version=triton_version, data_dir=DATA_DIR, specs=load_spec,
+                 cuda=TorchCuda, tile=planned_tile):
         self.get_driver, self.version, self.data_dir, self.specs = get_driver, version, data_dir, specs
-        self.functions: dict = {}  # (variant name, context) -> CUfunction handle
-        self.capability: dict = {}  # device index -> (major, minor)
+        self.cuda, self.tile = cuda, tile
+        self.functions: dict = {}  # (variant name, cubin, context) -> CUfunction handle
+        self.capabilities: dict = {}  # device index -> (major, minor)
+        self.launches = 0  # scans launched (tests and tools ask which path served a call)
 
     # -- what a call needs -------------------------------------------------------------
 
@@ -126,8 +169,8 @@ class Launcher:
             return "not a forward inclusive sum of order 1"
         if c.strategy not in ("auto", "decoupled_lookback"):
             return f"strategy {c.strategy!r}"
-        if request.axis is not None and len(request.shape) != 1:
-            return "several lanes"
+        if lane_layout(request)[::2] != (1, 1):
+            return "several lanes or interleaved streams"
         from ...._arrays import as_torch
 
         x = as_torch(request.fields[0])
@@ -153,12 +196,9 @@ class Launcher:
         n = x.numel()
         if n == 0:
             return x, out, None, None  # nothing to launch
-        if planner.overridden():
-            return "a forced tile"
-        if planner.tuned_strategy(x.device, (acc,), n, 1, False, monoid=c.monoid) != "decoupled_lookback":
-            return "the table picks another strategy"
-        tile = planner.choose_config(x.device, acc.itemsize, acc.is_floating_point, n, 1, False, accs=(acc,),
-                                     monoid=c.monoid, strategy="decoupled_lookback")
+        tile = self.tile(x.device, acc, n, c.monoid)
+        if isinstance(tile, str):
+            return tile
         plan = plan_1d(tile, n, acc)
         name = variant_name(x_dtype, acc_dtype, plan)
         spec = self.specs(name)
@@ -171,15 +211,14 @@ class Launcher:
         return x, out, spec, plan
 
     def _device_reason(self, device) -> str:
-        import torch
-
-        index = device.index if device.index is not None else torch.cuda.current_device()
-        cap = self.capability.get(index)
+        current = self.cuda.current_device()
+        index = device.index if device.index is not None else current
+        cap = self.capabilities.get(index)
         if cap is None:
-            cap = self.capability[index] = tuple(torch.cuda.get_device_capability(index))
+            cap = self.capabilities[index] = tuple(self.cuda.capability(index))
         if cap != (9, 0):
             return f"compute capability {cap}"
-        if index != torch.cuda.current_device():
+        if index != current:
             return "not the current device"
         return ""
 
@@ -203,20 +242,18 @@ class Launcher:
     def run(self, spec: dict, plan, x, y, ident) -> bool:
         """Scan ``x`` into ``y`` with the variant; False, launching nothing, where a
         per-call condition does not hold (hooks, recording, capture, context, counter)."""
-        import torch
-
         triton = sys.modules.get("triton")
         knobs = getattr(triton, "knobs", None)
         if (knobs is not None and hooks_active(knobs.runtime)) or recording_active():
             return False  # a profiler's hooks or a recording block see every launch through Triton
-        if torch.cuda.is_current_stream_capturing():
-            return False
+        if self.cuda.capturing():
+            return False  # see docs/design/cold-start.md: the Triton path handles capture
         device = x.device
-        loaded = self.function(spec, device.index if device.index is not None else torch.cuda.current_device())
+        loaded = self.function(spec, device.index if device.index is not None else self.cuda.current_device())
         if isinstance(loaded, str):
             return False
         drv, fn = loaded
-        stream = current_stream(device)
+        stream = self.cuda.stream(device)
         if not plan.single and state_for(device, stream).tiles_issued + plan.tiles > I32_MAX:
             return False  # the tile base would be an i64 argument: another variant
         io = ((x,), (y,), (ident,), (ident,))
@@ -229,6 +266,7 @@ class Launcher:
                 drv.launch(fn, plan.tiles, spec["num_warps"], spec["shared"], stream, packed[0])
         except _Refused:
             return False
+        self.launches += 1
         return True
 
     def scan(self, request, plan_replay: bool = False):
