@@ -307,7 +307,10 @@ class _FakeDriver:
     def launch(self, function, grid, num_warps, shared, stream, params):
         if self.fail_launch:
             raise aot.driver.CudaError("cuLaunchKernel failed: CUDA error 700")
-        self.launches.append((function, grid, num_warps, shared, stream, [params[i] for i in range(len(params))]))
+        # Read now: the values live only for the call, as with cuLaunchKernel.
+        read = [(ctypes.cast(params[i], ctypes.POINTER(ctypes.c_uint64)).contents.value,
+                 ctypes.cast(params[i], ctypes.POINTER(ctypes.c_int32)).contents.value) for i in range(len(params))]
+        self.launches.append((function, grid, num_warps, shared, stream, read))
 
 
 def _cpu_case(n):
@@ -333,9 +336,9 @@ def test_run_packs_the_parameters_and_renews_the_status(compiled_mode):
             assert launcher.run(spec, plan, x, y, ident)
             fn, grid, warps, shared, s, params = drv.launches[-1]
             assert (fn, grid, warps, shared, s) == (0xF00, plan.tiles, 4, spec["shared"], stream)
-            words = [ctypes.cast(p, ctypes.POINTER(ctypes.c_uint64)).contents.value for p in params[:9]]
-            ints = [ctypes.cast(p, ctypes.POINTER(ctypes.c_int32)).contents.value for p in params[9:15]]
-            tail = [ctypes.cast(p, ctypes.POINTER(ctypes.c_uint64)).contents.value for p in params[15:]]
+            words = [u64 for u64, _ in params[:9]]
+            ints = [i32 for _, i32 in params[9:15]]
+            tail = [u64 for u64, _ in params[15:]]
             status = state.status.data_ptr()
             assert words == [x.data_ptr(), y.data_ptr(), ident.data_ptr(), ident.data_ptr(), status, status, status,
                              status, state.counter.data_ptr()]
@@ -359,7 +362,9 @@ def test_run_refuses_per_call_mismatches(compiled_mode, monkeypatch):
     assert not _launcher(get_driver=lambda: _FakeDriver(context=None), cuda=cuda).run(spec, plan, x, y, ident)
     assert not _launcher(get_driver=lambda: _FakeDriver(context=(0xC0, 1)), cuda=cuda).run(spec, plan, x, y, ident)
     capturing = _Cuda(capturing=True)
-    assert not _launcher(get_driver=lambda: drv, cuda=capturing).run(spec, plan, x, y, ident)
+    capturing.stream = cuda.stream
+    capture = _launcher(get_driver=lambda: drv, cuda=capturing)
+    assert not capture.run(spec, plan, x, y, ident)  # no module loading inside a capture
     with runtime.recording():
         assert not ok.run(spec, plan, x, y, ident)
     import triton
@@ -383,6 +388,12 @@ def test_run_refuses_per_call_mismatches(compiled_mode, monkeypatch):
         with pytest.raises(aot.driver.CudaError):
             bad.run(spec, plan, x, y, ident)
         assert state.tiles_issued == 0
+        # Loaded before the capture: captured with the one-shot status of the engine (here
+        # on the CPU nothing captures, so the shared state serves; on the GPU
+        # test_aot_gpu.py checks the replays).
+        assert ok.run(spec, plan, x, y, ident) and len(drv.launches) == 1
+        capture.functions.update(ok.functions)
+        assert capture.run(spec, plan, x, y, ident) and len(drv.launches) == 2
     finally:
         from prefixscan.backends.triton.engine import state as engine_state
 

@@ -17,8 +17,10 @@ other than compute capability 9.0, a Triton version other than the one the cubin
 built with (read from the package metadata: Triton is not imported), a non-contiguous or
 misaligned tensor, an ``out`` that is not contiguous, of another dtype or the input
 itself, a length or counter the variant does not cover, Triton launch hooks, a
-:func:`..runtime.launch.recording` block, CUDA graph capture, no driver or no current
-context of the tensor's device, a variant that is not shipped.  Nothing here imports
+:func:`..runtime.launch.recording` block, CUDA graph capture of a variant not loaded
+before the capture (a capture gets the engine's one-shot status, as Triton's launch
+does), no driver or no current context of the tensor's device, a variant that is not
+shipped.  Nothing here imports
 triton.
 """
 
@@ -222,8 +224,9 @@ class Launcher:
             return "not the current device"
         return ""
 
-    def function(self, spec: dict, device_index: int):
-        """The variant's kernel in the current context (loaded on first use), or a reason."""
+    def function(self, spec: dict, device_index: int, load: bool = True):
+        """The variant's kernel in the current context (loaded on first use unless not
+        ``load``), or a reason."""
         drv = self.get_driver()
         if drv is None:
             return "no CUDA driver library"
@@ -233,6 +236,8 @@ class Launcher:
         key = (spec["name"], spec["cubin"], ctx[0])
         fn = self.functions.get(key)
         if fn is None:
+            if not load:
+                return "not loaded yet (graph capture)"
             cubin = zlib.decompress((self.data_dir / spec["cubin"]).read_bytes())
             fn = self.functions[key] = drv.load(cubin, spec["name"], spec["shared"], device_index)
         return drv, fn
@@ -246,10 +251,13 @@ class Launcher:
         knobs = getattr(triton, "knobs", None)
         if (knobs is not None and hooks_active(knobs.runtime)) or recording_active():
             return False  # a profiler's hooks or a recording block see every launch through Triton
-        if self.cuda.capturing():
-            return False  # see docs/design/cold-start.md: the Triton path handles capture
+        # Under CUDA graph capture the engine gives the launch a one-shot status (allocated
+        # and zeroed inside the capture, tile base 0, epoch 1: every replay starts afresh),
+        # as it does for Triton's launch; only loading a module is left out of a capture.
+        capturing = self.cuda.capturing()
         device = x.device
-        loaded = self.function(spec, device.index if device.index is not None else self.cuda.current_device())
+        loaded = self.function(spec, device.index if device.index is not None else self.cuda.current_device(),
+                               load=not capturing)
         if isinstance(loaded, str):
             return False
         drv, fn = loaded
