@@ -292,16 +292,20 @@ def test_device_version_and_variant_mismatches_are_refused(compiled_mode, monkey
 class _FakeDriver:
     """A CUDA driver that loads nothing and records launches (the parameters read back)."""
 
-    def __init__(self, context=(0xC0, 0), fail_launch=False):
-        self.context, self.fail_launch = context, fail_launch
+    def __init__(self, context=(0xC0, 0), fail_launch=False, fail_load=False):
+        self.context, self.fail_launch, self.fail_load = context, fail_launch, fail_load
         self.loads, self.launches = [], []
 
     def current_context(self):
+        if self.context == "error":
+            raise aot.driver.CudaError("cuCtxGetCurrent failed: CUDA error 3")
         return self.context
 
     def load(self, cubin, name, shared, device):
         assert cubin[:4] == b"\x7fELF"
         self.loads.append((name, shared, device))
+        if self.fail_load:
+            raise aot.driver.CudaError("cuModuleLoadData failed: CUDA error 209 (no kernel image)")
         return 0xF00
 
     def launch(self, function, grid, num_warps, shared, stream, params):
@@ -361,6 +365,11 @@ def test_run_refuses_per_call_mismatches(compiled_mode, monkeypatch):
     assert not _launcher(get_driver=lambda: None, cuda=cuda).run(spec, plan, x, y, ident)  # no libcuda
     assert not _launcher(get_driver=lambda: _FakeDriver(context=None), cuda=cuda).run(spec, plan, x, y, ident)
     assert not _launcher(get_driver=lambda: _FakeDriver(context=(0xC0, 1)), cuda=cuda).run(spec, plan, x, y, ident)
+    assert not _launcher(get_driver=lambda: _FakeDriver(context="error"), cuda=cuda).run(spec, plan, x, y, ident)
+    unloadable = _FakeDriver(fail_load=True)
+    refuses = _launcher(get_driver=lambda: unloadable, cuda=cuda)
+    assert not refuses.run(spec, plan, x, y, ident) and not refuses.run(spec, plan, x, y, ident)
+    assert len(unloadable.loads) == 1 and unloadable.launches == []  # not tried again
     capturing = _Cuda(capturing=True)
     capturing.stream = cuda.stream
     capture = _launcher(get_driver=lambda: drv, cuda=capturing)

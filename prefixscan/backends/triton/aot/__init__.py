@@ -149,7 +149,7 @@ class Launcher:
                  cuda=TorchCuda, tile=planned_tile):
         self.get_driver, self.version, self.data_dir, self.specs = get_driver, version, data_dir, specs
         self.cuda, self.tile = cuda, tile
-        self.functions: dict = {}  # (variant name, cubin, context) -> CUfunction handle
+        self.functions: dict = {}  # (variant name, cubin, context) -> CUfunction handle, or why not
         self.capabilities: dict = {}  # device index -> (major, minor)
         self.launches = 0  # scans launched (tests and tools ask which path served a call)
 
@@ -230,7 +230,10 @@ class Launcher:
         drv = self.get_driver()
         if drv is None:
             return "no CUDA driver library"
-        ctx = drv.current_context()
+        try:
+            ctx = drv.current_context()
+        except _driver.CudaError as e:
+            return str(e)
         if ctx is None or ctx[1] != device_index:
             return "no current context of the device"
         key = (spec["name"], spec["cubin"], ctx[0])
@@ -238,8 +241,14 @@ class Launcher:
         if fn is None:
             if not load:
                 return "not loaded yet (graph capture)"
-            cubin = zlib.decompress((self.data_dir / spec["cubin"]).read_bytes())
-            fn = self.functions[key] = drv.load(cubin, spec["name"], spec["shared"], device_index)
+            try:
+                cubin = zlib.decompress((self.data_dir / spec["cubin"]).read_bytes())
+                fn = drv.load(cubin, spec["name"], spec["shared"], device_index)
+            except (OSError, zlib.error, _driver.CudaError) as e:
+                fn = f"cannot load {spec['cubin']}: {e}"  # remembered: not tried again in this context
+            self.functions[key] = fn
+        if isinstance(fn, str):
+            return fn
         return drv, fn
 
     # -- the launch ----------------------------------------------------------------------
