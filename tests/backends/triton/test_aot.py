@@ -431,3 +431,57 @@ def test_importing_the_aot_path_does_not_import_triton():
             "print('triton' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+class _FakeLib:
+    """libcuda.so.1 stand-in: records each call, fills the outputs the driver passes by reference."""
+
+    def __init__(self, optin=232448, static=1024):
+        self.calls, self.optin, self.static = [], optin, static
+
+    def __getattr__(self, name):
+        lib = self
+
+        class Fn:
+            argtypes = restype = None
+
+            def __call__(self, *args):
+                lib.calls.append((name, args))
+                outputs = {"cuCtxGetCurrent": 0xC0, "cuCtxGetDevice": 0, "cuModuleLoadData": 0x10,
+                           "cuModuleGetFunction": 0xF0, "cuDeviceGetAttribute": lib.optin,
+                           "cuFuncGetAttribute": lib.static}
+                if name in outputs:
+                    args[0]._obj.value = outputs[name]
+                return 0
+
+        fn = Fn()
+        setattr(self, name, fn)
+        return fn
+
+
+def test_driver_loads_and_launches_as_tritons_launcher():
+    lib = _FakeLib()
+    drv = aot.driver.Driver(lib)
+    assert drv.current_context() == (0xC0, 0)
+    assert drv.load(b"\x7fELF", "scan_1d_kernel", 4096, 0) == 0xF0
+    assert [c[0] for c in lib.calls[2:]] == ["cuModuleLoadData", "cuModuleGetFunction"]  # <= 48 KB: no opt-in
+    lib.calls.clear()
+    drv.load(b"\x7fELF", "scan_1d_kernel", 65536, 0)
+    names = [c[0] for c in lib.calls]
+    assert names == ["cuModuleLoadData", "cuModuleGetFunction", "cuDeviceGetAttribute", "cuFuncSetCacheConfig",
+                     "cuFuncGetAttribute", "cuFuncSetAttribute"]
+    assert lib.calls[-1][1][1:] == (aot.driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 232448 - 1024)
+    lib.calls.clear()
+    params = (ctypes.c_void_p * 2)()
+    drv.launch(0xF0, 25, 4, 512, 0x5, params)
+    (name, args), = lib.calls
+    assert name == "cuLaunchKernel" and args[:9] == (0xF0, 25, 1, 1, 128, 1, 1, 512, 0x5) and args[9] is params
+    assert args[10] is None
+    lib.calls.clear()
+    drv.launch(0xF0, 0, 4, 512, 0x5, params)  # an empty grid launches nothing, as Triton's launcher
+    assert lib.calls == []
+    failing = _FakeLib()
+    failing.cuLaunchKernel = lambda *a: 700
+    failing.cuGetErrorString = lambda code, out: 0
+    with pytest.raises(aot.driver.CudaError, match="cuLaunchKernel failed: CUDA error 700"):
+        aot.driver.Driver(failing).launch(0xF0, 1, 4, 0, 0, params)
