@@ -79,8 +79,8 @@ def test_every_shipped_variant_launches_as_the_loader_does():
 # -- the launch the loader makes is the route's ----------------------------------------------
 
 
-def _interpreter_job(x):
-    """The ScanJob the route builds for ps.cumsum(x) (a 1-D CPU tensor, interpreter)."""
+def _interpreter_job(x, stream=0):
+    """The ScanJob the route builds for ps.cumsum(x) (a 1-D CPU tensor, interpreter) on ``stream``."""
     from prefixscan.backends.triton.device.combine import combine_functions
     from prefixscan.backends.triton.engine.state import identity_tensor
     from prefixscan.backends.triton.scan.job import ScanJob
@@ -92,7 +92,7 @@ def _interpreter_job(x):
     config = SimpleNamespace(monoid=BUILTIN_OPS["add"], inclusive=True, reverse=False, deterministic=False,
                              strategy="decoupled_lookback", order=1)
     pair, flat = combine_functions(BUILTIN_OPS["add"], 1, False)
-    return ScanJob((x,), (y,), (ident,), None, pair, flat, True, (acc,), 1, x.numel(), 1, config, 0, True)
+    return ScanJob((x,), (y,), (ident,), None, pair, flat, True, (acc,), 1, x.numel(), 1, config, stream, True)
 
 
 @pytest.mark.interpreter
@@ -149,14 +149,22 @@ def test_json_parameters_are_what_the_replay_passes(monkeypatch, n, name):
 
     monkeypatch.setenv("TRITON_INTERPRET", "1")
     x = torch.from_numpy(np.random.default_rng(n).integers(-50, 50, n).astype("int32"))
-    job = _interpreter_job(x)
-    with planner.override(TileConfig(64, 1, 8)):
-        launched = launch_lookback(job)
-    fake = _FakeCompiled()
-    relaunch = Relaunch.of(Launched(launched.launch, fake, launched.renewal), torch.device("cpu"))
-    relaunch.torch = SimpleNamespace(_C=SimpleNamespace(_cuda_getCurrentRawStream=lambda index: 0,
-                                                        _cuda_isCurrentStreamCapturing=lambda: False))
-    assert relaunch(((x,), job.ys, job.idents, job.idents))
+    # A stream of its own: the fake replay below counts tiles no kernel takes, and the
+    # state it leaves must not be the one later interpreter scans use.
+    stream = 7_000_003
+    job = _interpreter_job(x, stream)
+    try:
+        with planner.override(TileConfig(64, 1, 8)):
+            launched = launch_lookback(job)
+        fake = _FakeCompiled()
+        relaunch = Relaunch.of(Launched(launched.launch, fake, launched.renewal), torch.device("cpu"))
+        relaunch.torch = SimpleNamespace(_C=SimpleNamespace(_cuda_getCurrentRawStream=lambda index: stream,
+                                                            _cuda_isCurrentStreamCapturing=lambda: False))
+        assert relaunch(((x,), job.ys, job.idents, job.idents))
+    finally:
+        from prefixscan.backends.triton.engine import state as engine_state
+
+        engine_state._states.pop((x.device, stream), None)
     (call,) = fake.calls
     args = call[9:]
     n_constexpr = 4  # MONOID, PROTOCOL, SCAN, TILE
