@@ -261,7 +261,7 @@ def recurrence_variants() -> dict:
     real and complex, float32 and bfloat16 data, and real log decays (``LOG``: float32,
     the pipelined walk and the look-back; ``LOG_SPLIT``'s scan forward and backward, time
     contiguous); packed sequences' restart flags (``RESTART``: float32, linear and log,
-    forward and backward, the pipelined walk and the look-back, both orientations).  Per
+    the forward's pipelined walk and the backward's look-back, one orientation each).  Per
     variant: "ok" or the error."""
     from prefixscan.primitives.recurrence import triton_kernel as R, triton_maps as maps
 
@@ -274,8 +274,9 @@ def recurrence_variants() -> dict:
         if complex_values and data != "fp32":
             continue
         if restart and (data != "fp32" or complex_values or mode == "total" or split != log
-                        or (stages == 1 and not lookback)):
-            continue
+                        or (stages == 1 and not lookback) or (lookback == (mode == "forward"))
+                        or (time_axis == 1) == log):
+            continue  # four: the flags read forward in the walk, shifted in the backward's look-back
         if log and (data != "fp32" or stages == 1 and not lookback):  # LOG changes the arithmetic, not the loads
             continue
         if split and not (log and mode != "total" and (time_axis == 1 or restart)):  # LOG_SPLIT: the tile's scan

@@ -55,11 +55,9 @@ def run_recurrence(backend_name: str | None, a: Any, b: Any, init: Any, axis: in
     none that takes ``restart`` (restart flags, one per step) when they are given."""
     backend = dispatch.select_backend(backend_name, a.device.type)
     passes = dispatch.implementation("linear_recurrence", IMPLEMENTATIONS, backend)
-    if restart is not None:
-        if backend.NAME not in RESTARTING:
-            return None
+    if restart is not None:  # torch tensors (the packed path), for a backend whose kernel takes the flags
         return passes.linear_recurrence(a, b, init, axis, reverse, deterministic, log_space=log_space,
-                                        restart=restart)
+                                        restart=restart) if backend.NAME in RESTARTING else None
     return _call_native(backend, (a, b, init),
                         lambda a, b, init: passes.linear_recurrence(a, b, init, axis, reverse, deterministic,
                                                                     log_space=log_space))
@@ -75,11 +73,9 @@ def run_recurrence_backward(backend_name: str | None, a: Any, h: Any, grad: Any,
     if backend.NAME not in FUSED_BACKWARD or (restart is not None and backend.NAME not in RESTARTING):
         return None  # the reverse recurrence runs through the operator
     fused = dispatch.implementation("linear_recurrence_backward", FUSED_BACKWARD, backend)
-    if restart is None:
-        return fused.linear_recurrence_backward(a, h, grad, init, axis, reverse, deterministic, need_a,
-                                                log_space=log_space)
+    flags = {} if restart is None else {"restart": restart}  # only a RESTARTING backend takes them
     return fused.linear_recurrence_backward(a, h, grad, init, axis, reverse, deterministic, need_a,
-                                            log_space=log_space, restart=restart)
+                                            log_space=log_space, **flags)
 
 
 def run_host_recurrence(backend_name: str | None, a: Any, b: Any, init: Any, axis: int, reverse: bool,

@@ -341,12 +341,15 @@ def plan_for(lanes_p: int, T: int, Q: int, sms: int, interpreter: bool, backward
     against 4096 0.678; (1, 32768, 1024) along axis 1 (lane blocks too few for the walk),
     the look-back over tiles of 8192 elements, 32 lanes by 256 steps, 0.230 (16 by 512:
     0.229, 8 by 1024: 0.253) against 4096 elements, 64 lanes by 64 steps, 0.393; the best
-    walk, 8 lanes by 512 steps, 0.215 on 128 programs.  ``backward``: the fused backward's walk, which holds five
-    arrays' values and two loads one step off the vector alignment, takes tiles of
-    half the elements (device time queued, ms: (8, 1024, 4096) along the last axis,
+    walk, 8 lanes by 512 steps, 0.215 on 128 programs.  ``backward``: the fused
+    backward's walk, which holds five arrays' values and two loads one step off the
+    vector alignment, takes tiles of half the elements (device time queued, ms: (8, 1024, 4096) along the last axis,
     one lane by 1024 steps 0.180 against 2048 0.232; along axis 1, 32 lanes by 64
     steps 0.204 against 64 by 64 0.217; (8, 4096, 1024) along axis 1, 32 by 64 0.204
-    against 32 by 128 0.211)."""
+    against 32 by 128 0.211); few long lanes, where the look-back's tile holds five
+    arrays, 4096 steps on 4 warps (backward alone, ms: (1, 64, 2^20) 0.760 against the
+    forward's 16384 on 8 warps 1.801 and 8192 on 8 0.818; (1, 1, 2^26) 0.786 against
+    1.026 and 0.801)."""
     if interpreter:  # small tiles: several chunks and tiles even in small tests
         if Q > 1:
             return RecurrencePlan(lookback=False, block_time=8, block_lanes=min(_pow2(Q), 8), num_warps=1)
@@ -368,6 +371,8 @@ def plan_for(lanes_p: int, T: int, Q: int, sms: int, interpreter: bool, backward
     if -(-lanes_p // bl) >= _BLOCKS_PER_SM * sms or T <= bt:
         bt = min(_pow2(T), tile // 2)
         return RecurrencePlan(lookback=False, block_time=bt, block_lanes=max(1, tile // 2 // bt))
+    if backward:  # five arrays a step: the forward's 16384 steps on 8 warps spill
+        return RecurrencePlan(lookback=True, block_time=4096, block_lanes=1, num_warps=4, window=16)
     return RecurrencePlan(lookback=True, block_time=16384, block_lanes=1, num_warps=8, window=16)
 
 
@@ -450,10 +455,8 @@ def _launch(*, a, v, h, out, da, seed, axis: int, reverse: bool, backward: bool,
     # variant key and the arguments built once, docs/design/host-path.md).
     # The tensors' own dtypes: a complex tensor's fields are a real view (complex64 and float32
     # tensors give the kernel float32 pointers, and their launches differ).
-    key = (geometry, out.device, tuple([None if t is None else (t.dtype, not t.data_ptr() % 16)
-                                        for t in (a, v, h, out, da, seed, flags)]), reverse, backward, deterministic,
-           plan,
-           total, log)
+    tensors = tuple([None if t is None else (t.dtype, not t.data_ptr() % 16) for t in (a, v, h, out, da, seed, flags)])
+    key = (geometry, out.device, tensors, reverse, backward, deterministic, plan, total, log)
     replay = _replays.get(key)
     if replay is not None and replay(io):
         return
