@@ -213,7 +213,7 @@ def _request(x=None, **changes):
     return SimpleNamespace(**base)
 
 
-def _h200_tile(device, acc, n, monoid):
+def _h200_tile(device, config, acc, n):
     table = shipped.load_shipped(shipped.shipped_path("NVIDIA H200"))
     return table.entries[entry_key(acc.itemsize, acc.is_floating_point, "builtin", 1, n)].tile_for(
         "decoupled_lookback")

@@ -127,16 +127,18 @@ class TorchCuda:
         return current_stream(device)
 
 
-def planned_tile(device, acc, n: int, monoid):
-    """The tile the scan route would run a sum of one lane of ``n`` elements with on
-    the decoupled look-back (:func:`..planning.planner.choose_config`), or a reason why
-    the route would not run that strategy (a forced tile, the table's choice)."""
+def planned_tile(device, config, acc, n: int):
+    """The tile the scan route would run a sum of ``config`` over one lane of ``n``
+    elements with (accumulator ``acc``, a torch dtype), asked of the same functions the
+    route and :func:`..scan.lookback.launch_lookback` ask (:func:`..planning.planner.strategy_for`,
+    :func:`..planning.planner.lookback_config`), or a reason why the route would not run
+    the decoupled look-back (a forced tile, the caller's or the table's strategy)."""
     if planner.overridden():
         return "a forced tile"
-    if planner.tuned_strategy(device, (acc,), n, 1, False, monoid=monoid) != "decoupled_lookback":
-        return "the table picks another strategy"
-    return planner.choose_config(device, acc.itemsize, acc.is_floating_point, n, 1, False, accs=(acc,),
-                                 monoid=monoid, strategy="decoupled_lookback")
+    strategy = planner.strategy_for(config, device, (acc,), n, 1, False)
+    if strategy != "decoupled_lookback":
+        return f"the route runs {strategy}"
+    return planner.lookback_config(device, (acc,), n, 1, False, monoid=config.monoid)
 
 
 class Launcher:
@@ -198,11 +200,21 @@ class Launcher:
         n = x.numel()
         if n == 0:
             return x, out, None, None  # nothing to launch
-        tile = self.tile(x.device, acc, n, c.monoid)
+        chosen = self.variant(x.device, c, x_dtype, acc, n)
+        if isinstance(chosen, str):
+            return chosen
+        return (x, out) + chosen
+
+    def variant(self, device, config, x_dtype: str, acc, n: int):
+        """``(spec, plan)`` of the shipped variant that runs the scan route's launch for a
+        sum of ``config`` over ``n`` > 0 elements of ``x_dtype`` into ``acc`` (a torch
+        dtype) on ``device``, or a reason (another strategy, a variant not shipped or
+        built with another Triton, a length it does not take)."""
+        tile = self.tile(device, config, acc, n)
         if isinstance(tile, str):
             return tile
         plan = plan_1d(tile, n, acc)
-        name = variant_name(x_dtype, acc_dtype, plan)
+        name = variant_name(x_dtype, str(acc).rpartition(".")[2], plan)
         spec = self.specs(name)
         if spec is None:
             return f"variant {name} not shipped"
@@ -210,7 +222,7 @@ class Launcher:
             return f"built with triton {spec['triton']}, installed {self.version()}"
         if not 0 < n <= spec["max_length"]:
             return f"length {n} outside the variant"
-        return x, out, spec, plan
+        return spec, plan
 
     def _device_reason(self, device) -> str:
         current = self.cuda.current_device()

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..engine.state import status_words, window_entries
-from ..planning.tiles import TileConfig, raking_rows, register_cap, single_tile_block
+from ..planning.tiles import TileConfig, lane_tiles, register_cap
 
 __all__ = ["DATA_DIR", "TARGET", "TRITON_TYPES", "Plan", "plan_1d", "variant_name", "constexprs", "load_spec",
            "triton_version", "I32_MAX"]
@@ -49,13 +49,12 @@ class Plan(NamedTuple):
 def plan_1d(tile: TileConfig, length: int, acc) -> Plan:
     """The launch ``launch_lookback`` makes for a forward inclusive unseeded scan of one
     lane (B = K = 1, order 1, not chained) of ``length`` elements on ``tile`` with the
-    accumulator ``acc`` (a torch dtype)."""
+    accumulator ``acc`` (a torch dtype): the lane cut by the launcher's own
+    :func:`..planning.tiles.lane_tiles`, its status words and window, its register cap."""
     words = status_words((acc,), tile.packed)
     window = window_entries(tile.window, words)
-    single = length <= tile.block
-    block = single_tile_block(length, tile.block) if single else tile.block
-    tiles = 1 if single else -(-length // block)
-    return Plan(block, tile.num_warps, register_cap(tile), raking_rows(tile, block), single, words, window, tiles)
+    block, single, tiles, rake = lane_tiles(tile, length)
+    return Plan(block, tile.num_warps, register_cap(tile), rake, single, words, window, tiles)
 
 
 def variant_name(x_dtype: str, acc_dtype: str, plan: Plan) -> str:

@@ -24,7 +24,7 @@ from .orders_rules import blocked_applies
 from ..device.combine import combine_functions
 from .job import ScanJob, SeedLayout, lane_layout as _layout, torch_dtype
 from .lookback import launch_chained, launch_lookback
-from ..planning.planner import tuned_strategy
+from ..planning.planner import strategy_for
 from ..planning.registry import STRATEGY_NAMES
 from ..runtime.replay import FastScan
 from ..runtime.launch import current_stream
@@ -127,15 +127,6 @@ def run_scan(request, plan: bool = False):
         fast = FastScan.planned(record, tuple(request.out_shape), ys[0].dtype, device,
                                 seed=None if seeds is None else seeds[0])
     return results, fast
-
-
-def strategy_for(config, device, accs, M: int, K: int, interpreter: bool) -> str:
-    """The meta-strategy a scan runs with: the caller's, else the tuned one
-    (:func:`..planning.planner.tuned_strategy`: chained or decoupled look-back without a table)."""
-    if config.strategy != "auto":
-        return config.strategy
-    return tuned_strategy(device, accs, M, K, interpreter, monoid=config.monoid,
-                          deterministic=config.deterministic)
 
 
 def _launcher(config, device, accs, M: int, K: int, interpreter: bool):
