@@ -39,9 +39,10 @@ from ....caches import register_cache
 from ..planning import planner, sources, table
 from ..planning.keys import Candidate, bucket_size, entry_key, size_bucket
 from ..planning.table import TuningCacheWarning, table_device
-from . import measure
-from .search import MIN_ROUNDS
-from .store import store
+
+# The tuner itself (.measure, .search, .store) is imported only when a key is tuned: a
+# scan on a GPU that a shipped table serves never needs it, and importing it was a
+# third of the first scan's imports.
 
 __all__ = ["ensure_for", "resolve", "autotune_enabled", "first_use_budget", "DEFAULT_BUDGET", "ROUNDS", "DUEL_ROUNDS",
            "WORKSPACE_COPIES", "reset"]
@@ -49,7 +50,7 @@ __all__ = ["ensure_for", "resolve", "autotune_enabled", "first_use_budget", "DEF
 log = logging.getLogger("prefixscan.tune")
 
 DEFAULT_BUDGET = 3.0  # seconds
-ROUNDS = MIN_ROUNDS  # interleaved rounds of the finalists: the fewest that let a duel run
+ROUNDS = 3  # interleaved rounds of the finalists: the fewest that let a duel run (.search.MIN_ROUNDS)
 #: The most rounds a first-use duel runs (a full tune: 63): an undecided duel keeps the
 #: default, and first use must stay within a few seconds.
 DUEL_ROUNDS = 15
@@ -163,6 +164,9 @@ def resolve(device, nbytes: int, floating: bool, opclass: str, K: int, n: int, *
     entry = src.entry(key)
     if entry is not None or src.shipped is not None or not autotune_enabled():
         return entry, True  # a GPU a shipped table serves never tunes
+    from . import measure
+    from .store import store
+
     if measure.in_tuning():
         return None, False
     tbl = src.user
