@@ -67,6 +67,24 @@ def test_the_builder_writes_a_cubin_and_its_json(tmp_path):
     assert spec == load_spec(name)
 
 
+def test_the_triton_version_is_its_metadatas(tmp_path):
+    from importlib import metadata
+
+    from prefixscan.backends.triton.aot.variants import version_beside
+
+    triton_version.cache_clear()
+    assert triton_version() == metadata.version("triton")
+    package = tmp_path / "triton"
+    package.mkdir()
+    assert version_beside(package) is None  # no dist-info: importlib.metadata decides
+    info = tmp_path / "triton-3.6.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: triton\nVersion: 3.6.0\n\nVersion: 9\n")
+    assert version_beside(package) == "3.6.0"
+    (tmp_path / "triton-3.5.1.dist-info").mkdir()  # a stale second install: ambiguous
+    assert version_beside(package) is None
+
+
 def test_every_shipped_variant_launches_as_the_loader_does():
     for name in SHIPPED:
         spec = load_spec(name)

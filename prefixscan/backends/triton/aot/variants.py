@@ -22,7 +22,7 @@ from ..engine.state import status_words, window_entries
 from ..planning.tiles import TileConfig, lane_tiles, register_cap
 
 __all__ = ["DATA_DIR", "TARGET", "TRITON_TYPES", "Plan", "plan_1d", "variant_name", "constexprs", "load_spec",
-           "triton_version", "I32_MAX"]
+           "triton_version", "version_beside", "I32_MAX"]
 
 #: Where the cubins and their JSON lie (package data).
 DATA_DIR = Path(__file__).resolve().with_name("sm90")
@@ -84,10 +84,44 @@ def load_spec(name: str) -> dict | None:
 
 @functools.lru_cache(maxsize=1)
 def triton_version() -> str | None:
-    """The installed Triton's version, from its metadata (Triton is not imported)."""
+    """The installed Triton's version, from its package metadata (Triton is not imported):
+    the one ``*.dist-info`` beside the importable ``triton`` package (a directory listing;
+    ``importlib.metadata`` scans every distribution on the path, about 4 ms of a first
+    scan), else what ``importlib.metadata`` finds."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("triton")
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None:
+        return None
+    for location in spec.submodule_search_locations or ():
+        found = version_beside(Path(location))
+        if found:
+            return found
     from importlib import metadata
 
     try:
         return metadata.version("triton")
     except metadata.PackageNotFoundError:
         return None
+
+
+def version_beside(package: Path) -> str | None:
+    """The ``Version:`` of the one ``<name>-*.dist-info/METADATA`` next to the package
+    directory ``package``; None when there is none, or several (stale installs: then
+    ``importlib.metadata`` decides)."""
+    infos = list(package.parent.glob(f"{package.name}-*.dist-info"))
+    if len(infos) != 1:
+        return None
+    try:
+        with open(infos[0] / "METADATA", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("Version:"):
+                    return line.partition(":")[2].strip() or None
+                if not line.strip():
+                    break  # the headers end at the first blank line
+    except OSError:
+        return None
+    return None
