@@ -22,7 +22,11 @@ Rows:
   over the same lengths in its own fresh process.  The arrays are made before the clock
   starts, and each result is checked against ``torch.cumsum`` after it stops.
 
-Writes ``DIR/cold-start-<device>.json`` and ``.md``.
+Writes ``DIR/cold-start-<device>.json`` and ``.md``.  With ``--profile`` every
+prefixscan row runs its timed part again, in another fresh process, under cProfile, and
+``DIR/cold-start-profile-<row>-<Triton cache>.txt`` lists the functions by cumulative
+time (imports show as ``_find_and_load``; the rows' seconds come from the unprofiled
+runs).
 """
 
 from __future__ import annotations
@@ -49,8 +53,40 @@ def _lengths(count: int, seed: int = 7) -> list[int]:
     return out
 
 
+class _Profile:
+    """cProfile around the timed part of a child row (``path``: where the report goes;
+    None: nothing is profiled)."""
+
+    def __init__(self, path):
+        self.path = path
+        self.profiler = None
+        if path:
+            import cProfile
+
+            self.profiler = cProfile.Profile()
+
+    def __enter__(self):
+        if self.profiler is not None:
+            self.profiler.enable()
+
+    def __exit__(self, *exc):
+        if self.profiler is not None:
+            self.profiler.disable()
+
+    def write(self) -> None:
+        if self.profiler is None:
+            return
+        import io
+        import pstats
+
+        text = io.StringIO()
+        pstats.Stats(self.profiler, stream=text).sort_stats("cumulative").print_stats(60)
+        Path(self.path).write_text(text.getvalue())
+
+
 def _child(args) -> dict:
     """One measurement in this (fresh) process; prints its JSON row."""
+    profile = _Profile(getattr(args, "profile_out", None))
     t0 = time.perf_counter()
     import torch
 
@@ -68,8 +104,9 @@ def _child(args) -> dict:
         if device.type == "cuda":
             torch.cuda.synchronize()
         t_alloc = time.perf_counter()
-        y = scan(x, 0) if args.peer == "torch" else scan(x)
-        last = int(y[-1].item())
+        with profile:
+            y = scan(x, 0) if args.peer == "torch" else scan(x)
+            last = int(y[-1].item())
         t_call = time.perf_counter()
         expect = int(torch.cumsum(x.to(torch.int64), 0)[-1].item())
         row.update(import_s=t_import - t0, alloc_s=t_alloc - t_import, call_s=t_call - t_alloc,
@@ -81,23 +118,27 @@ def _child(args) -> dict:
         if device.type == "cuda":
             torch.cuda.synchronize()
         t1 = time.perf_counter()
-        ys = [scan(x, 0) if args.peer == "torch" else scan(x) for x in xs]
-        if device.type == "cuda":
-            torch.cuda.synchronize()
+        with profile:
+            ys = [scan(x, 0) if args.peer == "torch" else scan(x) for x in xs]
+            if device.type == "cuda":
+                torch.cuda.synchronize()
         t2 = time.perf_counter()
         ok = all(torch.equal(y.to(torch.int64), torch.cumsum(x.to(torch.int64), 0)) for x, y in zip(xs, ys))
         row.update(calls=len(xs), total_s=t2 - t1, per_call_us=(t2 - t1) / len(xs) * 1e6, correct=ok,
                    import_s=t_import - t0)
+    profile.write()
     return row
 
 
-def _run_child(row: str, peer: str, triton_cache: str, args) -> dict:
+def _run_child(row: str, peer: str, triton_cache: str, args, profile_out: Path | None = None) -> dict:
     env = dict(os.environ)
     with tempfile.TemporaryDirectory(prefix="prefixscan-cold-") as cache:
         env["PREFIXSCAN_CACHE_DIR"] = cache
         env["TRITON_CACHE_DIR"] = triton_cache
         cmd = [sys.executable, __file__, "--child", "--row", row, "--peer", peer, "--device", args.device,
                "--n", str(args.n), "--lengths", str(args.lengths)]
+        if profile_out is not None:
+            cmd += ["--profile-out", str(profile_out)]
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         return {"row": row, "peer": peer, "error": proc.stderr[-2000:]}
@@ -110,10 +151,15 @@ def main(argv=None) -> int:
     parser.add_argument("--n", type=int, default=1 << 20)
     parser.add_argument("--lengths", type=int, default=300)
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--profile", action="store_true",
+                        help="also profile each prefixscan row in a fresh process (needs --out)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--profile-out", help=argparse.SUPPRESS)
     parser.add_argument("--row", choices=("first", "stream"), help=argparse.SUPPRESS)
     parser.add_argument("--peer", choices=("prefixscan", "torch"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.profile and not args.out:
+        parser.error("--profile needs --out (the reports go there)")
     if args.child:
         print(json.dumps(_child(args)))
         return 0
@@ -126,6 +172,16 @@ def main(argv=None) -> int:
                 result["triton_cache"] = state
                 rows.append(result)
                 print(json.dumps(result), flush=True)
+                if args.profile and peer == "prefixscan":
+                    # Again, profiled, in the same state: the cold row's cache is refilled
+                    # into a fresh directory of its own.
+                    args.out.mkdir(parents=True, exist_ok=True)
+                    report = args.out / f"cold-start-profile-{row}-{state}.txt"
+                    if state == "cold":
+                        with tempfile.TemporaryDirectory(prefix="triton-cold-profile-") as fresh:
+                            _run_child(row, peer, fresh, args, report)
+                    else:
+                        _run_child(row, peer, triton_cache, args, report)
     lines = ["| row | peer | Triton cache | import s | first allocation s | call s | total s | per call us | correct |",
              "|---|---|---|---:|---:|---:|---:|---:|---|"]
     for r in rows:
