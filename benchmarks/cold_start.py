@@ -22,7 +22,17 @@ Rows:
   over the same lengths in its own fresh process.  The arrays are made before the clock
   starts, and each result is checked against ``torch.cumsum`` after it stops.
 
-Writes ``DIR/cold-start-<device>.json`` and ``.md``.
+Before the rows, prefixscan's modules are compiled to bytecode (``compileall``, as ``pip
+install`` does), so that no row pays for compiling them: a source checkout under
+``PYTHONDONTWRITEBYTECODE=1`` would otherwise compile every module again in each fresh
+process (the first scan's own imports took 86-115 ms so on a CPU, against 18-28 ms from
+bytecode); ``--no-compile`` leaves them as they are.
+
+Writes ``DIR/cold-start-<device>.json`` and ``.md``.  With ``--profile`` every
+prefixscan row runs its timed part again, in another fresh process, under cProfile, and
+``DIR/cold-start-profile-<row>-<Triton cache>.txt`` lists the functions by cumulative
+time (imports show as ``_find_and_load``; the rows' seconds come from the unprofiled
+runs).
 """
 
 from __future__ import annotations
@@ -49,8 +59,40 @@ def _lengths(count: int, seed: int = 7) -> list[int]:
     return out
 
 
+class _Profile:
+    """cProfile around the timed part of a child row (``path``: where the report goes;
+    None: nothing is profiled)."""
+
+    def __init__(self, path):
+        self.path = path
+        self.profiler = None
+        if path:
+            import cProfile
+
+            self.profiler = cProfile.Profile()
+
+    def __enter__(self):
+        if self.profiler is not None:
+            self.profiler.enable()
+
+    def __exit__(self, *exc):
+        if self.profiler is not None:
+            self.profiler.disable()
+
+    def write(self) -> None:
+        if self.profiler is None:
+            return
+        import io
+        import pstats
+
+        text = io.StringIO()
+        pstats.Stats(self.profiler, stream=text).sort_stats("cumulative").print_stats(60)
+        Path(self.path).write_text(text.getvalue())
+
+
 def _child(args) -> dict:
     """One measurement in this (fresh) process; prints its JSON row."""
+    profile = _Profile(getattr(args, "profile_out", None))
     t0 = time.perf_counter()
     import torch
 
@@ -68,8 +110,9 @@ def _child(args) -> dict:
         if device.type == "cuda":
             torch.cuda.synchronize()
         t_alloc = time.perf_counter()
-        y = scan(x, 0) if args.peer == "torch" else scan(x)
-        last = int(y[-1].item())
+        with profile:
+            y = scan(x, 0) if args.peer == "torch" else scan(x)
+            last = int(y[-1].item())
         t_call = time.perf_counter()
         expect = int(torch.cumsum(x.to(torch.int64), 0)[-1].item())
         row.update(import_s=t_import - t0, alloc_s=t_alloc - t_import, call_s=t_call - t_alloc,
@@ -81,23 +124,39 @@ def _child(args) -> dict:
         if device.type == "cuda":
             torch.cuda.synchronize()
         t1 = time.perf_counter()
-        ys = [scan(x, 0) if args.peer == "torch" else scan(x) for x in xs]
-        if device.type == "cuda":
-            torch.cuda.synchronize()
+        with profile:
+            ys = [scan(x, 0) if args.peer == "torch" else scan(x) for x in xs]
+            if device.type == "cuda":
+                torch.cuda.synchronize()
         t2 = time.perf_counter()
         ok = all(torch.equal(y.to(torch.int64), torch.cumsum(x.to(torch.int64), 0)) for x, y in zip(xs, ys))
         row.update(calls=len(xs), total_s=t2 - t1, per_call_us=(t2 - t1) / len(xs) * 1e6, correct=ok,
                    import_s=t_import - t0)
+    profile.write()
     return row
 
 
-def _run_child(row: str, peer: str, triton_cache: str, args) -> dict:
+def _compile_package() -> bool:
+    """Write the bytecode of every prefixscan module (as ``pip install`` does; honours
+    ``PYTHONPYCACHEPREFIX``); whether it could."""
+    import compileall
+    import importlib.util
+
+    spec = importlib.util.find_spec("prefixscan")
+    if spec is None or not spec.submodule_search_locations:
+        return False
+    return all(compileall.compile_dir(location, quiet=1) for location in spec.submodule_search_locations)
+
+
+def _run_child(row: str, peer: str, triton_cache: str, args, profile_out: Path | None = None) -> dict:
     env = dict(os.environ)
     with tempfile.TemporaryDirectory(prefix="prefixscan-cold-") as cache:
         env["PREFIXSCAN_CACHE_DIR"] = cache
         env["TRITON_CACHE_DIR"] = triton_cache
         cmd = [sys.executable, __file__, "--child", "--row", row, "--peer", peer, "--device", args.device,
                "--n", str(args.n), "--lengths", str(args.lengths)]
+        if profile_out is not None:
+            cmd += ["--profile-out", str(profile_out)]
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         return {"row": row, "peer": peer, "error": proc.stderr[-2000:]}
@@ -110,13 +169,21 @@ def main(argv=None) -> int:
     parser.add_argument("--n", type=int, default=1 << 20)
     parser.add_argument("--lengths", type=int, default=300)
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--no-compile", action="store_true",
+                        help="do not compile prefixscan's modules to bytecode before the rows")
+    parser.add_argument("--profile", action="store_true",
+                        help="also profile each prefixscan row in a fresh process (needs --out)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--profile-out", help=argparse.SUPPRESS)
     parser.add_argument("--row", choices=("first", "stream"), help=argparse.SUPPRESS)
     parser.add_argument("--peer", choices=("prefixscan", "torch"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.profile and not args.out:
+        parser.error("--profile needs --out (the reports go there)")
     if args.child:
         print(json.dumps(_child(args)))
         return 0
+    compiled = False if args.no_compile else _compile_package()
     rows = []
     for row in ("first", "stream"):
         # the cold prefixscan row fills this empty Triton cache, the warm row reuses it
@@ -126,6 +193,16 @@ def main(argv=None) -> int:
                 result["triton_cache"] = state
                 rows.append(result)
                 print(json.dumps(result), flush=True)
+                if args.profile and peer == "prefixscan":
+                    # Again, profiled, in the same state: the cold row's cache is refilled
+                    # into a fresh directory of its own.
+                    args.out.mkdir(parents=True, exist_ok=True)
+                    report = args.out / f"cold-start-profile-{row}-{state}.txt"
+                    if state == "cold":
+                        with tempfile.TemporaryDirectory(prefix="triton-cold-profile-") as fresh:
+                            _run_child(row, peer, fresh, args, report)
+                    else:
+                        _run_child(row, peer, triton_cache, args, report)
     lines = ["| row | peer | Triton cache | import s | first allocation s | call s | total s | per call us | correct |",
              "|---|---|---|---:|---:|---:|---:|---:|---|"]
     for r in rows:
@@ -142,7 +219,8 @@ def main(argv=None) -> int:
         args.out.mkdir(parents=True, exist_ok=True)
         import torch
 
-        meta = {"torch": torch.__version__, "command": " ".join(sys.argv), "n": args.n, "lengths": args.lengths}
+        meta = {"torch": torch.__version__, "command": " ".join(sys.argv), "n": args.n, "lengths": args.lengths,
+                "bytecode_compiled": compiled, "PYTHONDONTWRITEBYTECODE": os.environ.get("PYTHONDONTWRITEBYTECODE")}
         (args.out / f"cold-start-{args.device}.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
         (args.out / f"cold-start-{args.device}.md").write_text(table + "\n")
     return 0

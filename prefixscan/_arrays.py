@@ -63,10 +63,18 @@ def refuse_unsupported(obj: Any, argument: str) -> None:
         raise TypeError(f"{argument}: prefixscan runs on concrete JAX arrays, outside jax.jit / vmap / grad; "
                         f"got a {type(obj).__name__}.  Call it outside the traced function (or through "
                         "jax.pure_callback)")
-    if isinstance(obj, np.ma.MaskedArray):
+    if _is_masked(obj):
         raise TypeError(f"{argument}: masked arrays are not supported (the mask would be ignored); fill the "
                         f"masked elements first, e.g. {argument}.filled(0) for a sum or {argument}.filled(1) "
                         "for a product, or use numpy.ma.cumsum")
+
+
+def _is_masked(obj: Any) -> bool:
+    """True for a NumPy masked array.  ``numpy.ma`` is asked only once something imported
+    it (every masked array has): NumPy loads it lazily, and importing it for the check
+    took about 20 ms of every process's first scan (the identity's check passes here)."""
+    ma = sys.modules.get("numpy.ma")
+    return ma is not None and isinstance(obj, ma.MaskedArray)
 
 
 def is_dask_collection(obj: Any) -> bool:
@@ -94,7 +102,7 @@ def inspect_array(obj: Any, argument: str = "x") -> ArrayRef:
     if root == "torch" and hasattr(obj, "is_cuda"):
         dev = "cuda" if obj.is_cuda else "cpu"
         return ArrayRef(obj, "torch", dev, tuple(obj.shape), _torch_dtype_name(obj.dtype))
-    if type(obj) is np.ndarray or isinstance(obj, np.ndarray) and not isinstance(obj, np.ma.MaskedArray):
+    if type(obj) is np.ndarray or isinstance(obj, np.ndarray) and not _is_masked(obj):
         if obj.dtype.kind not in "biufc":
             raise _not_numeric(argument, obj.dtype)
         return ArrayRef(obj, "numpy", "cpu", obj.shape, obj.dtype.name)

@@ -608,3 +608,18 @@ def test_the_spy_sees_work(backend, backend_calls):
     ps.delta_encode(backend.asarray(_x()), backend=backend.backend)
     assert backend_calls[0].endswith("run_scan") or backend_calls[0].endswith("run_scan_planned")
     assert backend_calls[-1].endswith("delta_encode")
+
+
+def test_the_masked_array_check_does_not_import_numpy_ma():
+    """NumPy imports ``numpy.ma`` lazily: a process that never made a masked array must not
+    pay for importing it (about 20 ms of its first scan); one that did still gets them
+    refused (the ``-masked`` cases above)."""
+    import subprocess
+    import sys
+
+    from tests.repo_scripts import ROOT
+
+    code = ("import sys, numpy as np, prefixscan as ps; ps.cumsum(np.arange(5)); ps.scan(np.arange(5.0), 'add'); "
+            "print('numpy.ma' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -266,3 +267,18 @@ def test_cold_start_child_rows_are_checked():
     assert row["correct"] is True and row["calls"] == 5 and row["total_s"] > 0
     row = cold._child(argparse.Namespace(row="first", peer="torch", device="cpu", n=1000, lengths=5))
     assert row["correct"] is True and row["call_s"] >= 0
+
+
+def test_cold_start_compiles_the_package_to_bytecode_first(monkeypatch, tmp_path):
+    """The rows must not pay for compiling prefixscan's modules (as an installed package
+    never does): the bytecode of every module is written before them."""
+    import importlib.util
+
+    from tests.repo_scripts import ROOT, load_script
+
+    cold = load_script("benchmarks/cold_start.py", "cold_start_script")
+    monkeypatch.setattr(sys, "pycache_prefix", str(tmp_path))
+    assert cold._compile_package()
+    for module in ("__init__.py", "backends/triton/aot/__init__.py", "backends/triton/planning/planner.py"):
+        source = str(ROOT / "prefixscan" / module)
+        assert Path(importlib.util.cache_from_source(source)).is_file(), module

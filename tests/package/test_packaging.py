@@ -54,10 +54,12 @@ def test_wheel_and_sdist_pass_twine_check(tmp_path):
     modules = {p.relative_to(ROOT).as_posix() for p in (ROOT / "prefixscan").rglob("*.py")
                if "__pycache__" not in p.parts}
     assert modules <= names, sorted(modules - names)
-    # Package data: the PEP 561 marker and the shipped tuning tables.
+    # Package data: the PEP 561 marker, the shipped tuning tables and the sm_90 sums compiled
+    # ahead of time (zlib'd cubins and their JSON).
     data = {p.relative_to(ROOT).as_posix() for p in (ROOT / "prefixscan").rglob("*")
-            if p.suffix in (".typed", ".json") or p.name == "README.md"}
+            if p.suffix in (".typed", ".json", ".z") or p.name == "README.md"}
     assert "prefixscan/py.typed" in data and any(d.endswith(".json") for d in data)
+    assert any(d.endswith(".cubin.z") for d in data)
     assert data <= names, sorted(data - names)
     info = next(n.split("/")[0] for n in names if n.endswith(".dist-info/METADATA"))
     meta = wheel.read(f"{info}/METADATA").decode()

@@ -77,19 +77,30 @@ def run_scan(request):
     """Scan ``request`` into torch tensors.  A key the GPU's tuned table lacks is
     tuned first, once per process (:func:`.tuner.first_use.ensure_for`); the scan
     path below only reads the table."""
-    # The scan path loads triton: imported on the first scan, not with the package.
-    from .scan.route import run_scan as _run
+    # The scan path loads triton: imported on the first scan, not with the package.  The
+    # sums shipped compiled (.aot) do not: tried first, they return None for any other scan.
+    from .aot import try_scan
     from .tuner.first_use import ensure_for
 
     ensure_for(request)
+    results = try_scan(request)
+    if results is not None:
+        return results
+    from .scan.route import run_scan as _run
+
     return _run(request)
 
 
 def run_scan_planned(request):
     """``run_scan`` plus a replay function for later calls of the same signature
     (or None): ``fast(x, out, init) -> result or None`` (None: take the full path)."""
-    from .scan.route import run_scan as _run
+    from .aot import try_scan
     from .tuner.first_use import ensure_for
 
     ensure_for(request)
+    planned = try_scan(request, plan=True)
+    if planned is not None:
+        return planned
+    from .scan.route import run_scan as _run
+
     return _run(request, plan=True)

@@ -25,7 +25,7 @@ from .registry import runnable
 from .table import table_device
 
 __all__ = ["set_override", "override", "current_override", "overridden", "generation", "choose_config",
-           "tuned_strategy", "clear_memo", "table_device"]
+           "lookback_config", "tuned_strategy", "strategy_for", "clear_memo", "table_device"]
 
 # The forced tile lives in a context variable, not a module global: a study that
 # forces one (``with override(tile):``) leaves other threads and other contexts
@@ -97,6 +97,26 @@ def choose_config(device, itemsize: int, floating: bool, M: int, K: int, interpr
             tile = default_config(itemsize, floating, K, M * K)
         _tiles[key] = tile
     return tile
+
+
+def lookback_config(device, accs, M: int, K: int, interpreter: bool, *, monoid=None,
+                    chained: bool = False) -> TileConfig:
+    """The tile of a look-back scan (``chained``: the chained hand-off) of fields of torch
+    dtypes ``accs`` over lanes of M x K elements: :func:`choose_config` for that
+    strategy.  The look-back launcher and the ahead-of-time loader both ask here."""
+    return choose_config(device, sum(a.itemsize for a in accs), any(a.is_floating_point for a in accs), M, K,
+                         interpreter, accs=accs, monoid=monoid,
+                         strategy="chained" if chained else "decoupled_lookback")
+
+
+def strategy_for(config, device, accs, M: int, K: int, interpreter: bool) -> str:
+    """The meta-strategy a scan of ``config`` runs with: the caller's, else the tuned
+    one (:func:`tuned_strategy`: chained or decoupled look-back without a table).  The
+    scan route and the ahead-of-time loader both ask here."""
+    if config.strategy != "auto":
+        return config.strategy
+    return tuned_strategy(device, accs, M, K, interpreter, monoid=config.monoid,
+                          deterministic=config.deterministic)
 
 
 def tuned_strategy(device, accs, M: int, K: int, interpreter: bool, *, monoid=None,

@@ -15,9 +15,10 @@ paths run on small inputs.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 __all__ = ["TileConfig", "INTERPRETER_TILE", "SIZE_BUCKETS", "size_bucket", "default_config", "single_tile_block",
-           "register_cap", "raking_rows", "REGISTERS_PER_SM", "MAX_REGISTERS_PER_THREAD"]
+           "LaneTiles", "lane_tiles", "register_cap", "raking_rows", "REGISTERS_PER_SM", "MAX_REGISTERS_PER_THREAD"]
 
 
 @dataclass(frozen=True)
@@ -129,6 +130,28 @@ def single_tile_block(length: int, block: int) -> int:
     while tile < length:
         tile *= 4
     return min(tile, block)
+
+
+class LaneTiles(NamedTuple):
+    """How a lane is cut into 1-D tiles: ``tiles`` tiles of ``block`` elements (one,
+    ``single``, when the lane fits in the config's block), raking rows ``rake``."""
+
+    block: int
+    single: bool
+    tiles: int
+    rake: int
+
+
+def lane_tiles(config: TileConfig, length: int) -> LaneTiles:
+    """The 1-D tiles of a lane of ``length`` elements on ``config``: one program of
+    :func:`single_tile_block` elements when the lane fits in ``config.block``, else
+    ``ceil(length / block)`` tiles of ``config.block``.  The look-back launcher and the
+    ahead-of-time loader both cut lanes with this function, so that they launch the
+    same variant."""
+    single = length <= config.block
+    block = single_tile_block(length, config.block) if single else config.block
+    tiles = 1 if single else -(-length // block)
+    return LaneTiles(block, single, tiles, raking_rows(config, block))
 
 
 #: Registers per SM on the GPUs tuned for (sm_70 to sm_90) and the cap ptxas accepts per thread.

@@ -9,12 +9,31 @@ kernel cannot do in one pass runs q jobs that differ only in ``xs`` and ``ys``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["ScanJob", "SeedLayout"]
+__all__ = ["ScanJob", "SeedLayout", "lane_layout", "torch_dtype"]
+
+
+def torch_dtype(name: str):
+    import torch
+
+    return getattr(torch, name)
+
+
+def lane_layout(request) -> tuple[int, int, int]:
+    """(B, M, K) for a checked scan request: lanes, scanned length, interleaved streams.
+    (Here, not in :mod:`.route`, so that what needs it does not import the kernels.)"""
+    s = request.config.tuple_size
+    if request.axis is None:
+        return 1, request.lane_len // s, s
+    shape = request.shape
+    pre = math.prod(shape[: request.axis])
+    post = math.prod(shape[request.axis + 1:])
+    return pre, request.lane_len // s, post * s
 
 
 class SeedLayout(NamedTuple):

@@ -44,11 +44,11 @@ from ..engine.pipeline import carry, carry_columns, tile_id
 from ..engine.protocol import FLAG_AGGREGATE, FLAG_PREFIX, lookback, publish
 from ..engine.state import single_pass, status_words, window_entries
 from .job import ScanJob
-from ..planning.planner import choose_config
+from ..planning.planner import lookback_config
 from ..planning.policy import current_policy
 from ..runtime.replay import Launched, StatusRenewal
 from ..runtime.launch import Launch
-from ..planning.tiles import raking_rows, register_cap, single_tile_block
+from ..planning.tiles import lane_tiles, raking_rows, register_cap
 
 @triton.jit
 def _order_1d(values, scan_in, k, seed, vid, tile, lane, tiles_per_lane, order_stride, ident, status, epoch,
@@ -353,8 +353,7 @@ def launch_lookback(job: ScanJob, *, chained: bool = False, order: int = 1, dela
               and (accs[0].itemsize < 8 or accs[0].is_floating_point or policy.order2_int64)
               and getattr(config.monoid, "builtin", False) and config.monoid.name == "add")
     nbytes = sum(a.itemsize for a in accs)
-    tune = choose_config(job.device, nbytes, any(a.is_floating_point for a in accs), M, K, job.interpreter,
-                         accs=accs, monoid=config.monoid, strategy="chained" if chained else "decoupled_lookback")
+    tune = lookback_config(job.device, accs, M, K, job.interpreter, monoid=config.monoid, chained=chained)
     status_accs = tuple(accs) * 2 if order2 else tuple(accs)
     words = status_words(status_accs, tune.packed)
     idents = job.idents
@@ -371,13 +370,8 @@ def launch_lookback(job: ScanJob, *, chained: bool = False, order: int = 1, dela
     if K == 1 or columns:
         # Columns: lanes of M * K elements in 1-D tiles (scan_cols_kernel).
         length = M * K
-        block = tune.block
-        single = length <= block
-        if single:
-            block = single_tile_block(length, block)
-        tiles = 1 if single else -(-length // block)
+        block, single, tiles, rake = lane_tiles(tune, length)  # as the ahead-of-time loader cuts it (aot)
         grid_size = entries = B * tiles
-        rake = raking_rows(tune, block)
         if columns:
             kb = 1 << math.ceil(math.log2(K))
             entries = grid_size * kb

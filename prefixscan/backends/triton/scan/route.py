@@ -15,7 +15,6 @@ kernels of :mod:`.lookback` (Merrill & Garland 2016), :mod:`.reduce_then_scan`,
 from __future__ import annotations
 
 import dataclasses
-import math
 
 from ...._arrays import as_torch
 from ...._environment import interpreter_mode
@@ -23,9 +22,9 @@ from . import persistent, reduce_then_scan, scan_then_propagate
 from .orders import launch_blocked
 from .orders_rules import blocked_applies
 from ..device.combine import combine_functions
-from .job import ScanJob, SeedLayout
+from .job import ScanJob, SeedLayout, lane_layout as _layout, torch_dtype
 from .lookback import launch_chained, launch_lookback
-from ..planning.planner import tuned_strategy
+from ..planning.planner import strategy_for
 from ..planning.registry import STRATEGY_NAMES
 from ..runtime.replay import FastScan
 from ..runtime.launch import current_stream
@@ -42,23 +41,6 @@ LAUNCHERS = {
 }
 assert set(LAUNCHERS) == set(STRATEGY_NAMES), "every strategy of the registry needs a launcher"
 _LOOKBACK_LAUNCHERS = (launch_lookback, launch_chained)
-
-
-def torch_dtype(name: str):
-    import torch
-
-    return getattr(torch, name)
-
-
-def _layout(request) -> tuple[int, int, int]:
-    """(B, M, K) for the request: lanes, scanned length, interleaved streams."""
-    s = request.config.tuple_size
-    if request.axis is None:
-        return 1, request.lane_len // s, s
-    shape = request.shape
-    pre = math.prod(shape[: request.axis])
-    post = math.prod(shape[request.axis + 1:])
-    return pre, request.lane_len // s, post * s
 
 
 def run_scan(request, plan: bool = False):
@@ -145,15 +127,6 @@ def run_scan(request, plan: bool = False):
         fast = FastScan.planned(record, tuple(request.out_shape), ys[0].dtype, device,
                                 seed=None if seeds is None else seeds[0])
     return results, fast
-
-
-def strategy_for(config, device, accs, M: int, K: int, interpreter: bool) -> str:
-    """The meta-strategy a scan runs with: the caller's, else the tuned one
-    (:func:`..planning.planner.tuned_strategy`: chained or decoupled look-back without a table)."""
-    if config.strategy != "auto":
-        return config.strategy
-    return tuned_strategy(device, accs, M, K, interpreter, monoid=config.monoid,
-                          deterministic=config.deterministic)
 
 
 def _launcher(config, device, accs, M: int, K: int, interpreter: bool):

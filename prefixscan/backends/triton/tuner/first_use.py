@@ -39,9 +39,10 @@ from ....caches import register_cache
 from ..planning import planner, sources, table
 from ..planning.keys import Candidate, bucket_size, entry_key, size_bucket
 from ..planning.table import TuningCacheWarning, table_device
-from . import measure
-from .search import MIN_ROUNDS
-from .store import store
+
+# The tuner itself (.measure, .search, .store) is imported only when a key is tuned: a
+# scan on a GPU that a shipped table serves never needs it, and importing it was a
+# third of the first scan's imports.
 
 __all__ = ["ensure_for", "resolve", "autotune_enabled", "first_use_budget", "DEFAULT_BUDGET", "ROUNDS", "DUEL_ROUNDS",
            "WORKSPACE_COPIES", "reset"]
@@ -49,7 +50,7 @@ __all__ = ["ensure_for", "resolve", "autotune_enabled", "first_use_budget", "DEF
 log = logging.getLogger("prefixscan.tune")
 
 DEFAULT_BUDGET = 3.0  # seconds
-ROUNDS = MIN_ROUNDS  # interleaved rounds of the finalists: the fewest that let a duel run
+ROUNDS = 3  # interleaved rounds of the finalists: the fewest that let a duel run (.search.MIN_ROUNDS)
 #: The most rounds a first-use duel runs (a full tune: 63): an undecided duel keeps the
 #: default, and first use must stay within a few seconds.
 DUEL_ROUNDS = 15
@@ -134,13 +135,13 @@ def ensure_for(request) -> None:
     seen = (x.get_device(), request.shape, request.axis, config.tuple_size, request.acc_dtypes, builtin)
     if seen in _ensured or interpreter_mode() or planner.overridden():
         return
-    from ..scan import route as scan  # the backend entry loaded it already (it imports triton)
+    from ..scan.job import lane_layout, torch_dtype  # not the route: it imports triton
 
-    B, M, K = scan._layout(request)
+    B, M, K = lane_layout(request)
     if B * M * K == 0:
         return
-    # Bool scans run as scans of 0/1 bytes (scan.run_scan): their key is uint8's.
-    accs = [scan.torch_dtype("uint8" if d == "bool" else d) for d in request.acc_dtypes]
+    # Bool scans run as scans of 0/1 bytes (route.run_scan): their key is uint8's.
+    accs = [torch_dtype("uint8" if d == "bool" else d) for d in request.acc_dtypes]
     _, final = resolve(x.device, sum(a.itemsize for a in accs), any(a.is_floating_point for a in accs),
                        "builtin" if builtin else "user", K, M * K, accs=accs, monoid=config.monoid)
     if final:
@@ -163,6 +164,9 @@ def resolve(device, nbytes: int, floating: bool, opclass: str, K: int, n: int, *
     entry = src.entry(key)
     if entry is not None or src.shipped is not None or not autotune_enabled():
         return entry, True  # a GPU a shipped table serves never tunes
+    from . import measure
+    from .store import store
+
     if measure.in_tuning():
         return None, False
     tbl = src.user

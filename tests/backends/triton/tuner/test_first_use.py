@@ -40,7 +40,7 @@ def test_first_use_tunes_once_and_caches(fake_gpu, fake_tuner):
     assert len(calls) == 1
     # the largest bucket is tuned at the size it serves, 2^26, never at 2^24
     first_use_tile(4, False, 1 << 30)
-    assert calls[-1]["n"] == 1 << 26 and calls[-1]["rounds"] >= search.MIN_ROUNDS
+    assert calls[-1]["n"] == 1 << 26 and calls[-1]["rounds"] == first_use.ROUNDS == search.MIN_ROUNDS
     assert calls[-1]["duel_rounds"] == first_use.DUEL_ROUNDS < search.DUEL_MAX_ROUNDS  # first use stays short
 
 

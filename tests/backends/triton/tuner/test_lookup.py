@@ -17,7 +17,6 @@ from prefixscan._environment import interpreter_mode  # noqa: E402
 from prefixscan.backends.triton.planning import keys, planner, registry, sources, table, tiles  # noqa: E402
 from prefixscan.backends.triton.planning.policy import routing  # noqa: E402
 from prefixscan.backends.triton.planning.tiles import TileConfig, default_config  # noqa: E402
-from prefixscan.backends.triton.scan import lookback  # noqa: E402
 from prefixscan.backends.triton.scan import route as scan_path  # noqa: E402
 from prefixscan.backends.triton.scan.route import strategy_for  # noqa: E402
 
@@ -99,13 +98,14 @@ def test_deterministic_never_gets_a_look_back_strategy(fake_gpu, monkeypatch):
 @pytest.mark.skipif(not interpreter_mode(), reason="needs Triton's interpreter")
 def test_launch_passes_scan_details_to_choose_config(monkeypatch):
     seen = []
-    real = lookback.choose_config
+    real = planner.choose_config
 
     def spy(*args, **kwargs):
         seen.append(kwargs)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(lookback, "choose_config", spy)
+    # launch_lookback asks planner.lookback_config, which asks choose_config.
+    monkeypatch.setattr(planner, "choose_config", spy)
     x = torch.arange(1, 100, dtype=torch.int32)
     assert torch.equal(ps.scan(x, backend="triton"), torch.cumsum(x, 0, dtype=torch.int32))
     ps.scan(x.float(), backend="triton", deterministic=True)

@@ -1,0 +1,374 @@
+"""Ahead-of-time compiled scans: the first 1-D sums of a process without Triton's JIT.
+
+A process's first GPU scan through Triton pays for importing Triton, for Triton's cache
+key of its own installation and for compiling or loading each kernel variant
+(docs/design/cold-start.md).  The default variants of the most common scan, a forward
+inclusive sum of one contiguous lane of int32, int64, float32 or float64 (what
+``prefixscan.cumsum`` runs), ship compiled for sm_90 (``sm90/``, built by
+``tools/aot_build.py``) and are launched here through the CUDA driver
+(:mod:`.driver`), in torch's current context and stream, with the engine's status
+buffers, tile counter and epochs (:func:`..engine.state.single_pass`), exactly as
+:func:`..scan.lookback.launch_lookback` would launch the JIT-compiled variant.
+
+:func:`try_scan` returns None, so that the caller takes the Triton path, whenever
+anything does not match: ``PREFIXSCAN_AOT=0``, the interpreter, another scan (operator,
+direction, order, seed, tuple size, several lanes, strategy, a forced tile), a device
+other than compute capability 9.0, a Triton version other than the one the cubins were
+built with (read from the package metadata: Triton is not imported), a non-contiguous or
+misaligned tensor, an ``out`` that is not contiguous, of another dtype or the input
+itself, a length or counter the variant does not cover, Triton launch hooks, a
+:func:`..runtime.launch.recording` block, CUDA graph capture of a variant not loaded
+before the capture (a capture gets the engine's one-shot status, as Triton's launch
+does), no driver or no current context of the tensor's device, a variant that is not
+shipped.  Nothing here imports
+triton.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+import zlib
+
+from . import driver as _driver
+from .variants import DATA_DIR, I32_MAX, TRITON_TYPES, load_spec, plan_1d, triton_version, variant_name
+from ..engine.state import identity_tensor, single_pass, state_for
+from ..planning import planner
+from ..runtime.launch import current_stream, hooks_active, recording_active
+from ..scan.job import lane_layout
+
+__all__ = ["ENV", "kernel_args", "pack", "Launcher", "AotReplay", "try_scan", "default_launcher"]
+
+#: ``PREFIXSCAN_AOT=0`` turns the ahead-of-time path off (every scan takes Triton's JIT).
+ENV = "PREFIXSCAN_AOT"
+
+
+def kernel_args(io: tuple, status, length: int, tiles: int) -> tuple:
+    """``scan_1d_kernel``'s non-constexpr arguments for one lane of ``length`` elements in
+    ``tiles`` tiles (``status``: a :class:`..engine.state.Status`), in the kernel's order,
+    as :func:`..scan.lookback.launch_lookback` passes them (order 1; M not divided by 16:
+    one forward lane is never ``ALIGNED``)."""
+    return (io, status.buffers, status.counter, length, tiles, status.tile_base, status.epoch, tiles, 1)
+
+
+def _leaves(args, out: list) -> list:
+    for a in args:
+        if isinstance(a, tuple):
+            _leaves(a, out)
+        else:
+            out.append(a)
+    return out
+
+
+_INT_TYPES = {"i32": (ctypes.c_int32, -(1 << 31), I32_MAX), "i64": (ctypes.c_int64, -(1 << 63), (1 << 63) - 1)}
+
+
+def pack(params: list, args: tuple):
+    """The kernel parameters of ``args`` (tuples flattened, as Triton's launcher does) for a
+    variant whose JSON lists ``params``: ``(array of void pointers, the ctypes values it
+    points to)``, or a string saying what does not match (a dtype, an alignment the
+    variant assumes, an integer outside its width, the count)."""
+    leaves = _leaves(args, [])
+    tail = [p for p in params if p.get("null")]
+    head = params[: len(params) - len(tail)]
+    if len(leaves) != len(head):
+        return f"{len(leaves)} arguments for {len(head)} parameters"
+    values = []
+    for value, p in zip(leaves, head):
+        kind = p["type"]
+        if kind.startswith("*"):
+            if not hasattr(value, "data_ptr"):
+                return f"{p['name']}: not a tensor"
+            dtype = TRITON_TYPES.get(str(value.dtype).rpartition(".")[2])
+            ptr = value.data_ptr()
+            if "*" + str(dtype) != kind:
+                return f"{p['name']}: {value.dtype} for {kind}"
+            if ptr % p["align"]:
+                return f"{p['name']}: not aligned to {p['align']} bytes"
+            values.append(ctypes.c_uint64(ptr))
+        else:
+            ctype, lo, hi = _INT_TYPES[kind]
+            if type(value) is not int or not lo <= value <= hi:
+                return f"{p['name']}: {value!r} is not {kind}"
+            values.append(ctype(value))
+    values += [ctypes.c_uint64(0) for _ in tail]  # no global or profile scratch (the builder checks)
+    array = (ctypes.c_void_p * len(values))(*[ctypes.addressof(v) for v in values])
+    return array, values
+
+
+class _Refused(Exception):
+    """Raised inside a status reservation when the launch cannot go ahead after all."""
+
+
+class TorchCuda:
+    """What the launcher asks torch about the device (tests pass their own)."""
+
+    @staticmethod
+    def capability(index: int) -> tuple:
+        import torch
+
+        return tuple(torch.cuda.get_device_capability(index))
+
+    @staticmethod
+    def current_device() -> int:
+        import torch
+
+        return torch.cuda.current_device()
+
+    @staticmethod
+    def capturing() -> bool:
+        import torch
+
+        return torch.cuda.is_current_stream_capturing()
+
+    @staticmethod
+    def stream(device) -> int:
+        return current_stream(device)
+
+
+def planned_tile(device, config, acc, n: int):
+    """The tile the scan route would run a sum of ``config`` over one lane of ``n``
+    elements with (accumulator ``acc``, a torch dtype), asked of the same functions the
+    route and :func:`..scan.lookback.launch_lookback` ask (:func:`..planning.planner.strategy_for`,
+    :func:`..planning.planner.lookback_config`), or a reason why the route would not run
+    the decoupled look-back (a forced tile, the caller's or the table's strategy)."""
+    if planner.overridden():
+        return "a forced tile"
+    strategy = planner.strategy_for(config, device, (acc,), n, 1, False)
+    if strategy != "decoupled_lookback":
+        return f"the route runs {strategy}"
+    return planner.lookback_config(device, (acc,), n, 1, False, monoid=config.monoid)
+
+
+class Launcher:
+    """Loads shipped variants and launches them.  ``get_driver``: returns a
+    :class:`.driver.Driver` or None; ``version``: returns the installed Triton version;
+    ``data_dir`` and ``specs``: where the variants lie and how their JSON is read;
+    ``cuda``: the device queries (:class:`TorchCuda`); ``tile``: :func:`planned_tile`."""
+
+    def __init__(self, get_driver=_driver.driver, version=triton_version, data_dir=DATA_DIR, specs=load_spec,
+                 cuda=TorchCuda, tile=planned_tile):
+        self.get_driver, self.version, self.data_dir, self.specs = get_driver, version, data_dir, specs
+        self.cuda, self.tile = cuda, tile
+        self.functions: dict = {}  # (variant name, cubin, context) -> CUfunction handle, or why not
+        self.capabilities: dict = {}  # device index -> (major, minor)
+        self.launches = 0  # scans launched (tests and tools ask which path served a call)
+
+    # -- what a call needs -------------------------------------------------------------
+
+    def why_not(self, request) -> str | tuple:
+        """A reason string when ``request`` cannot take the shipped kernels, else
+        ``(x, out or None, variant spec, plan)``."""
+        if os.environ.get(ENV, "1") == "0":
+            return f"{ENV}=0"
+        if os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"):
+            return "the interpreter"
+        c = request.config
+        if request.struct or len(request.fields) != 1 or request.init is not None:
+            return "not one unseeded field"
+        if not (getattr(c.monoid, "builtin", False) and c.monoid.name == "add"):
+            return "not a sum"
+        if not c.inclusive or c.reverse or c.order != 1 or c.tuple_size != 1 or c.deterministic:
+            return "not a forward inclusive sum of order 1"
+        if c.strategy not in ("auto", "decoupled_lookback"):
+            return f"strategy {c.strategy!r}"
+        if lane_layout(request)[::2] != (1, 1):
+            return "several lanes or interleaved streams"
+        from ...._arrays import as_torch
+
+        x = as_torch(request.fields[0])
+        if x.device.type != "cuda":
+            return "not a CUDA tensor"
+        if not x.is_contiguous() or x.data_ptr() % 16:
+            return "input not contiguous or not 16-byte aligned"
+        x_dtype, acc_dtype = str(x.dtype).rpartition(".")[2], request.acc_dtypes[0]
+        if request.out_dtypes[0] != acc_dtype or x_dtype not in TRITON_TYPES or acc_dtype not in TRITON_TYPES:
+            return f"dtypes {x_dtype} -> {acc_dtype}"
+        out = None
+        if request.out is not None:
+            out = as_torch(request.out[0])
+            if not out.is_contiguous() or out.data_ptr() % 16 or out.data_ptr() == x.data_ptr() \
+                    or str(out.dtype).rpartition(".")[2] != acc_dtype or out.device != x.device:
+                return "out not contiguous, misaligned, of another dtype or device, or the input"
+        reason = self._device_reason(x.device)
+        if reason:
+            return reason
+        import torch
+
+        acc = getattr(torch, acc_dtype)
+        n = x.numel()
+        if n == 0:
+            return x, out, None, None  # nothing to launch
+        chosen = self.variant(x.device, c, x_dtype, acc, n)
+        if isinstance(chosen, str):
+            return chosen
+        return (x, out) + chosen
+
+    def variant(self, device, config, x_dtype: str, acc, n: int):
+        """``(spec, plan)`` of the shipped variant that runs the scan route's launch for a
+        sum of ``config`` over ``n`` > 0 elements of ``x_dtype`` into ``acc`` (a torch
+        dtype) on ``device``, or a reason (another strategy, a variant not shipped or
+        built with another Triton, a length it does not take)."""
+        tile = self.tile(device, config, acc, n)
+        if isinstance(tile, str):
+            return tile
+        plan = plan_1d(tile, n, acc)
+        name = variant_name(x_dtype, str(acc).rpartition(".")[2], plan)
+        spec = self.specs(name)
+        if spec is None:
+            return f"variant {name} not shipped"
+        if spec["triton"] != self.version():
+            return f"built with triton {spec['triton']}, installed {self.version()}"
+        if not 0 < n <= spec["max_length"]:
+            return f"length {n} outside the variant"
+        return spec, plan
+
+    def _device_reason(self, device) -> str:
+        current = self.cuda.current_device()
+        index = device.index if device.index is not None else current
+        cap = self.capabilities.get(index)
+        if cap is None:
+            cap = self.capabilities[index] = tuple(self.cuda.capability(index))
+        if cap != (9, 0):
+            return f"compute capability {cap}"
+        if index != current:
+            return "not the current device"
+        return ""
+
+    def function(self, spec: dict, device_index: int, load: bool = True):
+        """The variant's kernel in the current context (loaded on first use unless not
+        ``load``), or a reason."""
+        drv = self.get_driver()
+        if drv is None:
+            return "no CUDA driver library"
+        try:
+            ctx = drv.current_context()
+        except _driver.CudaError as e:
+            return str(e)
+        if ctx is None or ctx[1] != device_index:
+            return "no current context of the device"
+        key = (spec["name"], spec["cubin"], ctx[0])
+        fn = self.functions.get(key)
+        if fn is None:
+            if not load:
+                return "not loaded yet (graph capture)"
+            try:
+                cubin = zlib.decompress((self.data_dir / spec["cubin"]).read_bytes())
+                fn = drv.load(cubin, spec["name"], spec["shared"], device_index)
+            except (OSError, zlib.error, _driver.CudaError) as e:
+                fn = f"cannot load {spec['cubin']}: {e}"  # remembered: not tried again in this context
+            self.functions[key] = fn
+        if isinstance(fn, str):
+            return fn
+        return drv, fn
+
+    # -- the launch ----------------------------------------------------------------------
+
+    def run(self, spec: dict, plan, x, y, ident) -> bool:
+        """Scan ``x`` into ``y`` with the variant; False, launching nothing, where a
+        per-call condition does not hold (hooks, recording, capture, context, counter)."""
+        triton = sys.modules.get("triton")
+        knobs = getattr(triton, "knobs", None)
+        if (knobs is not None and hooks_active(knobs.runtime)) or recording_active():
+            return False  # a profiler's hooks or a recording block see every launch through Triton
+        # Under CUDA graph capture the engine gives the launch a one-shot status (allocated
+        # and zeroed inside the capture, tile base 0, epoch 1: every replay starts afresh),
+        # as it does for Triton's launch; only loading a module is left out of a capture.
+        capturing = self.cuda.capturing()
+        device = x.device
+        loaded = self.function(spec, device.index if device.index is not None else self.cuda.current_device(),
+                               load=not capturing)
+        if isinstance(loaded, str):
+            return False
+        drv, fn = loaded
+        stream = self.cuda.stream(device)
+        if not plan.single and state_for(device, stream).tiles_issued + plan.tiles > I32_MAX:
+            return False  # the tile base would be an i64 argument: another variant
+        io = ((x,), (y,), (ident,), (ident,))
+        try:
+            with single_pass(device, stream, plan.tiles, plan.tiles, (ident.dtype,), plan.words, single=plan.single,
+                             placeholder=ident) as status:
+                packed = pack(spec["params"], kernel_args(io, status, x.numel(), plan.tiles))
+                if isinstance(packed, str):
+                    raise _Refused(packed)  # the reservation is given back (the counter zeroed)
+                drv.launch(fn, plan.tiles, spec["num_warps"], spec["shared"], stream, packed[0])
+        except _Refused:
+            return False
+        self.launches += 1
+        return True
+
+    def scan(self, request, plan_replay: bool = False):
+        """The scan of ``request`` (its results, with ``plan_replay`` also an
+        :class:`AotReplay`), or None."""
+        checked = self.why_not(request)
+        if isinstance(checked, str):
+            return None
+        x, out, spec, plan = checked
+        import torch
+
+        acc = getattr(torch, request.acc_dtypes[0])
+        y = out if out is not None else torch.empty(request.out_shape, dtype=acc, device=x.device)
+        if spec is None:  # an empty input
+            return ([y], None) if plan_replay else [y]
+        ident = identity_tensor(request.identity[0].item(), acc, x.device)
+        if not self.run(spec, plan, x, y, ident):
+            return None
+        if not plan_replay:
+            return [y]
+        replay = None
+        if x is request.fields[0].obj:  # a torch input (a view of another array's is not kept)
+            replay = AotReplay(self, spec, plan, tuple(request.out_shape), acc, x.device, ident)
+        return [y], replay
+
+
+class AotReplay:
+    """A planned replay of a scan the shipped kernels served (the interface of
+    :class:`..runtime.replay.FastScan`): the variant, grid and identity fixed, the status
+    reserved per call; None where it does not apply, and the caller takes the full path."""
+
+    __slots__ = ("launcher", "spec", "plan", "shape", "dtype", "device", "ident", "generation", "torch")
+
+    def __init__(self, launcher: Launcher, spec: dict, plan, shape: tuple, dtype, device, ident):
+        import torch
+
+        self.launcher, self.spec, self.plan, self.shape, self.dtype = launcher, spec, plan, shape, dtype
+        self.device, self.ident, self.torch = device, ident, torch
+        self.generation = planner.generation
+
+    @property
+    def grid(self) -> int:
+        return self.plan.tiles
+
+    def expired(self) -> bool:
+        """Whether the tile may have changed since (an override or a new table)."""
+        return self.generation != planner.generation
+
+    def __call__(self, x, out, init=None):
+        if init is not None or os.environ.get(ENV, "1") == "0":
+            return None
+        if not x.is_contiguous() or x.data_ptr() % 16:
+            return None
+        if out is None:
+            y = self.torch.empty(self.shape, dtype=self.dtype, device=self.device)
+        elif out.is_contiguous() and not out.data_ptr() % 16 and out.data_ptr() != x.data_ptr():
+            y = out
+        else:
+            return None
+        return y if self.launcher.run(self.spec, self.plan, x, y, self.ident) else None
+
+
+_default: list = []
+
+
+def default_launcher() -> Launcher:
+    """The process's launcher of the shipped variants."""
+    if not _default:
+        _default.append(Launcher())
+    return _default[0]
+
+
+def try_scan(request, plan: bool = False):
+    """``run_scan``'s result (with ``plan``, ``run_scan_planned``'s) from the shipped
+    kernels, or None: the caller takes the Triton path."""
+    return default_launcher().scan(request, plan)
