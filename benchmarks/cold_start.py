@@ -25,8 +25,8 @@ Rows:
 Before the rows, prefixscan's modules are compiled to bytecode (``compileall``, as ``pip
 install`` does), so that no row pays for compiling them: a source checkout under
 ``PYTHONDONTWRITEBYTECODE=1`` would otherwise compile every module again in each fresh
-process (the first scan's own imports took 86-115 ms so on a CPU, against 18-28 ms from
-bytecode); ``--no-compile`` leaves them as they are.
+process (docs/design/cold-start.md has what that cost); ``--no-compile`` leaves them as
+they are.
 
 Writes ``DIR/cold-start-<device>.json`` and ``.md``.  With ``--profile`` every
 prefixscan row runs its timed part again, in another fresh process, under cProfile, and

@@ -148,8 +148,11 @@ def _associative_scan(axis: int, length: int):
     def combine(x, y):
         return x[0] * y[0], y[0] * x[1] + y[1]
 
-    # dynamic=False: each shape compiled for its sizes (after a second shape torch.compile
-    # traces sizes as symbols, and associative_scan then fails to lower)
+    # Each shape compiled afresh for its sizes: after a second shape torch.compile traces
+    # sizes as symbols (and associative_scan then fails to lower), and the closures share one
+    # code object, whose recompiles past Dynamo's limit would fall back.
+    torch._dynamo.reset()
+
     @torch.compile(fullgraph=True, dynamic=False)
     def run(a, b):
         return associative_scan(combine, (a, b), axis)[1]

@@ -14,6 +14,8 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
 import zlib
 from types import SimpleNamespace
 
@@ -331,6 +333,7 @@ class _FakeDriver:
     def __init__(self, context=(0xC0, 0), fail_launch=False, fail_load=False):
         self.context, self.fail_launch, self.fail_load = context, fail_launch, fail_load
         self.loads, self.launches = [], []
+        self.lock = threading.Lock()
 
     def current_context(self):
         if self.context == "error":
@@ -389,6 +392,33 @@ def test_run_packs_the_parameters_and_renews_the_status(compiled_mode):
         from prefixscan.backends.triton.engine import state as engine_state
 
         engine_state._states.pop((x.device, stream), None)
+
+
+def test_threads_load_a_variant_once(compiled_mode):
+    """Threads that meet a variant at once load its module once (the driver's lock)."""
+    x, y, ident, plan, spec = _cpu_case(100_000)
+    drv = _FakeDriver()
+    load = drv.load
+    barrier = threading.Barrier(4)
+
+    def slow_load(*args):
+        time.sleep(0.05)  # the other threads reach the check meanwhile
+        return load(*args)
+
+    drv.load = slow_load
+    launcher = _launcher(get_driver=lambda: drv)
+    got = []
+
+    def worker():
+        barrier.wait()
+        got.append(launcher.function(spec, 0))
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(drv.loads) == 1 and got == [(drv, 0xF00)] * 4
 
 
 def test_run_refuses_per_call_mismatches(compiled_mode, monkeypatch):

@@ -253,12 +253,15 @@ class Launcher:
         if fn is None:
             if not load:
                 return "not loaded yet (graph capture)"
-            try:
-                cubin = zlib.decompress((self.data_dir / spec["cubin"]).read_bytes())
-                fn = drv.load(cubin, spec["name"], spec["shared"], device_index)
-            except (OSError, zlib.error, _driver.CudaError) as e:
-                fn = f"cannot load {spec['cubin']}: {e}"  # remembered: not tried again in this context
-            self.functions[key] = fn
+            with drv.lock:  # one load per context, whichever thread comes first
+                fn = self.functions.get(key)
+                if fn is None:
+                    try:
+                        cubin = zlib.decompress((self.data_dir / spec["cubin"]).read_bytes())
+                        fn = drv.load(cubin, spec["name"], spec["shared"], device_index)
+                    except (OSError, zlib.error, _driver.CudaError) as e:
+                        fn = f"cannot load {spec['cubin']}: {e}"  # remembered: not tried again in this context
+                    self.functions[key] = fn
         if isinstance(fn, str):
             return fn
         return drv, fn
