@@ -57,7 +57,7 @@ from pathlib import Path
 import numpy as np
 
 import prefixscan as ps
-from prefixscan.timing import median_cuda_seconds, time_cuda_events
+from recurrence_common import _adaptive, _both, _cells, _copy_ms, _cuda_time, _fwd_bwd, _queued_time, _row
 
 GPU_SHAPES = [  # (name, shape, axis)
     ("BCT 8x1024x4096", (8, 1024, 4096), 2),
@@ -68,57 +68,6 @@ GPU_SHAPES = [  # (name, shape, axis)
     ("BCT 1x64x2^20", (1, 64, 1 << 20), 2),
     ("BCT 1x1x2^26", (1, 1, 1 << 26), 2),
 ]
-
-
-def _cuda_time(fn, repeats: int, warmup: int = 3) -> float:
-    """Median milliseconds of ``fn()`` by CUDA events."""
-    return median_cuda_seconds(fn, repeats, warmup) * 1e3
-
-
-def _queued_time(fn, repeats: int, warmup: int = 3) -> float:
-    """Median milliseconds of ``fn()`` by CUDA events with the calls queued behind a GPU
-    sleep (:func:`prefixscan.timing.time_cuda_events`): the device's time per call when
-    the host keeps ahead of the GPU, as in a training loop; ``_cuda_time`` adds the
-    host's time before the first launch of each call."""
-    import torch
-
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    t = time.perf_counter()
-    fn()
-    host = time.perf_counter() - t
-    torch.cuda.synchronize()
-    return statistics.median(time_cuda_events([fn], repeats, host)) * 1e3
-
-
-def _both(rec: dict, prefix: str, fn, repeats: int) -> None:
-    """``rec[prefix + "ms"]`` (one call per sample) and ``rec[prefix + "queued_ms"]``."""
-    rec[prefix + "ms"], rec[prefix + "repeats"] = _adaptive(fn, repeats)
-    rec[prefix + "queued_ms"] = _queued_time(fn, rec[prefix + "repeats"], warmup=1)
-
-
-def _adaptive(fn, repeats: int) -> tuple[float, int]:
-    """``_cuda_time`` with fewer repeats for slow peers (one call over 50 ms: 5 repeats)."""
-    import torch
-
-    t = time.perf_counter()
-    fn()
-    torch.cuda.synchronize()
-    once = time.perf_counter() - t
-    n = repeats if once < 0.05 else 5
-    return _cuda_time(fn, n, warmup=1), n
-
-
-def _copy_ms(elements: int, itemsize: int, repeats: int, timer=None) -> float:
-    """Milliseconds of a device copy of ``elements`` items of ``itemsize`` bytes (2x bytes
-    moved), by ``timer`` (``_cuda_time``, or ``_queued_time`` for the queued timings' roof)."""
-    import torch
-
-    dtype = {2: torch.bfloat16, 4: torch.float32}[itemsize]
-    src = torch.empty(elements, dtype=dtype, device="cuda").fill_(1)
-    dst = torch.empty_like(src)
-    return (timer or _cuda_time)(lambda: dst.copy_(src), repeats)
 
 
 def _accelerated_scan():
@@ -170,13 +119,6 @@ def _inputs(shape, dtype, requires_grad=False):
         a.requires_grad_()
         b.requires_grad_()
     return a, b
-
-
-def _fwd_bwd(run, a, b, grad):
-    def step():
-        a.grad = b.grad = None
-        run(a, b).backward(grad)
-    return step
 
 
 def _bct(shape, axis):
@@ -492,194 +434,6 @@ def _plot(records: list[dict], device: str, path: Path) -> None:
     fig.savefig(path, dpi=120)
 
 
-LOG_SPACE_SHAPES = [  # (name, shape, axis): HGRN's (B, T, D) along T, and (B, C, T)
-    ("BTD 8x4096x1024", (8, 4096, 1024), 1),
-    ("BTD 8x2048x4096", (8, 2048, 4096), 1),
-    ("BCT 8x1024x4096", (8, 1024, 4096), 2),
-    ("BCT 1x64x2^20", (1, 64, 1 << 20), 2),
-]
-
-
-def _fla_hgrn():
-    """flash-linear-attention's HGRN kernels ``(chunk, fused_recurrent, note)``; Nones and
-    the import error where it does not import."""
-    try:
-        from fla.ops.hgrn import chunk_hgrn, fused_recurrent_hgrn
-    except Exception as exc:  # noqa: BLE001 - a peer that does not import is reported, not fatal
-        return None, None, f"{type(exc).__name__}: {exc}"[:300]
-    return chunk_hgrn, fused_recurrent_hgrn, "fla.ops.hgrn (chunk_hgrn, fused_recurrent_hgrn)"
-
-
-def _log_inputs(shape, dtype, requires_grad=False, seed=0):
-    """Log gates ``logsigmoid(N(3, 1))`` (decays around 0.95) and inputs, on the GPU."""
-    import torch
-
-    gen = torch.Generator(device="cuda").manual_seed(seed)
-    g = torch.nn.functional.logsigmoid(torch.randn(shape, device="cuda", generator=gen) + 3.0).to(dtype)
-    x = torch.randn(shape, device="cuda", generator=gen).to(dtype)
-    if requires_grad:
-        g.requires_grad_()
-        x.requires_grad_()
-    return g, x
-
-
-def _btd(t, axis):
-    """``t`` in HGRN's (B, T, D) layout, contiguous (a copy for a (B, C, T) tensor)."""
-    return t if axis == 1 else t.transpose(1, 2).contiguous()
-
-
-def _peer_both(rec: dict, key: str, fn, repeats: int) -> None:
-    """A peer timed both ways (``_both``) under ``key``, or its error as a string."""
-    try:
-        _both(rec, key + "_", fn, repeats)
-    except Exception as exc:  # noqa: BLE001 - a peer that fails is reported, not fatal
-        rec[f"{key}_error"] = f"{type(exc).__name__}: {exc}"[:300]
-
-
-#: Steps beyond which ``fused_recurrent_hgrn`` (one program walks a lane) is not timed:
-#: 0.44 s a forward call at (1, 64, 2^20) on an H200, 3000x ours.
-RECURRENT_MAX_STEPS = 1 << 16
-
-
-def bench_log_space(repeats: int) -> list[dict]:
-    """Log decays against flash-linear-attention's HGRN (see the module docstring)."""
-    import torch
-
-    chunk, recurrent, note = _fla_hgrn()
-    print(f"flash-linear-attention: {note}", flush=True)
-    records = []
-    for name, shape, axis in LOG_SPACE_SHAPES:
-        n = math.prod(shape)
-        peers = [] if chunk is None else [("fla_chunk", chunk)]
-        skipped = None
-        if recurrent is not None and shape[axis] <= RECURRENT_MAX_STEPS:
-            peers.append(("fla_recurrent", recurrent))
-        elif recurrent is not None:
-            skipped = f"not timed: {shape[axis]} steps a lane, over RECURRENT_MAX_STEPS = {RECURRENT_MAX_STEPS}"
-        for dtype, itemsize in ((torch.float32, 4), (torch.bfloat16, 2)):
-            copy = _copy_ms(n, itemsize, repeats, timer=_queued_time)
-            g, x = _log_inputs(shape, dtype)
-            rec = dict(case=name, pass_="forward", dtype=str(dtype).replace("torch.", ""), shape=shape, axis=axis,
-                       roof_ms=copy * 1.5, log_space=True)
-            _both(rec, "", lambda: ps.linear_recurrence(g, x, axis=axis, log_space=True), repeats)
-            decay = g.float().exp().to(dtype)
-            rec["linear_queued_ms"] = _queued_time(lambda: ps.linear_recurrence(decay, x, axis=axis), repeats)
-            rec["exp_then_linear_queued_ms"] = _queued_time(lambda: ps.linear_recurrence(g.exp(), x, axis=axis),
-                                                            repeats)
-            if chunk is not None:
-                gb, xb = _btd(g, axis), _btd(x, axis)
-                mine = _btd(ps.linear_recurrence(g, x, axis=axis, log_space=True), axis)
-                rec["max_abs_diff_fla"] = float((mine.float() - chunk(xb, gb)[0].float()).abs().max())
-                for key, fn in peers:
-                    _peer_both(rec, key, lambda fn=fn: fn(xb, gb), repeats)
-                del gb, xb, mine
-            else:
-                rec["fla_error"] = note
-            if skipped:
-                rec["fla_recurrent_error"] = skipped
-            _finish_log_space(rec, records)
-            # forward + backward
-            g, x = _log_inputs(shape, dtype, requires_grad=True)
-            grad = torch.randn(shape, device="cuda").to(dtype)
-            rec = dict(case=name, pass_="forward+backward", dtype=rec["dtype"], shape=shape, axis=axis,
-                       roof_ms=copy * 4.0, log_space=True)
-            _both(rec, "", _fwd_bwd(lambda u, v: ps.linear_recurrence(u, v, axis=axis, log_space=True), g, x, grad),
-                  repeats)
-            if chunk is not None:
-                gb, xb = (_btd(t.detach(), axis).requires_grad_() for t in (g, x))
-                grad_b = _btd(grad, axis)
-                for key, fn in peers:
-                    _peer_both(rec, key, _fwd_bwd(lambda u, v, fn=fn: fn(v, u)[0], gb, xb, grad_b), repeats)
-                del gb, xb, grad_b
-            if skipped:
-                rec["fla_recurrent_error"] = skipped
-            _finish_log_space(rec, records)
-            g = x = grad = decay = None  # freed before the next shape
-            torch.cuda.empty_cache()
-    records.append(_log_space_packed(repeats, recurrent))
-    return records
-
-
-def _finish_log_space(rec: dict, records: list) -> None:
-    """The ratios of a log-space record (queued: roof, and each peer's time over ours)."""
-    rec["roof"] = rec["roof_ms"] / rec["queued_ms"]
-    for key in ("fla_chunk", "fla_recurrent"):
-        if f"{key}_queued_ms" in rec:
-            rec[f"vs_{key}"] = rec[f"{key}_queued_ms"] / rec["queued_ms"]
-            rec[f"vs_{key}_one_call"] = rec[f"{key}_ms"] / rec["ms"]
-    records.append(rec)
-    print(json.dumps(rec), flush=True)
-
-
-def _log_space_packed(repeats: int, recurrent) -> dict:
-    """Packed sequences, (1, 32768, 1024) float32 in 9 sequences, forward: ``offsets``
-    against ``fused_recurrent_hgrn`` with ``cu_seqlens``, and against the same total
-    length unpacked (queued device time); the offsets on the device (checked there:
-    one synchronization a call) and as a list (``listed_``)."""
-    import torch
-
-    shape = (1, 32768, 1024)
-    g, x = _log_inputs(shape, torch.float32)
-    cuts = [0, 1000, 4096, 4097, 9000, 16384, 20000, 27000, 31000, 32768]
-    offsets = torch.tensor(cuts, device="cuda")
-    rec = dict(case="packed 1x32768x1024, 9 sequences", pass_="forward", dtype="float32", shape=shape, axis=1,
-               roof_ms=_copy_ms(math.prod(shape), 4, repeats, timer=_queued_time) * 1.5, log_space=True,
-               unpacked_queued_ms=_queued_time(lambda: ps.linear_recurrence(g, x, axis=1, log_space=True), repeats))
-    _both(rec, "", lambda: ps.linear_recurrence(g, x, axis=1, offsets=offsets, log_space=True), repeats)
-    rec["listed_queued_ms"] = _queued_time(lambda: ps.linear_recurrence(g, x, axis=1, offsets=cuts, log_space=True),
-                                           repeats)
-    rec["listed_vs_unpacked_queued"] = rec["unpacked_queued_ms"] / rec["listed_queued_ms"]
-    if recurrent is not None:
-        cu = offsets.to(torch.long)
-        try:
-            theirs = recurrent(x, g, cu_seqlens=cu)[0]
-            mine = ps.linear_recurrence(g, x, axis=1, offsets=offsets, log_space=True)
-            rec["max_abs_diff_fla"] = float((mine - theirs.float()).abs().max())
-        except Exception as exc:  # noqa: BLE001
-            rec["fla_recurrent_error"] = f"{type(exc).__name__}: {exc}"[:300]
-        else:
-            _peer_both(rec, "fla_recurrent", lambda: recurrent(x, g, cu_seqlens=cu), repeats)
-    records: list = []
-    _finish_log_space(rec, records)
-    return rec
-
-
-def _cells(r: dict, keys) -> list[str]:
-    """``r``'s values at ``keys`` for a table: milliseconds (a key ending in ``ms``) to
-    3 decimals, ratios to 2, nan where a key is missing."""
-    return [f"{r.get(k, float('nan')):.{3 if k.endswith('ms') else 2}f}" for k in keys]
-
-
-def _row(cells: list[str]) -> str:
-    return "| " + " | ".join(cells) + " |"
-
-
-def _log_space_markdown(records: list[dict], device: str) -> str:
-    nan = float("nan")
-    lines = [f"# linear_recurrence(log_space=True) on {device}", "",
-             "Queued: calls queued behind a GPU sleep (device time per call, the host ahead); one call: events "
-             "around each call.  Ratios: the peer's time over ours (queued; one call in brackets).", "",
-             "| case | pass | dtype | queued ms | of roof | one call ms | linear on exp(g) | exp(g) in the call | "
-             "x fla chunk | x fla recurrent | max diff vs fla |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
-    for r in records:
-        ratios = [f"{a} ({b})" for a, b in zip(_cells(r, ("vs_fla_chunk", "vs_fla_recurrent")),
-                                               _cells(r, ("vs_fla_chunk_one_call", "vs_fla_recurrent_one_call")))]
-        lines.append(_row([r["case"], r["pass_"], r["dtype"]]
-                          + _cells(r, ("queued_ms", "roof", "ms", "linear_queued_ms", "exp_then_linear_queued_ms"))
-                          + ratios + [f"{r.get('max_abs_diff_fla', nan):.2g}"]))
-    for r in records:
-        if "listed_queued_ms" in r:
-            lines += ["", f"{r['case']}: queued {r['unpacked_queued_ms']:.3f} ms unpacked, {r['listed_queued_ms']:.3f} "
-                      f"with the offsets as a list ({r['listed_vs_unpacked_queued']:.2f} of unpacked's speed), "
-                      f"{r['queued_ms']:.3f} with device offsets (checked there: one synchronization a call)."]
-    errors = [(r, k, v) for r in records for k, v in r.items() if k.endswith("_error")]
-    if errors:
-        lines += ["", "## Peers that did not run", ""]
-        lines += [f"- {r['case']} {r['pass_']} {r['dtype']}: {k}: {v}" for r, k, v in errors]
-    return "\n".join(lines) + "\n"
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
@@ -695,14 +449,9 @@ def main(argv=None) -> int:
     if args.log_space:
         if args.device != "cuda":
             parser.error("--log-space runs on cuda")
-        import torch
+        import recurrence_logspace
 
-        info = dict(device=torch.cuda.get_device_name(0), torch=torch.__version__)
-        records = bench_log_space(max(20, args.repeats))
-        stem = args.out / "recurrence-cuda-log-space"
-        stem.with_suffix(".json").write_text(json.dumps(dict(info=info, records=records), indent=1, default=str))
-        stem.with_suffix(".md").write_text(_log_space_markdown(records, info["device"]))
-        print(stem.with_suffix(".md").read_text())
+        recurrence_logspace.run(args.out, max(20, args.repeats))
         return 0
     if args.device == "cuda":
         import torch
