@@ -251,12 +251,14 @@ def test_seeded_replay_lays_out_each_calls_seed():
 
 def test_backend_memos_are_registered():
     """Every memo of the Triton backend can be emptied through prefixscan.caches."""
+    import prefixscan.backends.triton.aot  # noqa: F401 - imported on a GPU scan's first call
     from prefixscan.caches import registered_caches
 
     names = set(registered_caches())
     for name in ("runtime.launch.compiled", "engine.state.states", "engine.state.identities",
                  "device.combine.functions", "scan.reduce_then_scan.segmented", "scan.strategy_blocks.resident_blocks",
-                 "scan.persistent.rings", "scan.persistent.grids"):
+                 "scan.persistent.rings", "scan.persistent.grids", "aot.variants.specs", "aot.variants.triton_version",
+                 "aot.capabilities"):
         assert f"prefixscan.backends.triton.{name}" in names, name
 
 

@@ -32,6 +32,7 @@ import sys
 import zlib
 
 from . import driver as _driver
+from ....caches import register_cache
 from .variants import DATA_DIR, I32_MAX, TRITON_TYPES, load_spec, plan_1d, triton_version, variant_name
 from ..engine.state import identity_tensor, single_pass, state_for
 from ..planning import planner
@@ -362,6 +363,16 @@ class AotReplay:
 
 
 _default: list = []
+
+
+def _clear_capabilities() -> None:
+    """The devices' compute capabilities the process's launcher read (its loaded kernels
+    stay: their modules live as long as their contexts)."""
+    for launcher in _default:
+        launcher.capabilities.clear()
+
+
+register_cache("prefixscan.backends.triton.aot.capabilities", _clear_capabilities)
 
 
 def default_launcher() -> Launcher:

@@ -18,6 +18,7 @@ import json
 from pathlib import Path
 from typing import NamedTuple
 
+from ....caches import register_cache
 from ..engine.state import status_words, window_entries
 from ..planning.tiles import TileConfig, lane_tiles, register_cap
 
@@ -125,3 +126,7 @@ def version_beside(package: Path) -> str | None:
     except OSError:
         return None
     return None
+
+
+register_cache("prefixscan.backends.triton.aot.variants.specs", load_spec.cache_clear)
+register_cache("prefixscan.backends.triton.aot.variants.triton_version", triton_version.cache_clear)
