@@ -34,7 +34,7 @@ import zlib
 from . import driver as _driver
 from ....caches import register_cache
 from .variants import DATA_DIR, I32_MAX, TRITON_TYPES, load_spec, plan_1d, triton_version, variant_name
-from ..engine.state import identity_tensor, single_pass, state_for
+from ..engine.state import identity_tensor, next_tile_base, single_pass
 from ..planning import planner
 from ..runtime.launch import current_stream, hooks_active, recording_active
 from ..scan.job import lane_layout
@@ -287,7 +287,7 @@ class Launcher:
             return False
         drv, fn = loaded
         stream = self.cuda.stream(device)
-        if not plan.single and state_for(device, stream).tiles_issued + plan.tiles > I32_MAX:
+        if not plan.single and next_tile_base(device, stream) + plan.tiles > I32_MAX:
             return False  # the tile base would be an i64 argument: another variant
         io = ((x,), (y,), (ident,), (ident,))
         try:

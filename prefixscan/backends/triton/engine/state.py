@@ -28,8 +28,8 @@ from typing import Iterator, NamedTuple
 
 from ....caches import register_cache
 
-__all__ = ["DeviceState", "Status", "single_pass", "state_for", "identity_tensor", "status_words", "window_entries",
-           "EPOCH_LIMIT", "MAX_STATUS_WORDS"]
+__all__ = ["DeviceState", "Status", "single_pass", "state_for", "next_tile_base", "identity_tensor", "status_words",
+           "window_entries", "EPOCH_LIMIT", "MAX_STATUS_WORDS"]
 
 EPOCH_LIMIT = 1 << 29  # tags hold epoch * 4 + state in 32 bits
 
@@ -114,6 +114,14 @@ def state_for(device, stream: int) -> DeviceState:
     if state is None:
         state = _states[key] = DeviceState(device)
     return state
+
+
+def next_tile_base(device, stream: int) -> int:
+    """The tile base the next launch on (device, stream) will take (0 under capture: a
+    captured launch takes a one-shot state), without reserving anything: a launcher
+    whose kernel takes the base as a 32-bit argument refuses a launch that would carry
+    its tile ids past it."""
+    return state_for(device, stream).tiles_issued
 
 
 def _capturing(device) -> bool:
