@@ -56,7 +56,9 @@ def test_every_recurrence_variant_compiles():
     orientations, real and complex fields, float32 and bfloat16 data, real log decays in float32 (the
     pipelined walk and the look-back, and their split scans; forward direction, non-deterministic window: the other flags change
     index arithmetic and the look-back's window only), and packed sequences' restart flags
-    (float32, linear and log: the forward's pipelined walk, the backward's look-back)."""
+    (float32, linear and log: the forward's pipelined walk, the backward's look-back).
+    The plain modes are lowered to LLVM, the variations through Triton's GPU passes (where
+    their type errors are); ptxas runs in the GPU tests."""
     result = json.loads(_run_tool("tools/compile_report.py", "--recurrence"))
     assert len(result) == 74 and all(v == "ok" for v in result.values()), result
     assert sum(label.split("-")[2] == "log" for label in result) == 18
