@@ -37,6 +37,7 @@ from .variants import DATA_DIR, I32_MAX, TRITON_TYPES, load_spec, plan_1d, trito
 from ..engine.state import identity_tensor, next_tile_base, single_pass
 from ..planning import planner
 from ..runtime.launch import current_stream, hooks_active, recording_active
+from ..runtime.replay import replay_output
 from ..scan.job import lane_layout
 
 __all__ = ["ENV", "kernel_args", "pack", "Launcher", "AotReplay", "try_scan", "default_launcher"]
@@ -351,13 +352,8 @@ class AotReplay:
     def __call__(self, x, out, init=None):
         if init is not None or os.environ.get(ENV, "1") == "0":
             return None
-        if not x.is_contiguous() or x.data_ptr() % 16:
-            return None
-        if out is None:
-            y = self.torch.empty(self.shape, dtype=self.dtype, device=self.device)
-        elif out.is_contiguous() and not out.data_ptr() % 16 and out.data_ptr() != x.data_ptr():
-            y = out
-        else:
+        y = replay_output(self.torch, x, out, self.shape, self.dtype, self.device)
+        if y is None:
             return None
         return y if self.launcher.run(self.spec, self.plan, x, y, self.ident) else None
 

@@ -18,7 +18,7 @@ from ..scan.job import SeedLayout
 from .launch import Launch, constexpr_tail, hooks_active, int_width, recording_active
 from ..engine.state import DeviceState
 
-__all__ = ["StatusRenewal", "Launched", "Relaunch", "FastScan"]
+__all__ = ["StatusRenewal", "Launched", "Relaunch", "FastScan", "replay_output"]
 
 
 # Records made on every look-back launch: named tuples, which cost a third of a
@@ -108,6 +108,20 @@ class Relaunch:
         return True
 
 
+def replay_output(torch, x, out, shape: tuple, dtype, device):
+    """Where a planned replay writes the scan of ``x``: ``out``, or a new tensor of
+    ``shape`` when ``out`` is None; None where the replay does not apply (``x`` or
+    ``out`` not contiguous or not 16-byte aligned, ``out`` the input itself), and the
+    caller takes the full path."""
+    if not x.is_contiguous() or x.data_ptr() % 16:
+        return None
+    if out is None:
+        return torch.empty(shape, dtype=dtype, device=device)
+    if out.is_contiguous() and not out.data_ptr() % 16 and out.data_ptr() != x.data_ptr():
+        return out
+    return None
+
+
 class FastScan:
     """Replays a one-launch GPU scan on new tensors of the same signature: the kernel,
     grid and every argument but the input and output pointers are fixed; multi-tile
@@ -156,13 +170,8 @@ class FastScan:
         """The scan of ``x`` into ``out`` (None: a new tensor), seeded with ``init`` (the
         checked value, exactly when the planned scan was seeded); None where the replay
         does not apply."""
-        if not x.is_contiguous() or x.data_ptr() % 16:
-            return None
-        if out is None:
-            y = self.torch.empty(self.shape, dtype=self.dtype, device=self.device)
-        elif out.is_contiguous() and not out.data_ptr() % 16 and out.data_ptr() != x.data_ptr():
-            y = out
-        else:
+        y = replay_output(self.torch, x, out, self.shape, self.dtype, self.device)
+        if y is None:
             return None
         identities, seeds = self.identities
         if self.seed is not None:
