@@ -36,8 +36,8 @@ from .monoid import Monoid, accumulator_dtype_name, resolve_op
 
 __all__ = ["ALGORITHMS", "STRATEGIES", "make_config", "build_request", "check_init", "check_init_shape", "check_axis",
            "check_axis_ndim", "check_segments", "check_offsets", "check_keys", "check_init_value", "check_flag",
-           "check_monoid", "check_order", "check_tuple_size", "MAX_ORDER", "MAX_TUPLE_SIZE", "check_out_dtype", "check_out_writable",
-           "numpy_out_accumulator"]
+           "check_monoid", "check_order", "check_tuple_size", "MAX_ORDER", "MAX_TUPLE_SIZE", "check_out_dtype",
+           "check_out_writable", "numpy_out_accumulator"]
 
 ALGORITHMS = ("auto", "serial", "kogge_stone", "sklansky", "brent_kung", "reduce_then_scan")
 # GPU meta-strategies (backends/triton/planning/registry.py); "auto" asks the tuner (decoupled
