@@ -337,8 +337,10 @@ def plan_for(lanes_p: int, T: int, Q: int, sms: int, interpreter: bool, backward
     (8, 4096, 1024) along axis 1, the walk over 32 lanes by 128 steps 0.229 with its
     chunk loop plain, 0.171 pipelined over 3 stages; (8, 1024, 4096) along the last
     axis, one lane by 2048 steps 0.165 against 4 lanes by 1024 0.231; (1, 64, 2^20)
-    along the last axis, the look-back over tiles of 16384 steps on 8 warps 0.367
-    against 4096 0.678; (1, 32768, 1024) along axis 1 (lane blocks too few for the walk),
+    along the last axis, the look-back over tiles of 8192 steps on 4 warps (16384 on 8
+    warps 0.367 and 4096 0.678; 8192 on 4 warps ahead of 16384 on 8 by 3-9% from 2^22
+    to 2^24 elements in lanes of 2^16 to 2^18 steps, float32 and bfloat16, and level at
+    (1, 1, 2^26)); (1, 32768, 1024) along axis 1 (lane blocks too few for the walk),
     the look-back over tiles of 8192 elements, 32 lanes by 256 steps, 0.230 (16 by 512:
     0.229, 8 by 1024: 0.253) against 4096 elements, 64 lanes by 64 steps, 0.393; the best
     walk, 8 lanes by 512 steps, 0.215 on 128 programs.  ``backward``: the fused
@@ -371,9 +373,9 @@ def plan_for(lanes_p: int, T: int, Q: int, sms: int, interpreter: bool, backward
     if -(-lanes_p // bl) >= _BLOCKS_PER_SM * sms or T <= bt:
         bt = min(_pow2(T), tile // 2)
         return RecurrencePlan(lookback=False, block_time=bt, block_lanes=max(1, tile // 2 // bt))
-    if backward:  # five arrays a step: the forward's 16384 steps on 8 warps spill
+    if backward:  # five arrays a step: the forward's tile would spill
         return RecurrencePlan(lookback=True, block_time=4096, block_lanes=1, num_warps=4, window=16)
-    return RecurrencePlan(lookback=True, block_time=16384, block_lanes=1, num_warps=8, window=16)
+    return RecurrencePlan(lookback=True, block_time=8192, block_lanes=1, num_warps=4, window=16)
 
 
 # ---------------------------------------------------------------------------

@@ -306,10 +306,10 @@ def test_default_plans_split_time_only_for_few_lanes():
         halved = backward.block_time * backward.block_lanes * 2 == forward.block_time * forward.block_lanes
         # 40 steps: the lane-contiguous tile was already cut to the lane's length
         assert halved or (T == 40 and backward == forward), (lanes, T, Q)
-    for lanes, T, Q in ((64, 1 << 20, 1), (1, 1 << 26, 1)):  # few long lanes: a quarter of the steps
+    for lanes, T, Q in ((64, 1 << 20, 1), (1, 1 << 26, 1)):  # few long lanes: half the steps, as many warps
         forward, backward = R.plan_for(lanes, T, Q, 132, False), R.plan_for(lanes, T, Q, 132, False, True)
         assert forward.lookback and backward.lookback, (lanes, T, Q)
-        assert backward.block_time * 4 == forward.block_time and backward.num_warps < forward.num_warps
+        assert backward.block_time * 2 == forward.block_time and backward.num_warps == forward.num_warps
     for lanes, T, Q in ((1, 1 << 20, 64), (1, 32768, 1024), (1, 1 << 16, 3)):
         forward, backward = R.plan_for(lanes, T, Q, 132, False), R.plan_for(lanes, T, Q, 132, False, True)
         assert forward.lookback and backward.lookback, (lanes, T, Q)
