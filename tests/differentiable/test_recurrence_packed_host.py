@@ -179,6 +179,12 @@ def test_other_dtypes_and_a_broadcast_decay(rng, backend, dtype, layout):
             _assert_same_bits(g, w, f"{name} output {k}")
 
 
+def _pack(offsets, n, device, reverse=False, seeds=False, finals=False):
+    """The packing the recurrence takes for ``offsets`` (host or device, by their form)."""
+    bounds = P.sequence_bounds(offsets, n, device, whole=seeds or finals)
+    return P.pack_sequences(bounds, n, device, reverse=reverse, seeds=seeds, finals=finals)
+
+
 def _random_offsets(rng, n):
     cuts = np.sort(rng.integers(0, n + 1, size=rng.integers(0, 6)))
     offsets = [0] + cuts.tolist()
@@ -205,8 +211,7 @@ def test_host_packing_is_the_device_packing(rng):
                         want = P.device_packing(torch.tensor(bounds, device=DEVICE), n, reverse=reverse, seeds=seeds,
                                                 finals=finals)
                         for name, given in _forms(offsets).items():
-                            got = P.pack_sequences(given, n, torch.device(DEVICE), reverse=reverse, seeds=seeds,
-                                                   finals=finals)
+                            got = _pack(given, n, torch.device(DEVICE), reverse, seeds, finals)
                             assert got.count == want.count == len(bounds) - 1
                             for field in ("flags", "restart", "filled", "picks"):
                                 g, w = getattr(got, field), getattr(want, field)
@@ -234,13 +239,13 @@ def test_host_offsets_run_no_small_torch_operations():
     the buffer, its copy and its views); a tensor of offsets takes about ten."""
     offsets = [0, 3, 10, 10, 40]
     device = torch.device(DEVICE)
-    host = _aten_ops(lambda: P.pack_sequences(offsets, 64, device, reverse=False, seeds=False, finals=False))
+    host = _aten_ops(lambda: _pack(offsets, 64, device))
     assert len(host) <= 2, host
-    seeded = _aten_ops(lambda: P.pack_sequences(offsets, 64, device, reverse=False, seeds=True, finals=True))
+    seeded = _aten_ops(lambda: _pack(offsets, 64, device, seeds=True, finals=True))
     assert len(seeded) <= 3 + 2 * 3, seeded  # and the flags' slice, a slice and a view per array
     assert not {"aten::index_add", "aten::clamp", "aten::zeros", "aten::gt"} & set(host + seeded)
     tensor = torch.tensor(offsets, device=DEVICE)
-    device_ops = _aten_ops(lambda: P.pack_sequences(tensor, 64, device, reverse=False, seeds=False, finals=False))
+    device_ops = _aten_ops(lambda: _pack(tensor, 64, device))
     assert "aten::index_add" in device_ops and len(device_ops) >= 8, device_ops
 
 
@@ -265,6 +270,23 @@ def test_a_dispatch_mode_takes_the_torch_operations(rng):
         got = ps.linear_recurrence(a.detach(), b.detach(), init=init.detach(), axis=1, offsets=[0, 4, 4, 13])
     assert any("index_add" in op for op in watch.ops)
     _assert_same_bits(got, want, "h")
+
+
+@_here
+def test_a_bad_init_is_refused_before_host_offsets_reach_the_device():
+    """With host offsets every argument is checked before anything is sent: an init of
+    the wrong shape raises (naming init) with no torch operation and no copy issued."""
+    from torch.profiler import ProfilerActivity, profile
+
+    a = torch.rand(2, 13, 3, dtype=torch.float64, device=DEVICE)
+    init = torch.ones(2, 5, 3, dtype=torch.float64, device=DEVICE)  # 3 sequences: (2, 3, 3)
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if CUDA else [])
+    with profile(activities=activities) as prof:
+        with pytest.raises(ValueError, match="init"):
+            ps.linear_recurrence(a, a, axis=1, offsets=[0, 4, 4, 13], init=init, return_final=True)
+        if CUDA:
+            torch.cuda.synchronize()
+    assert not [e.name for e in prof.events() if e.name.startswith(("aten::", "Memcpy"))]
 
 
 @_here

@@ -7,8 +7,9 @@ takes its first step (the kernels restart the state there, :mod:`.torch_ops`), a
 for the seeds and the final states, the position of each sequence's first and last
 step and whether it has any.  Two ways to them, with the same values:
 
-* offsets on the host (a list, a tuple, a NumPy array) outside a trace: checked and
-  turned into the arrays in NumPy, in one buffer copied to the device by one
+* offsets on the host (a list, a tuple, a NumPy array) outside a trace: checked on
+  the host (:func:`sequence_bounds`, before the caller checks its other arguments),
+  then turned into the arrays in NumPy, in one buffer copied to the device by one
   non-blocking copy from page-locked memory (:func:`host_packing`), whose views are
   the arrays: no small kernel, and the host does not wait on the GPU.  torch's
   caching host allocator keeps the page-locked block from reuse until the copy
@@ -30,7 +31,7 @@ import torch
 
 from ..._normalize import check_offsets
 
-__all__ = ["Packing", "pack_sequences", "host_packing", "device_packing", "filled_bounds", "bounds_tensor"]
+__all__ = ["Packing", "sequence_bounds", "pack_sequences", "host_packing", "device_packing", "filled_bounds", "bounds_tensor"]
 
 LENGTH = "the length of the time axis"  # n, as the offsets' messages name it
 
@@ -50,22 +51,32 @@ def _host_like(offsets: Any) -> bool:
     return isinstance(offsets, (list, tuple, np.ndarray))
 
 
-def pack_sequences(offsets: Any, n: int, device: torch.device, *, reverse: bool, seeds: bool,
-                   finals: bool) -> Packing:
-    """``offsets`` checked (:func:`prefixscan._normalize.check_offsets`, n appended where
-    they leave it out) and made into the :class:`Packing` of an axis of ``n`` steps on
-    ``device``, with what ``seeds`` (an init per sequence) and ``finals``
-    (``return_final``) need besides the flags; ``reverse``: each sequence runs from its
-    end.  Host offsets take :func:`host_packing` (outside a trace, a dispatch mode and a
-    CUDA graph capture), everything else :func:`device_packing`."""
+def sequence_bounds(offsets: Any, n: int, device: torch.device, *, whole: bool) -> Any:
+    """``offsets`` checked (:func:`prefixscan._normalize.check_offsets`) as the bounds
+    ``[0, ..., n]`` of the packed sequences over an axis of ``n`` steps, n appended where
+    they leave it out (``whole``: the number of sequences gives a shape, see
+    :func:`bounds_tensor`): host offsets outside a trace and a dispatch mode, for a CPU or
+    CUDA ``device``, as a native int64 NumPy array (nothing is sent to the device yet:
+    the caller checks its other arguments first); everything else as an int64 tensor on
+    ``device``.  Either way ``bounds.shape[0] - 1`` is the number of sequences."""
     if (_host_like(offsets) and device.type in ("cpu", "cuda") and not torch.compiler.is_compiling()
             and not torch._C._len_torch_dispatch_stack()):
-        bounds = check_offsets(offsets, n, full=True, length=LENGTH)  # native int64 on the host
-        if device.type == "cuda" and torch.cuda.is_current_stream_capturing():
-            return device_packing(filled_bounds(bounds, device), n, reverse=reverse, seeds=seeds, finals=finals)
-        return host_packing(bounds, n, device, reverse=reverse, seeds=seeds, finals=finals)
-    cuts = bounds_tensor(offsets, n, device, whole=seeds or finals)
-    return device_packing(cuts, n, reverse=reverse, seeds=seeds, finals=finals)
+        return check_offsets(offsets, n, full=True, length=LENGTH)
+    return bounds_tensor(offsets, n, device, whole)
+
+
+def pack_sequences(bounds: Any, n: int, device: torch.device, *, reverse: bool, seeds: bool,
+                   finals: bool) -> Packing:
+    """The :class:`Packing` on ``device`` of the ``bounds`` of :func:`sequence_bounds`,
+    with what ``seeds`` (an init per sequence) and ``finals`` (``return_final``) need
+    besides the flags; ``reverse``: each sequence runs from its end.  Host bounds take
+    :func:`host_packing`, except under CUDA graph capture (:func:`filled_bounds`, then
+    the torch operations); bounds on the device :func:`device_packing`."""
+    if isinstance(bounds, np.ndarray):
+        if not (device.type == "cuda" and torch.cuda.is_current_stream_capturing()):
+            return host_packing(bounds, n, device, reverse=reverse, seeds=seeds, finals=finals)
+        bounds = filled_bounds(bounds, device)
+    return device_packing(bounds, n, reverse=reverse, seeds=seeds, finals=finals)
 
 
 # ---------------------------------------------------------------------------

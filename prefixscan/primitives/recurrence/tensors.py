@@ -32,7 +32,7 @@ from ...monoid import accumulator_dtype_name
 from ..scan.routing import wants_torch_ops
 from ..scan.tensors import host_seed
 from .checks import check_log_space_dtype
-from .packing import pack_sequences
+from .packing import pack_sequences, sequence_bounds
 from .torch_ops import RecurrenceParams, call_recurrence, recurrence_values
 
 __all__ = ["linear_recurrence_tensors"]
@@ -123,12 +123,14 @@ def linear_recurrence_tensors(a: torch.Tensor, b: torch.Tensor, *, init: Any = N
         if n == 0:
             return h, (seed if seed is not None else a_full.new_zeros(lanes)).clone()
         return h, h.select(axis, 0 if reverse else n - 1)
-    packing = pack_sequences(offsets, n, a.device, reverse=reverse, seeds=init is not None, finals=return_final)
-    per_sequence = shape[:axis] + (packing.count,) + shape[axis + 1:]
+    bounds = sequence_bounds(offsets, n, a.device, whole=init is not None or return_final)
+    per_sequence = shape[:axis] + (bounds.shape[0] - 1,) + shape[axis + 1:]
     seed = None if init is None else _seed(init, per_sequence, a.dtype, a.device)
     if n == 0:  # every sequence is empty: h is, and each final state is its seed
         h = recur(params, a_full, b_full, None)
         return (h, seed.clone() if seed is not None else a_full.new_zeros(per_sequence)) if return_final else h
+    # Host offsets reach the device here, after every argument is checked.
+    packing = pack_sequences(bounds, n, a.device, reverse=reverse, seeds=seed is not None, finals=return_final)
     # Empty sequences (a repeated bound) take no step: their positions are clamped into
     # range (packing.py) and masked out here by ``keep``.
     keep = None if packing.filled is None else _along(packing.filled, axis, len(shape))
