@@ -31,7 +31,8 @@ import torch
 
 from ..._normalize import check_offsets
 
-__all__ = ["Packing", "sequence_bounds", "pack_sequences", "host_packing", "device_packing", "filled_bounds", "bounds_tensor"]
+__all__ = ["Packing", "sequence_bounds", "pack_sequences", "host_packing", "device_packing", "filled_bounds",
+           "bounds_tensor"]
 
 LENGTH = "the length of the time axis"  # n, as the offsets' messages name it
 
