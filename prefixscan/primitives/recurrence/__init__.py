@@ -17,7 +17,8 @@ Stone 1973), with one-pass kernels where a backend has them.
 * :mod:`.torch_ops`: the custom operators ``prefixscan::linear_recurrence`` and
   ``prefixscan::linear_recurrence_backward`` and their gradient;
 * :mod:`.tensors`: ``linear_recurrence`` on torch tensors (broadcast
-  coefficients, packed sequences, final states);
+  coefficients, packed sequences, final states), with :mod:`.packing` (the
+  restart flags and positions of packed sequences, from host or device offsets);
 * :mod:`.dask`: dask arrays, chunk by chunk.
 """
 

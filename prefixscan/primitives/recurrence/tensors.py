@@ -15,7 +15,8 @@ Everything around it is differentiable torch indexing, so gradients reach
   batches): the state restarts where a sequence starts, by a zero coefficient
   there (a log decay of ``-inf`` in log space: flags the GPU kernel reads beside
   ``a``, a copy of ``a`` elsewhere), and a sequence's seed enters through its
-  first ``b``;
+  first ``b``; the flags and positions come from :mod:`.packing` (host offsets
+  in NumPy and one copy, device offsets by torch operations);
 * the final states are read from ``h`` (one per lane, or per sequence).
 """
 
@@ -26,11 +27,12 @@ from typing import Any
 import torch
 
 from ..._axes import AxisError
-from ..._normalize import check_axis_ndim, check_offsets
+from ..._normalize import check_axis_ndim
 from ...monoid import accumulator_dtype_name
 from ..scan.routing import wants_torch_ops
 from ..scan.tensors import host_seed
 from .checks import check_log_space_dtype
+from .packing import pack_sequences, sequence_bounds
 from .torch_ops import RecurrenceParams, call_recurrence, recurrence_values
 
 __all__ = ["linear_recurrence_tensors"]
@@ -70,48 +72,12 @@ def _seed(init: Any, target: tuple, dtype: torch.dtype, device) -> torch.Tensor:
     return init.to(device=device, dtype=dtype, non_blocking=True).expand(target)  # a host scalar: no wait
 
 
-def _bounds_tensor(offsets: Any, n: int, device, whole: bool) -> torch.Tensor:
-    """The bounds ``[0, ..., n]`` of the packed sequences as an int64 tensor on
-    ``device``: ``offsets`` checked (:func:`prefixscan._normalize.check_offsets`), n
-    appended where they leave it out.  Traced by ``torch.compile``, the checks of
-    the values run when the graph runs (the operator ``prefixscan::checked_offsets``),
-    and n is appended to a tensor whatever its last value: an empty last sequence
-    changes no step of h.  With ``whole`` (the number of sequences gives a shape:
-    init's, the final states'), a tensor must hold every bound, n included."""
-    length = "the length of the time axis"
-    if not torch.compiler.is_compiling():
-        if isinstance(offsets, torch.Tensor):  # checked where it lives, then moved to a's device
-            bounds = check_offsets(offsets, n, device="cuda" if offsets.is_cuda else "cpu", full=True, length=length)
-        else:  # checked on the host, then copied without waiting on the GPU
-            bounds = check_offsets(offsets, n, device=device, full=True, length=length)
-        return bounds.to(device=device, dtype=torch.int64, non_blocking=True)  # host bounds: no wait
-    from ..segmented.torch_ops import checked_offsets, int_list  # the operator checks them when the graph runs
-
-    if isinstance(offsets, (list, tuple)):  # its length is known while tracing: n appended where it is missing
-        values = list(offsets)
-        return checked_offsets(int_list(values + [n] if values and values[-1] != n else values, n, length), n,
-                               length, True).to(device=device)
-    if not isinstance(offsets, torch.Tensor):
-        offsets = torch.as_tensor(offsets)  # a host array: its values are checked by the operator
-    bounds = checked_offsets(offsets, n, length, whole).to(device=device)
-    return bounds if whole else torch.cat([bounds, bounds.new_full((1,), n)])
-
-
 _REAL_FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 
 # Torch has no add (nor index_add, index_fill, index_select) for these: the
 # recurrence runs in the signed type of the same width, whose add and multiply
 # are the same arithmetic modulo 2**bits, so the bits of every result agree.
 _SIGNED_TWIN = {torch.uint16: torch.int16, torch.uint32: torch.int32, torch.uint64: torch.int64}
-
-
-def _restart_flags(n: int, positions: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
-    """One byte per step of the ``n`` along the axis, 1 at ``positions`` where ``keep`` is
-    True (where each nonempty sequence takes its first step): the kernels read it, and
-    elsewhere it selects the decays to zero.  An ``index_add`` of the hits and a compare,
-    not ``index_fill``/``index_put_``, so that it traces functionally everywhere."""
-    hits = torch.zeros(n, dtype=torch.int32, device=positions.device).index_add(0, positions, keep.to(torch.int32))
-    return (hits > 0).to(torch.uint8)
 
 
 def _along(mask: torch.Tensor, axis: int, ndim: int) -> torch.Tensor:
@@ -157,28 +123,26 @@ def linear_recurrence_tensors(a: torch.Tensor, b: torch.Tensor, *, init: Any = N
         if n == 0:
             return h, (seed if seed is not None else a_full.new_zeros(lanes)).clone()
         return h, h.select(axis, 0 if reverse else n - 1)
-    cuts = _bounds_tensor(offsets, n, a.device, whole=init is not None or return_final)
-    per_sequence = shape[:axis] + (cuts.shape[0] - 1,) + shape[axis + 1:]
+    bounds = sequence_bounds(offsets, n, a.device, whole=init is not None or return_final)
+    per_sequence = shape[:axis] + (bounds.shape[0] - 1,) + shape[axis + 1:]
     seed = None if init is None else _seed(init, per_sequence, a.dtype, a.device)
     if n == 0:  # every sequence is empty: h is, and each final state is its seed
         h = recur(params, a_full, b_full, None)
         return (h, seed.clone() if seed is not None else a_full.new_zeros(per_sequence)) if return_final else h
-    starts, ends = cuts[:-1], cuts[1:]
-    # Empty sequences (a repeated bound) take no step: their positions are clamped
-    # into range and masked out, so that the graph has no data-dependent shape.
-    filled = ends > starts
-    firsts, lasts = starts.clamp(max=n - 1), (ends - 1).clamp(min=0)
-    restart = lasts if reverse else firsts  # where each sequence's first step is taken
-    keep = _along(filled, axis, len(shape))
+    # Host offsets reach the device here, after every argument is checked.
+    packing = pack_sequences(bounds, n, a.device, reverse=reverse, seeds=seed is not None, finals=return_final)
+    # Empty sequences (a repeated bound) take no step: their positions are clamped into
+    # range (packing.py) and masked out here by ``keep``.
+    keep = None if packing.filled is None else _along(packing.filled, axis, len(shape))
     b_eff = b_full
     if seed is not None:
-        first_decay = a_full.index_select(axis, restart)
+        first_decay = a_full.index_select(axis, packing.restart)
         added = torch.where(keep, (first_decay.exp() if log_space else first_decay) * seed, seed.new_zeros(()))
-        b_eff = b_full.index_add(axis, restart, added)
+        b_eff = b_full.index_add(axis, packing.restart, added)
     # The restart: a zero decay (log decay -inf) at each sequence's first step, which the
     # kernel applies as it reads a (elsewhere, a copy of a with those decays replaced).
-    h = recur(params, a_full, b_eff, None, _restart_flags(n, restart, filled))
+    h = recur(params, a_full, b_eff, None, packing.flags)
     if not return_final:
         return h
-    picked = h.index_select(axis, firsts if reverse else lasts)
+    picked = h.index_select(axis, packing.picks)
     return h, torch.where(keep, picked, seed if seed is not None else picked.new_zeros(()))
