@@ -21,7 +21,8 @@ process):
   ``torch.sort`` and CUB's full-width sort of the keys with int64 indices;
 * rows: (65536, 4096) float32 along the last axis against ``torch.sort(dim=-1)``;
 * ``unique`` (sorted) and ``run_length_encode`` of 2^27 int32 against
-  ``torch.unique`` and ``torch.unique_consecutive(return_counts=True)``.
+  ``torch.unique`` and ``torch.unique_consecutive(return_counts=True)``, and the runs'
+  kernel (``run_fields``) under a few other tiles.
 
 CPU (wall-clock medians of ``--repeats`` calls after one warm-up call): ``argsort``
 of 2^24 int32 and float32 keys against ``numpy.argsort(kind="stable")``, ``sort``
@@ -199,6 +200,8 @@ def gpu_rows(args, gen) -> list:
 def gpu_grouping(args, gen) -> list:
     import torch
 
+    from prefixscan.primitives.compaction import triton as compaction
+
     rows, r, n = [], args.repeats, 1 << 27
     x = torch.randint(0, 1 << 24, (n,), device="cuda", generator=gen, dtype=torch.int32)
     roof = _copy_roof(x, r)
@@ -221,7 +224,22 @@ def gpu_grouping(args, gen) -> list:
                     roof))
     rows.append(row("run_length_encode, runs 1-7", "int32", n, "prefixscan.run_length_encode",
                     gpu_time(lambda: ps.run_length_encode(x), r), roof, peer))
+    expected = ps.run_length_encode(x)
+    for tile in _runs_variants():  # the runs' kernel under other tiles (the default's row is above)
+        (values,), counts = compaction.run_fields([x], equal_nan=False, lengths=True, tile=tile)
+        assert torch.equal(values, expected[0]) and torch.equal(counts, expected[1]), tile
+        t = gpu_time(lambda: compaction.run_fields([x], equal_nan=False, lengths=True, tile=tile), r)
+        rows.append(row("run_length_encode, runs 1-7", "int32", n, f"kernel {tile}", t, roof, peer))
     return rows
+
+
+def _runs_variants() -> list:
+    """Tiles of the runs' selection besides the default (2048 on 4 warps, rows of 16):
+    8 and 16 elements a thread, the store form forced."""
+    from prefixscan.primitives.compaction.triton import CompactionTile
+
+    return [CompactionTile(1024, 4, rows=16), CompactionTile(4096, 8, rows=16), CompactionTile(4096, 4, rows=16),
+            CompactionTile(2048, 4, rows=8), CompactionTile(2048, 4, rows=16, store="dense")]
 
 
 # ---------------------------------------------------------------------------

@@ -7,9 +7,9 @@ wrong elements).  The cases are the layouts that once failed (the chained 2-D
 scan of a (56829, 3) array along axis 0 with an init) and the large 1-D and 2-D
 decoupled look-back scans (32- and 64-bit status), under every strategy
 (docs/design/status-words.md says why a race shows this way).  ``--primitives``
-checks the engine's other primitives the same way instead: compaction, partition, the
-segmented scan by offsets, flags and keys, and the linear recurrence's look-back,
-each against torch's own result.
+checks the engine's other primitives the same way instead: compaction, partition,
+run_length_encode (compaction's runs mode), the segmented scan by offsets, flags and
+keys, and the linear recurrence's look-back, each against torch's own result.
 
     python tools/race_check.py --repeats 30 --json race.json   # on a CUDA machine, package installed
     python tools/race_check.py --primitives --repeats 10
@@ -66,6 +66,9 @@ def primitive_cases(torch):
         mask = torch.rand(n, device="cuda", generator=gen) < fraction
         yield f"compact {fraction}", (lambda m=mask: ps.compact(x, m)), x[mask]
         yield f"partition {fraction}", (lambda m=mask: ps.partition(x, m)[0]), torch.cat((x[mask], x[~mask]))
+    runs = torch.repeat_interleave(x[: n // 4], torch.randint(1, 8, (n // 4,), device="cuda", generator=gen))
+    yield "run_length_encode runs 1-7", (lambda: torch.cat([r.to(torch.int64) for r in ps.run_length_encode(runs)])), \
+        torch.cat([r.to(torch.int64) for r in torch.unique_consecutive(runs, return_counts=True)])
     for length in (1, 37, 4099):
         starts = torch.arange(0, n, length, device="cuda", dtype=torch.int64)
         lengths = torch.diff(starts, append=torch.tensor([n], device="cuda"))

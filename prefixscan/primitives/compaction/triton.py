@@ -32,6 +32,14 @@ dropped and a second small launch writes the fill value after the count (the cou
 on the device: nothing waits for the host; a few programs stride over the tail, so a
 tail that needs no fill costs one small launch).  :func:`compact` and :func:`partition`
 are the backend's entry points (:data:`prefixscan.primitives.compaction.IMPLEMENTATIONS`).
+
+The runs mode (:func:`run_fields`, for ``unique`` and ``run_length_encode``) is the
+same kernel with the keep flags computed by the tile from its keys instead of read
+from a mask: an element is kept where it differs from the one before (a second,
+shifted load of the key), and besides the kept fields each kept element's run length
+is written: the tile stores its heads' indices, reads them back and stores the
+differences; the runs that go on past their tile are finished by a small add of the
+later tiles' elements after the pass.  No heads, positions or starts arrays.
 """
 
 from __future__ import annotations
@@ -45,14 +53,15 @@ import triton.language as tl
 from ..._arrays import ArrayRef, as_torch
 from ..._environment import interpreter_mode
 from ...backends.triton.device.combine import combine_functions
+from ...backends.triton.device.tiles import _within
 from ...backends.triton.engine.pipeline import carry, tile_id
 from ...backends.triton.engine.state import single_pass, status_words
 from ...backends.triton.runtime import launch as runtime
 from ...backends.triton.runtime.launch import Launch, current_stream
 from ...monoid import BUILTIN_OPS
 
-__all__ = ["compact", "partition", "CompactionTile", "compact_fields", "partition_fields", "default_tile",
-           "STORE_FORMS"]
+__all__ = ["compact", "partition", "CompactionTile", "compact_fields", "partition_fields", "run_fields",
+           "default_tile", "STORE_FORMS"]
 
 #: How a tile stores its kept elements: from its rows, through the one-element-per-
 #: thread layout, or by its count (``auto``: dense from an eighth kept).
@@ -61,6 +70,8 @@ STORE_FORMS = ("rows", "dense", "auto")
 COUNT_BLOCK = 8192
 #: Programs of the fill after a fixed-size compaction (each strides over the tail).
 FILL_PROGRAMS = 1024
+#: Elements of a tile of the runs' selection (:func:`run_fields`) on the GPU.
+RUNS_BLOCK = 2048
 
 
 @dataclass(frozen=True)
@@ -88,7 +99,7 @@ class CompactionTile:
 INTERPRETER_TILE = CompactionTile(block=32, num_warps=1, rows=4, window=4)
 
 
-def default_tile(nbytes: int, interpreter: bool) -> CompactionTile:
+def default_tile(nbytes: int, interpreter: bool, *, runs: bool = False) -> CompactionTile:
     """The tile for elements of ``nbytes`` bytes over all fields (values only): 4096
     elements on 4 warps, in rows of R elements per thread, R the largest power of two
     of elements in 64 bytes for elements of up to 4 bytes and in 32 bytes for wider
@@ -98,12 +109,16 @@ def default_tile(nbytes: int, interpreter: bool) -> CompactionTile:
     rows of 16 0.530 / 0.540 / 0.576, rows of 8 0.536 / 0.663 / 0.696; 8192x4 rows of 8
     0.874 / 0.903 / 1.006 (255 registers: it spills where the prototype without the
     engine's carry, 254 registers, ran 0.389 / 0.446 / 0.535); 8192x8 rows of 8 0.538 /
-    0.679 / 0.747 (docs/design/compaction.md)."""
+    0.679 / 0.747 (docs/design/compaction.md).
+
+    The runs' selection (``runs``) keeps a shifted copy of the key and the scans of the
+    run lengths per element besides: 2048 elements on 4 warps, 16 per thread, the
+    segmented scan's tile (which also compares each key with the one before)."""
     if interpreter:
         return INTERPRETER_TILE
     row_bytes = 64 if nbytes <= 4 else 32  # 8-byte rows of 8: 231 registers (ptxas, sm_90)
     rows = 1 << max(0, (row_bytes // max(nbytes, 1)).bit_length() - 1)  # a power of two <= row_bytes / nbytes
-    return CompactionTile(block=4096, num_warps=4, rows=min(rows, 16))
+    return CompactionTile(block=RUNS_BLOCK if runs else 4096, num_warps=4, rows=min(rows, 16))
 
 
 @triton.jit(do_not_specialize=["n"])
@@ -128,6 +143,47 @@ def _store_run(out_ptrs, dst, local, values, keep, BLOCK: tl.constexpr, DENSE: t
 
 
 @triton.jit
+def _keys_differ(key, before, RUNS: tl.constexpr, HALF: tl.constexpr):
+    """Whether ``key`` starts a new run after ``before``: ``!=`` by value (-0.0 equals
+    0.0; a NaN equals nothing), with ``RUNS == 2`` a NaN equal to a NaN.  16-bit floats
+    come as their int16 bits (``HALF`` 1: float16, 2: bfloat16) and compare as float32
+    (exact; bits would part -0.0 from 0.0 and NaNs of other payloads).  The flags go
+    through selects, which the compiler folds away: the interpreter gives a float
+    compare's flags the float's type, which the bool operations after it refuse."""
+    if HALF == 1:
+        key = key.to(tl.float16, bitcast=True).to(tl.float32)
+        before = before.to(tl.float16, bitcast=True).to(tl.float32)
+    elif HALF == 2:
+        key = key.to(tl.bfloat16, bitcast=True).to(tl.float32)
+        before = before.to(tl.bfloat16, bitcast=True).to(tl.float32)
+    differ = tl.where(key != before, 1, 0)
+    if RUNS == 2:
+        if key.dtype.is_floating():
+            differ = differ & (tl.where(key == key, 1, 0) | tl.where(before == before, 1, 0))
+    return differ != 0
+
+
+@triton.jit
+def _lengths_in_place(lens_ptr, kept, end, CHUNK: tl.constexpr):
+    """Turn the tile's ``kept`` heads' indices in the tile, stored at ``lens_ptr[:kept]``
+    by all its threads, into the lengths of their runs (the last one's up to ``end``,
+    the tile's elements); returns the first head's index.  The tile reads its own
+    stores back (L1) across barriers: one after the stores, one after each chunk's
+    reads, so that no index is overwritten before its neighbour has read it."""
+    tl.debug_barrier()
+    first = tl.load(lens_ptr)
+    done = kept * 0
+    while done < kept:
+        slot = done + tl.arange(0, CHUNK)
+        here = tl.load(lens_ptr + slot, mask=slot < kept)
+        after = tl.load(lens_ptr + (slot + 1), mask=slot + 1 < kept, other=end)
+        tl.debug_barrier()
+        tl.store(lens_ptr + slot, after - here, mask=slot < kept)
+        done += CHUNK
+    return first
+
+
+@triton.jit
 def _select_tile(io, status, n, limit, vid, tiles, epoch, MONOID: tl.constexpr, PROTOCOL: tl.constexpr,
                  TILE: tl.constexpr, SELECT: tl.constexpr, FULL: tl.constexpr):
     """Tile ``vid`` of :func:`select_kernel`; ``FULL``: every element inside x."""
@@ -139,16 +195,27 @@ def _select_tile(io, status, n, limit, vid, tiles, epoch, MONOID: tl.constexpr, 
     PARTITION: tl.constexpr = SELECT[0]
     LIMITED: tl.constexpr = SELECT[1]
     CT: tl.constexpr = tl.int64 if SELECT[2] else tl.int32
+    RUNS: tl.constexpr = SELECT[3]
+    LENGTHS: tl.constexpr = len(out_ptrs) > len(x_ptrs)  # runs: the last output takes the run lengths
     start = vid * BLOCK  # 64-bit scalar; per-element offsets stay 32-bit
     rank = tl.arange(0, BLOCK // R)[:, None] * R + tl.arange(0, R)[None, :]
     inside = None if FULL else start + rank < n
-    if FULL:
-        keep = tl.load((mask_ptr + start) + rank) != 0
-    else:
-        keep = tl.load((mask_ptr + start) + rank, mask=inside, other=0) != 0
+    if RUNS == 0:
+        if FULL:
+            keep = tl.load((mask_ptr + start) + rank) != 0
+        else:
+            keep = tl.load((mask_ptr + start) + rank, mask=inside, other=0) != 0
     values = ()
     for i in tl.static_range(len(x_ptrs)):
         values = values + (tl.load((x_ptrs[i] + start) + rank, mask=inside),)
+    if RUNS != 0:
+        # A run starts where the key differs from the element before (a second, shifted
+        # load: L1 hits but for the element before the tile) and at x's first element.
+        first = (rank == 0) & (vid == 0)
+        before = tl.load((x_ptrs[0] + start) + (rank - 1), mask=_within(inside, ~first))
+        keep = _keys_differ(values[0], before, RUNS, SELECT[4]) | first
+        if not FULL:
+            keep = keep & inside
     flags = keep.to(CT)
     row_kept = tl.sum(flags, 1)
     kept = tl.sum(row_kept, 0)
@@ -159,6 +226,8 @@ def _select_tile(io, status, n, limit, vid, tiles, epoch, MONOID: tl.constexpr, 
         prefix = carry(status, vid, 0, vid, (kept,), (zero,), False, (zero,), epoch, MONOID, PROTOCOL)[0]
     local = (tl.cumsum(row_kept, 0) - row_kept)[:, None] + (tl.cumsum(flags, 1) - flags)
     base = prefix.to(tl.int64)
+    if LENGTHS:
+        values = values + (rank.to(tl.int64),)  # each head's index in the tile, made its run's length below
     if PARTITION:
         # Kept: prefix + local.  Rejected: after all kept ones, in order: total +
         # (rejected before it) = total + start + rank - (prefix + local).
@@ -182,6 +251,17 @@ def _select_tile(io, status, n, limit, vid, tiles, epoch, MONOID: tl.constexpr, 
                 _store_run(out_ptrs, base, local, values, keep, BLOCK, True)
             else:
                 _store_run(out_ptrs, base, local, values, keep, BLOCK, False)
+        if LENGTHS:
+            # Each head's run within the tile.  A run that goes on past the tile is
+            # finished by the tiles after it: each records its elements before its first
+            # head and the run they extend, added by the host after the pass.
+            end = BLOCK if FULL else (n - start).to(tl.int32)
+            head = base * 0 + end  # int64, as the first head read back
+            if kept > 0:
+                head = _lengths_in_place(out_ptrs[len(out_ptrs) - 1] + base, kept, end, BLOCK // 4)
+            if not SINGLE:
+                tl.store(mask_ptr + vid, head.to(tl.int64))
+                tl.store(mask_ptr + tiles + vid, tl.maximum(base - 1, 0))
         if vid == tiles - 1:
             tl.store(count_ptr, base + kept)
 
@@ -193,7 +273,15 @@ def select_kernel(io, status, counter_ptr, n, limit, tiles, tile_base, epoch, MO
     the uint8 mask: ``io`` = (x field pointers, out field pointers, mask, count).
     Compaction writes the count; partition reads the total there.  ``MONOID``: the
     count's (add); ``PROTOCOL`` (WORDS, WINDOW, CHAINED); ``TILE`` (BLOCK, R, STORE form,
-    SINGLE); ``SELECT`` (PARTITION, LIMITED, WIDE: int64 counts)."""
+    SINGLE); ``SELECT`` (PARTITION, LIMITED, WIDE: int64 counts, RUNS, HALF).
+
+    ``RUNS`` (1: keys equal by ``==``, 2: NaN equal to NaN) keeps the heads of the runs
+    of equal consecutive first fields instead of the mask's elements (``HALF``: the
+    float type of 16-bit keys, :func:`_keys_differ`).  An output field past the x fields
+    takes each run's length: the tile stores its heads' indices there and turns them
+    into lengths (:func:`_lengths_in_place`); the mask's place then holds the int64
+    ``(2, tiles)`` fixes of the runs that go on past their tile: each tile's elements
+    before its first head, and the run they extend (the host adds them)."""
     vid, full = tile_id(counter_ptr, tile_base, tiles, n, TILE[0], TILE[3])
     if full:
         _select_tile(io, status, n, limit, vid, tiles, epoch, MONOID, PROTOCOL, TILE, SELECT, True)
@@ -262,18 +350,21 @@ def _join_fields(outs, xs, layout):
     return result
 
 
-def _launch_select(words, mask8, count, *, outs, limit: int, partition: bool, tile: CompactionTile | None):
+def _launch_select(words, selector, count, *, outs, limit: int, partition: bool, tile: CompactionTile | None,
+                   runs: tuple = (0, 0)):
     """Launch :func:`select_kernel` on the engine: its tile ids, status words and look-back are
     the engine's (:func:`prefixscan.backends.triton.engine.state.single_pass`: no memset per call).  ``count``: the
     total for a partition (read by the kernel), else None, and a new 0-d int64 tensor that
-    the last tile writes is returned."""
+    the last tile writes is returned.  ``selector``: the uint8 mask; with ``runs`` (the
+    kernel's RUNS and HALF, RUNS > 0) None: the runs of ``words[0]`` select, and an output
+    past the words takes the run lengths (the tiles' fixes added here)."""
     import torch
 
-    n = mask8.numel()
-    device = mask8.device
+    n = words[0].numel()
+    device = words[0].device
     interpreter = interpreter_mode()
     if tile is None:
-        tile = default_tile(sum(w.element_size() for w in words), interpreter)
+        tile = default_tile(sum(w.element_size() for w in words), interpreter, runs=runs[0] > 0)
     block = tile.block
     single = n <= block
     if single:
@@ -281,6 +372,11 @@ def _launch_select(words, mask8, count, *, outs, limit: int, partition: bool, ti
     num_tiles = -(-n // block)
     if count is None:
         count = torch.empty((), dtype=torch.int64, device=device)
+    fixes = None
+    if runs[0] and len(outs) > len(words) and not single:
+        fixes = torch.empty((2, num_tiles), dtype=torch.int64, device=device)  # (elements, run) per tile
+    if runs[0]:
+        selector = count if fixes is None else fixes  # a placeholder where no tile writes
     # Counts of tiles and their prefixes: int32 (one status word) while they fit.
     wide = n >= (1 << 31)
     acc = torch.int64 if wide else torch.int32
@@ -289,13 +385,15 @@ def _launch_select(words, mask8, count, *, outs, limit: int, partition: bool, ti
     state_words = status_words((acc,), None)
     with single_pass(device, stream, num_tiles, num_tiles, (acc,), state_words, single=single,
                      placeholder=count) as status:
-        args = ((tuple(words), tuple(outs), mask8, count), status.buffers, status.counter, n, limit, num_tiles,
+        args = ((tuple(words), tuple(outs), selector, count), status.buffers, status.counter, n, limit, num_tiles,
                 status.tile_base, status.epoch)
         constexprs = dict(MONOID=(pair, flat, True), PROTOCOL=(state_words, tile.window, False),
                           TILE=(block, min(tile.rows, block), STORE_FORMS.index(tile.store), single),
-                          SELECT=(partition, limit < n, wide))
+                          SELECT=(partition, limit < n, wide) + tuple(runs))
         runtime.launch_kernel(Launch(select_kernel, num_tiles, tile.num_warps, stream, interpreter, args, constexprs,
                                      (n,)))
+    if fixes is not None:  # runs that go on past their tile: the later tiles' elements
+        outs[-1].index_add_(0, fixes[1], fixes[0])
     return count
 
 
@@ -370,12 +468,16 @@ def compact_fields(xs, mask, *, size: int | None, fills=None, tile: CompactionTi
             fill_words, _ = _word_fields([f.reshape(-1) for f in fills])
             _fill_tail(outs, fill_words, count, size)
         return _join_fields(outs, flat, layout), count
-    kept = int(count)  # the one synchronization: the length of the result
+    return _join_fields(_trimmed(outs, count, n), flat, layout), count
+
+
+def _trimmed(outs, count, n: int) -> list:
+    """The first ``count`` elements of each n-element output, read back once (the one
+    synchronization): views, or copies when short (:data:`VIEW_FRACTION`)."""
+    kept = int(count)
     if kept * VIEW_FRACTION < n:
-        outs = [o[:kept].clone() for o in outs]
-    else:
-        outs = [o[:kept] for o in outs]
-    return _join_fields(outs, flat, layout), count
+        return [o[:kept].clone() for o in outs]
+    return [o[:kept] for o in outs]
 
 
 def partition_fields(xs, mask, *, tile: CompactionTile | None = None):
@@ -393,6 +495,29 @@ def partition_fields(xs, mask, *, tile: CompactionTile | None = None):
     if n:
         _launch_select(words, mask8, count, outs=outs, limit=n, partition=True, tile=tile)
     return _join_fields(outs, flat, layout), count
+
+
+def run_fields(xs, *, equal_nan: bool, lengths: bool, tile: CompactionTile | None = None) -> tuple:
+    """The runs of equal consecutive elements of ``xs[0]`` (1-D torch tensors of one
+    length n > 0, of at most 8 bytes an element): ``(fields, lengths)``, each field at
+    the runs' heads and, with ``lengths``, the runs' int64 lengths (else None), in one
+    pass that reads each field once and the key twice (no heads or positions arrays);
+    the number of runs is read back once.  Keys equal by ``==`` (-0.0 equals 0.0, a NaN
+    equals nothing), with ``equal_nan`` a NaN equal to every NaN."""
+    import torch
+
+    n = xs[0].shape[0]
+    device = xs[0].device
+    words = [_kernel_view(x) for x in xs]
+    half = {torch.float16: 1, torch.bfloat16: 2}.get(xs[0].dtype, 0)
+    outs = [torch.empty(n, dtype=w.dtype, device=device) for w in words]
+    if lengths:
+        outs.append(torch.empty(n, dtype=torch.int64, device=device))
+    count = _launch_select(words, None, None, outs=outs, limit=n, partition=False, tile=tile,
+                           runs=(2 if equal_nan else 1, half))
+    outs = _trimmed(outs, count, n)
+    fields = [o.view(x.dtype) for o, x in zip(outs, xs)]
+    return fields, (outs[-1] if lengths else None)
 
 
 # ---------------------------------------------------------------------------

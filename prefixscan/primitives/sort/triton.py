@@ -12,10 +12,11 @@ keys, written as int64 by the last pass) or the values array itself when there i
 one of at most 8 bytes an element; several values arrays (or complex128 ones)
 follow the permutation afterwards (``torch.take_along_dim``).
 
-``unique`` and ``run_length_encode`` mark where the sorted (or given) keys change
-and compact the positions there with the engine's compaction
-(:func:`prefixscan.primitives.compaction.triton.compact_fields`, which reads the
-number of runs back once); the counts are the differences of those positions.
+``unique`` and ``run_length_encode`` select the heads of the runs of the sorted (or
+given) keys in one pass of the engine's compaction kernel in its runs mode
+(:func:`prefixscan.primitives.compaction.triton.run_fields`): each tile compares its
+keys with the ones before and writes the kept values and the runs' lengths, with no
+heads or positions arrays; the number of runs is read back once.
 
 :func:`sort`, :func:`unique` and :func:`run_length_encode` are the backend's
 entry points (:data:`prefixscan.primitives.sort.IMPLEMENTATIONS`).
@@ -37,7 +38,7 @@ from ...backends.triton.runtime import launch as runtime
 from ...backends.triton.planning.tiles import single_tile_block
 from ...backends.triton.runtime.launch import Launch, current_stream
 from ...monoid import BUILTIN_OPS
-from ..compaction.triton import compact_fields
+from ..compaction.triton import run_fields
 from .checks import SortArgs, UniqueArgs
 from .cpu import SortResult
 from .keys import KeyCode, key_code
@@ -251,30 +252,6 @@ def sort(args: SortArgs, *, want_keys: bool = True, want_index: bool = False) ->
                       tuple(_unlanes(v, shape, args.axis) for v in moved))
 
 
-def _heads(s, equal_nan: bool):
-    """Bool heads of the runs of equal consecutive elements of 1-D ``s`` (n > 0)."""
-    import torch
-
-    heads = torch.empty(s.shape[0], dtype=torch.bool, device=s.device)
-    heads[:1] = True
-    torch.ne(s[1:], s[:-1], out=heads[1:])
-    if equal_nan and s.is_floating_point():
-        heads[1:] &= ~(torch.isnan(s[1:]) & torch.isnan(s[:-1]))
-    return heads
-
-
-def _runs(fields: list, heads) -> tuple:
-    """The fields at the run heads (one compaction) and the runs' lengths (int64)."""
-    import torch
-
-    n = heads.shape[0]
-    positions = torch.arange(n, device=heads.device)
-    kept, _ = compact_fields(fields + [positions], heads, size=None)
-    *picked, starts = kept
-    counts = torch.diff(starts, append=starts.new_full((1,), n))
-    return picked, counts
-
-
 def run_length_encode(ref: ArrayRef) -> tuple:
     """``(values, counts)`` of the runs of 1-D ``ref`` (``==``: NaN never equal)."""
     import torch
@@ -282,7 +259,7 @@ def run_length_encode(ref: ArrayRef) -> tuple:
     x = as_torch(ref).contiguous()
     if x.shape[0] == 0:
         return x.clone(), torch.zeros(0, dtype=torch.int64, device=x.device)
-    (values,), counts = _runs([x], _heads(x, equal_nan=False))
+    (values,), counts = run_fields([x], equal_nan=False, lengths=True)
     return values, counts
 
 
@@ -303,10 +280,12 @@ def unique(args: UniqueArgs) -> tuple:
 
         return s, (empty() if args.return_index else None), (empty() if args.return_inverse else None), \
             (empty() if args.return_counts else None)
-    heads = _heads(s, equal_nan=True)
-    picked, counts = _runs([s] + ([perm] if args.return_index else []), heads)
+    picked, counts = run_fields([s] + ([perm] if args.return_index else []), equal_nan=True,
+                                lengths=args.return_counts or args.return_inverse)
     inverse = None
     if args.return_inverse:
+        # The sorted keys' run numbers (each run's number repeated over its length), scattered to x's order.
+        runs = torch.arange(counts.shape[0], device=x.device)
         inverse = torch.empty(n, dtype=torch.int64, device=x.device)
-        inverse[perm] = torch.cumsum(heads, 0, dtype=torch.int64) - 1
+        inverse[perm] = torch.repeat_interleave(runs, counts, output_size=n)
     return picked[0], (picked[1] if args.return_index else None), inverse, (counts if args.return_counts else None)
