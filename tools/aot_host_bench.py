@@ -8,8 +8,11 @@ as little of CUDA faked as the path touches:
 * **tensors**: the inputs are CPU tensors of a ``torch.Tensor`` subclass that reports the
   device ``cuda:0`` (``device``, ``is_cuda``, ``get_device``) and takes no Python dispatch
   (``__torch_function__`` disabled): shape, dtype, strides and ``data_ptr`` are torch's own.
-  ``torch.empty``, ``torch.zeros`` and ``torch.tensor`` asked for a CUDA device make such a
-  tensor in host memory (a thin wrapper: about a microsecond more than the call itself);
+  ``torch.zeros`` and ``torch.tensor`` asked for a CUDA device make such a tensor in host
+  memory; ``torch.empty`` (the results) cuts it from a ring of host memory allocated once,
+  as CUDA's caching allocator serves memory it holds (a host allocation per result would
+  add an mmap, tens of microseconds, that a GPU does not pay); a slice, near what
+  ``torch.empty`` costs on a GPU;
 * **torch.cuda**: the device queries the path makes answer as one H200 would (name
   ``NVIDIA H200``, so that its shipped table serves, capability 9.0, 132 SMs, no graph
   capture, stream 0);
@@ -52,6 +55,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -63,6 +67,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 REPEATED = 16  # lengths of the repeated pass (the last of the stream, still planned)
 REPEAT_ROUNDS = 20  # calls of each
+ARENA_BYTES = 1 << 29  # the fake device memory results are cut from (virtual: never touched)
 
 # -- the stub of libcuda.so.1 -----------------------------------------------------------------
 
@@ -163,7 +168,31 @@ def install_fake_cuda(torch):
             return device.startswith("cuda")
         return getattr(device, "type", None) == "cuda"
 
-    def factory(real):
+    # Results come from a ring of host memory (views, 256-byte aligned), as CUDA's caching
+    # allocator hands out memory it holds: a host allocation per result (an mmap for the
+    # larger ones, tens of microseconds here) would stand for a cost the GPU does not have.
+    arenas: dict = {}  # dtype -> [1-D tensor of ARENA_BYTES, next free element]
+    real_empty = torch.empty
+
+    def empty(*size, dtype=None, device=None, **kwargs):
+        if not on_cuda(device):
+            return real_empty(*size, dtype=dtype, device=device, **kwargs)
+        if kwargs:
+            return to_cuda(real_empty(*size, dtype=dtype, **kwargs))
+        shape = tuple(size[0]) if len(size) == 1 and not isinstance(size[0], int) else size
+        ring = arenas.get(dtype)
+        if ring is None:
+            memory = real_empty(ARENA_BYTES // dtype.itemsize + 256, dtype=dtype)
+            ring = arenas[dtype] = [memory, (-memory.data_ptr() % 256) // dtype.itemsize]
+        n = math.prod(shape)
+        at = ring[1]
+        if at + n > ARENA_BYTES // dtype.itemsize:
+            at = (-ring[0].data_ptr() % 256) // dtype.itemsize
+        ring[1] = at + -(-n * dtype.itemsize // 256) * 256 // dtype.itemsize
+        t = ring[0][at: at + n]
+        return (t if len(shape) == 1 else t.view(shape)).as_subclass(FakeCudaTensor)
+
+    def factory(real):  # kept buffers (status words, counters, identities): their own memory
         def make(*args, device=None, **kwargs):
             if on_cuda(device):
                 return to_cuda(real(*args, **kwargs))
@@ -172,7 +201,8 @@ def install_fake_cuda(torch):
         make.__name__ = real.__name__
         return make
 
-    for name in ("empty", "zeros", "tensor"):
+    torch.empty = empty
+    for name in ("zeros", "tensor"):
         setattr(torch, name, factory(getattr(torch, name)))
     props = SimpleNamespace(name="NVIDIA H200", multi_processor_count=132, major=9, minor=0,
                             total_memory=150 << 30)
@@ -223,8 +253,8 @@ def _launch_records(stub, params_of) -> list:
             else:
                 chunk = raw[index * 8: index * 8 + size]
             values.append(int.from_bytes(chunk, "little", signed=not p["type"].startswith("*")))
-        out.append({"function": r.function, "grid": r.grid, "threads": r.threads, "shared": r.shared, "stream": r.stream,
-                    "form": "buffer" if r.buffer_bytes else "pointers", "params": values})
+        out.append({"function": r.function, "grid": r.grid, "threads": r.threads, "shared": r.shared,
+                    "stream": r.stream, "form": "buffer" if r.buffer_bytes else "pointers", "params": values})
     return out
 
 
