@@ -318,15 +318,18 @@ def child(args) -> dict:
            "outputs_ok": all(type(y).__name__ == "FakeCudaTensor" and y.dtype == torch.int64 and y.shape == x.shape
                              for x, y in zip(xs, ys))}
     if args.args_out:
-        specs = {}
+        specs, variants = {}, {}
         for (_name, cubin, _ctx), loaded in launcher.functions.items():
             if not isinstance(loaded, str):  # the handle, or (handle, packing)
                 fn = loaded[0] if isinstance(loaded, tuple) else loaded
-                specs[fn] = aot.variants.load_spec(cubin[: -len(".cubin.z")])["params"]
+                variants[fn] = cubin[: -len(".cubin.z")]
+                specs[fn] = aot.variants.load_spec(variants[fn])["params"]
         records = _launch_records(stub, lambda fn: specs[fn])
         names: dict = {}
         for record, x, y in zip(records, xs + repeated, ys + again):
-            params = specs[record.pop("function")]
+            fn = record.pop("function")
+            params = specs[fn]
+            record["variant"] = variants[fn]
             for i, p in enumerate(params):
                 v = record["params"][i]
                 if not p["type"].startswith("*") or v == 0:
