@@ -96,16 +96,23 @@ class Packing:
         dtypes = self.dtypes
         if dtypes is None:
             dtypes = self.dtypes = _torch_dtypes(self.dtype_names)
-        tensors = [leaves[i] for i in self.tensors]
+        pointers = []
+        last = last_dtype = last_align = pointer = None
         try:
-            if [t.dtype for t in tensors] != dtypes:
-                return self.explain(leaves)
-            pointers = [t.data_ptr() for t in tensors]
+            # A tensor passed again for the next parameter (the identity, the status words)
+            # under the same dtype and alignment is checked once.
+            for i, dtype, align in zip(self.tensors, dtypes, self.aligns):
+                t = leaves[i]
+                if t is not last or dtype is not last_dtype or align != last_align:
+                    if t.dtype is not dtype:
+                        return self.explain(leaves)
+                    pointer = t.data_ptr()
+                    if pointer % align:
+                        return self.explain(leaves)
+                    last, last_dtype, last_align = t, dtype, align
+                pointers.append(pointer)
         except AttributeError:  # not a tensor
             return self.explain(leaves)
-        for p, a in zip(pointers, self.aligns):
-            if p % a:
-                return self.explain(leaves)
         for i in self.ints:
             if type(leaves[i]) is not int:
                 return self.explain(leaves)
