@@ -1,9 +1,9 @@
 """Host time of ``prefixscan.cumsum`` on the shipped sm_90 kernels, on a machine without a GPU.
 
-On an H200 a stream of new lengths through the ahead-of-time kernels (``prefixscan.backends.
-triton.aot``) is bound by the Python work around each launch (docs/design/host-path.md,
-"The shipped kernels' host path").  This tool times that work where there is no GPU, with
-as little of CUDA faked as the path touches:
+On an H200 a stream of new lengths through the ahead-of-time kernels
+(``prefixscan.backends.triton.aot``) is bound by the Python work around each launch
+(docs/design/host-path.md, "The shipped kernels: a stream of new lengths").  This tool
+times that work where there is no GPU, with as little of CUDA faked as the path touches:
 
 * **tensors**: the inputs are CPU tensors of a ``torch.Tensor`` subclass that reports the
   device ``cuda:0`` (``device``, ``is_cuda``, ``get_device``) and takes no Python dispatch

@@ -22,12 +22,12 @@ before the capture (a capture gets the engine's one-shot status, as Triton's lau
 does), no driver or no current context of the tensor's device, a variant that is not
 shipped or whose cubin lays its parameters out otherwise than :mod:`.packing` packs them.
 
-A call of a new length is host-bound (docs/design/host-path.md, "The shipped kernels"):
-each loaded variant keeps its :class:`.packing.Packing` (one ``struct.pack_into`` per
-launch), the launcher remembers its variant choice per length class
-(:meth:`Launcher.variant`), and the modules the path needs are imported with this one,
-which the backend's first GPU scan imports (torch is loaded then).  Nothing here imports
-triton.
+A call of a new length is host-bound (docs/design/host-path.md, "The shipped kernels: a
+stream of new lengths"): each loaded variant keeps its :class:`.packing.Packing` (one
+``struct.pack_into`` per launch), the launcher remembers its variant choice per length
+class (:meth:`Launcher.variant`), and the modules the path needs are imported with this
+one, which the backend's first GPU scan imports (torch is loaded then).  Nothing here
+imports triton.
 """
 
 from __future__ import annotations
