@@ -27,6 +27,14 @@ class ArrayRef:
     shape: tuple
     dtype: str  # canonical name: "int32", "bfloat16", ...
 
+    def __init__(self, obj: Any, library: str, device: str, shape: tuple, dtype: str) -> None:
+        # The generated __init__ of a frozen dataclass sets each field through
+        # object.__setattr__ (about 2 us for the five; a scan of a new shape makes three
+        # ArrayRefs, a replayed one one); the fields go into the instance dict at once.
+        # The class stays frozen: assigning a field raises FrozenInstanceError.
+        d = self.__dict__
+        d["obj"], d["library"], d["device"], d["shape"], d["dtype"] = obj, library, device, shape, dtype
+
 
 def _root_module(obj: Any) -> str:
     return type(obj).__module__.split(".")[0]

@@ -189,3 +189,29 @@ def test_cumsum_torch():
     got = ps.cumsum(t)
     assert isinstance(got, torch.Tensor)
     np.testing.assert_array_equal(got.numpy(), np.cumsum(np.arange(10, dtype=np.int32)))
+
+
+def test_the_four_functions_keep_one_scan_per_argument_set(rng):
+    """cumsum & co. run a shared Scan kept per argument set (types included): a second
+    call finds it, a bad argument is refused (naming it) and nothing is kept for it, and
+    prefixscan.caches.clear_caches() forgets them."""
+    from prefixscan.caches import registered_caches
+    from prefixscan.primitives.cumulative import api
+
+    api._SHARED.clear()
+    x = random_array(rng, "int32", (3, 40), "add")
+    for name in CUM:
+        for axis in (None, 1):
+            assert_scan_equal(getattr(ps, name)(x, axis=axis), numpy_expected(name, x, axis=axis))
+    kept = dict(api._SHARED)
+    assert len(kept) == 2 * len(CUM)
+    assert_scan_equal(ps.cumsum(x[:2], axis=1, exclusive=True), numpy_expected("cumsum", x[:2], axis=1,
+                                                                               exclusive=True))
+    assert all(api._SHARED[k] is s for k, s in kept.items()) and len(api._SHARED) == len(kept) + 1
+    with pytest.raises(TypeError, match="axis"):
+        ps.cumsum(x, axis=1.0)
+    with pytest.raises(ValueError, match="backend"):
+        ps.cumsum(x, backend="gpu")
+    assert len(api._SHARED) == len(kept) + 1
+    assert "prefixscan.primitives.cumulative.api.shared_scans" in registered_caches()
+    api._SHARED.clear()  # what prefixscan.caches.clear_caches() calls

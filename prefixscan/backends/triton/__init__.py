@@ -73,15 +73,29 @@ def device_names() -> list[str]:
     return [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
 
 
+# The entry points of the scan path, imported by the first scan (this package is imported
+# whenever a backend is chosen, for host arrays too, so they cannot be imported with it),
+# then kept here: an import statement in run_scan costs microseconds on every call.
+_entry: list = []
+
+
+def _entry_points() -> tuple:
+    """(``aot.try_scan``, ``tuner.first_use.ensure_for``), imported on first use."""
+    if not _entry:
+        # The sums shipped compiled (.aot) do not load triton; the scan route does, and is
+        # imported only when they decline a scan.
+        from .aot import try_scan
+        from .tuner.first_use import ensure_for
+
+        _entry.append((try_scan, ensure_for))
+    return _entry[0]
+
+
 def run_scan(request):
     """Scan ``request`` into torch tensors.  A key the GPU's tuned table lacks is
     tuned first, once per process (:func:`.tuner.first_use.ensure_for`); the scan
     path below only reads the table."""
-    # The scan path loads triton: imported on the first scan, not with the package.  The
-    # sums shipped compiled (.aot) do not: tried first, they return None for any other scan.
-    from .aot import try_scan
-    from .tuner.first_use import ensure_for
-
+    try_scan, ensure_for = _entry[0] if _entry else _entry_points()
     ensure_for(request)
     results = try_scan(request)
     if results is not None:
@@ -94,9 +108,7 @@ def run_scan(request):
 def run_scan_planned(request):
     """``run_scan`` plus a replay function for later calls of the same signature
     (or None): ``fast(x, out, init) -> result or None`` (None: take the full path)."""
-    from .aot import try_scan
-    from .tuner.first_use import ensure_for
-
+    try_scan, ensure_for = _entry[0] if _entry else _entry_points()
     ensure_for(request)
     planned = try_scan(request, plan=True)
     if planned is not None:

@@ -203,7 +203,7 @@ def test_json_parameters_are_what_the_replay_passes(recorded, n, name):
     assert _leaf_types(runtime_args) == [p["type"] for p in spec["params"][:-2]]
     packed = aot.pack(spec["params"], runtime_args)
     assert not isinstance(packed, str), packed
-    assert len(packed[1]) == len(spec["params"])
+    assert len(packed[0]) == len(spec["params"])
     # kernel_args builds the same list as launch_lookback.
     status = SimpleNamespace(buffers=launched.launch.args[1], counter=launched.launch.args[2],
                              tile_base=launched.launch.args[5], epoch=launched.launch.args[6])
@@ -418,7 +418,8 @@ def test_threads_load_a_variant_once(compiled_mode):
         t.start()
     for t in threads:
         t.join()
-    assert len(drv.loads) == 1 and got == [(drv, 0xF00)] * 4
+    assert len(drv.loads) == 1 and [g[:2] for g in got] == [(drv, 0xF00)] * 4
+    assert len({id(g[2]) for g in got}) == 1  # one packing of the variant's parameters
 
 
 def test_run_refuses_per_call_mismatches(compiled_mode, monkeypatch):

@@ -13,13 +13,16 @@ on any machine, with or without a GPU or the interpreter.
 from __future__ import annotations
 
 import collections
+import contextvars
 
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
 from prefixscan._normalize import build_request, make_config  # noqa: E402
+from prefixscan.caches import registered_caches  # noqa: E402
 from prefixscan.backends.triton import aot  # noqa: E402
 from prefixscan.backends.triton.aot.variants import DATA_DIR, load_spec  # noqa: E402
 from prefixscan.backends.triton.engine import state as engine_state  # noqa: E402
@@ -160,3 +163,49 @@ def test_the_tile_comes_from_the_h200_table(h200):
     Device = collections.namedtuple("Device", "type index")
     src = sources.sources_for(Device("cpu", None))
     assert src.exact and src.shipped.gpu.sm_count == 132 and src.shipped.gpu.name == H200
+
+
+def _config():
+    return make_config("add", axis=None, inclusive=True, reverse=False, order=1, tuple_size=1, dtype=None,
+                       backend="triton", algorithm=None)
+
+
+def test_choices_remembered_per_length_class_are_the_fresh_ones(h200):
+    """A launcher remembers its variant per length class, (n - 1).bit_length(): asked for
+    every length in a fresh random order, twice, it answers as a launcher asked once per
+    length (nothing remembered), only the number of tiles changing within a class."""
+    rng = np.random.default_rng()
+    ns = lengths() + [int(v) for v in rng.integers(1, 1 << 28, 200)]
+    device, config = torch.device("cpu"), _config()
+    for x_dtype, acc_dtype in DTYPES:
+        acc = getattr(torch, acc_dtype)
+        kept = aot.Launcher(get_driver=lambda: None)
+        for n in [int(v) for v in rng.permutation(ns)] * 2:
+            fresh = aot.Launcher(get_driver=lambda: None).variant(device, config, x_dtype, acc, n)
+            assert kept.variant(device, config, x_dtype, acc, n) == fresh, n
+        assert 0 < len(kept.choices) <= 29
+        assert {key[-1] for key in kept.choices} <= set(range(29))
+
+
+def test_choices_are_not_remembered_under_a_forced_tile_and_forgotten_with_a_table(h200):
+    device, config = torch.device("cpu"), _config()
+    launcher = aot.Launcher(get_driver=lambda: None)
+    spec, plan = launcher.variant(device, config, "int32", torch.int64, 100_000)
+    assert len(launcher.choices) == 1
+    with planner.override(TileConfig(4096, 4, 32)):  # the same class: the forced tile is refused, not remembered
+        assert launcher.variant(device, config, "int32", torch.int64, 100_001) == "a forced tile"
+    # Forced in another context only: this one remembers at the new generation, that one still refuses.
+    other = contextvars.copy_context()
+    other.run(planner.set_override, TileConfig(4096, 4, 32))
+    assert launcher.variant(device, config, "int32", torch.int64, 100_002)[0] == spec
+    assert other.run(launcher.variant, device, config, "int32", torch.int64, 100_003) == "a forced tile"
+    generation = launcher.generation
+    planner.clear_memo()  # a table stored or forgotten: what was remembered goes
+    assert launcher.variant(device, config, "int32", torch.int64, 100_004)[0] == spec
+    assert launcher.generation > generation and len(launcher.choices) == 1
+    default = aot.default_launcher()
+    default.variant(device, config, "int32", torch.int64, 100_000)
+    assert default.choices
+    assert "prefixscan.backends.triton.aot.choices" in registered_caches()
+    aot._clear_choices()  # what prefixscan.caches.clear_caches() calls
+    assert not default.choices

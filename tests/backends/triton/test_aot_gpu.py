@@ -3,7 +3,7 @@
 The variant the shipped kernels launch is the Triton path's (``PREFIXSCAN_AOT=0``), and
 their results equal its results bit for bit where the order of combination is fixed, and
 ``torch.cumsum``'s where the sum is exact (integer sums, and float sums of small
-integers); poisoned ``out``; the planned replay; graph capture;
+integers); poisoned ``out``; a stream of new lengths; the planned replay; graph capture;
 and a fresh process whose first ``prefixscan.cumsum`` and a stream of 300 new lengths
 do not import triton.
 """
@@ -113,6 +113,26 @@ def test_shipped_kernels_match_triton_and_torch(monkeypatch, dtype, integral):
         else:
             assert not out.isnan().any(), n
             torch.testing.assert_close(out.double(), wide, rtol=tol, atol=tol * max(1.0, float(n) ** 0.5))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_a_stream_of_new_lengths_matches_torch(dtype):
+    """New lengths one after another (the variant remembered per length class, the
+    parameters packed in one block each): every call served by the shipped kernels, every
+    result torch.cumsum's (integral data: exact in any order), the results kept alive
+    until the end as a stream keeps them."""
+    launcher = aot.default_launcher()
+    rng = np.random.default_rng()
+    lengths = sorted({int(v) for v in np.exp(rng.uniform(np.log(1000), np.log(300_000), 200))})
+    rng.shuffle(lengths)
+    xs = [_data(rng, dtype, n, True) for n in lengths]
+    before = launcher.launches
+    ys = [ps.cumsum(x) for x in xs]
+    torch.cuda.synchronize()
+    assert launcher.launches - before == len(xs)
+    for x, y in zip(xs, ys):
+        expect = torch.cumsum(x.to(y.dtype) if y.dtype.is_floating_point else x.long(), 0)
+        assert torch.equal(y, expect), x.numel()
 
 
 def test_planned_replay_takes_the_shipped_kernel():

@@ -258,7 +258,7 @@ def test_backend_memos_are_registered():
     for name in ("runtime.launch.compiled", "engine.state.states", "engine.state.identities",
                  "device.combine.functions", "scan.reduce_then_scan.segmented", "scan.strategy_blocks.resident_blocks",
                  "scan.persistent.rings", "scan.persistent.grids", "aot.variants.specs", "aot.variants.triton_version",
-                 "aot.capabilities"):
+                 "aot.capabilities", "aot.choices"):
         assert f"prefixscan.backends.triton.{name}" in names, name
 
 

@@ -20,30 +20,42 @@ itself, a length or counter the variant does not cover, Triton launch hooks, a
 :func:`..runtime.launch.recording` block, CUDA graph capture of a variant not loaded
 before the capture (a capture gets the engine's one-shot status, as Triton's launch
 does), no driver or no current context of the tensor's device, a variant that is not
-shipped.  Nothing here imports
-triton.
+shipped or whose cubin lays its parameters out otherwise than :mod:`.packing` packs them.
+
+A call of a new length is host-bound (docs/design/host-path.md, "The shipped kernels: a
+stream of new lengths"): each loaded variant keeps its :class:`.packing.Packing` (one
+``struct.pack_into`` per launch), the launcher remembers its variant choice per length
+class (:meth:`Launcher.variant`), and the modules the path needs are imported with this
+one, which the backend's first GPU scan imports (torch is loaded then).  Nothing here
+imports triton.
 """
 
 from __future__ import annotations
 
-import ctypes
 import os
 import sys
 import zlib
 
+import torch
+
 from . import driver as _driver
+from ...._arrays import as_torch
 from ....caches import register_cache
-from .variants import DATA_DIR, I32_MAX, TRITON_TYPES, load_spec, plan_1d, triton_version, variant_name
+from .packing import Packing, cubin_parameters
+from .variants import DATA_DIR, I32_MAX, TRITON_TYPES, Plan, load_spec, plan_1d, triton_version, variant_name
 from ..engine.state import identity_tensor, next_tile_base, single_pass
 from ..planning import planner
 from ..runtime.launch import current_stream, hooks_active, recording_active
 from ..runtime.replay import replay_output
 from ..scan.job import lane_layout
 
-__all__ = ["ENV", "kernel_args", "pack", "Launcher", "AotReplay", "try_scan", "default_launcher"]
+__all__ = ["ENV", "kernel_args", "kernel_leaves", "pack", "Launcher", "AotReplay", "try_scan", "default_launcher"]
 
 #: ``PREFIXSCAN_AOT=0`` turns the ahead-of-time path off (every scan takes Triton's JIT).
 ENV = "PREFIXSCAN_AOT"
+#: Variant choices a launcher remembers (length classes x dtypes x devices x strategies:
+#: a few dozen in practice); emptied when full.
+MAX_CHOICES = 1024
 
 
 def kernel_args(io: tuple, status, length: int, tiles: int) -> tuple:
@@ -52,6 +64,16 @@ def kernel_args(io: tuple, status, length: int, tiles: int) -> tuple:
     as :func:`..scan.lookback.launch_lookback` passes them (order 1; M not divided by 16:
     one forward lane is never ``ALIGNED``)."""
     return (io, status.buffers, status.counter, length, tiles, status.tile_base, status.epoch, tiles, 1)
+
+
+def kernel_leaves(io: tuple, status, length: int, tiles: int) -> list:
+    """:func:`kernel_args` flattened as Triton's launcher flattens tuples: one value per
+    kernel parameter but the trailing scratch pointers (what :class:`.packing.Packing`
+    packs), built directly."""
+    leaves = [t for group in io for t in group]
+    words, flags, aggs, incls = status.buffers
+    leaves += (words, flags, *aggs, *incls, status.counter, length, tiles, status.tile_base, status.epoch, tiles, 1)
+    return leaves
 
 
 def _leaves(args, out: list) -> list:
@@ -63,40 +85,13 @@ def _leaves(args, out: list) -> list:
     return out
 
 
-_INT_TYPES = {"i32": (ctypes.c_int32, -(1 << 31), I32_MAX), "i64": (ctypes.c_int64, -(1 << 63), (1 << 63) - 1)}
-
-
 def pack(params: list, args: tuple):
     """The kernel parameters of ``args`` (tuples flattened, as Triton's launcher does) for a
-    variant whose JSON lists ``params``: ``(array of void pointers, the ctypes values it
-    points to)``, or a string saying what does not match (a dtype, an alignment the
-    variant assumes, an integer outside its width, the count)."""
-    leaves = _leaves(args, [])
-    tail = [p for p in params if p.get("null")]
-    head = params[: len(params) - len(tail)]
-    if len(leaves) != len(head):
-        return f"{len(leaves)} arguments for {len(head)} parameters"
-    values = []
-    for value, p in zip(leaves, head):
-        kind = p["type"]
-        if kind.startswith("*"):
-            if not hasattr(value, "data_ptr"):
-                return f"{p['name']}: not a tensor"
-            dtype = TRITON_TYPES.get(str(value.dtype).rpartition(".")[2])
-            ptr = value.data_ptr()
-            if "*" + str(dtype) != kind:
-                return f"{p['name']}: {value.dtype} for {kind}"
-            if ptr % p["align"]:
-                return f"{p['name']}: not aligned to {p['align']} bytes"
-            values.append(ctypes.c_uint64(ptr))
-        else:
-            ctype, lo, hi = _INT_TYPES[kind]
-            if type(value) is not int or not lo <= value <= hi:
-                return f"{p['name']}: {value!r} is not {kind}"
-            values.append(ctype(value))
-    values += [ctypes.c_uint64(0) for _ in tail]  # no global or profile scratch (the builder checks)
-    array = (ctypes.c_void_p * len(values))(*[ctypes.addressof(v) for v in values])
-    return array, values
+    variant whose JSON lists ``params``: ``(array of pointers to the parameters, the
+    block holding them)``, or a string saying what does not match (a dtype, an alignment
+    the variant assumes, an integer outside its width, the count).  The loader keeps one
+    :class:`.packing.Packing` per loaded variant; this builds one per call."""
+    return Packing(params).pack(_leaves(args, []))
 
 
 class _Refused(Exception):
@@ -108,20 +103,14 @@ class TorchCuda:
 
     @staticmethod
     def capability(index: int) -> tuple:
-        import torch
-
         return tuple(torch.cuda.get_device_capability(index))
 
     @staticmethod
     def current_device() -> int:
-        import torch
-
         return torch.cuda.current_device()
 
     @staticmethod
     def capturing() -> bool:
-        import torch
-
         return torch.cuda.is_current_stream_capturing()
 
     @staticmethod
@@ -153,8 +142,11 @@ class Launcher:
                  cuda=TorchCuda, tile=planned_tile):
         self.get_driver, self.version, self.data_dir, self.specs = get_driver, version, data_dir, specs
         self.cuda, self.tile = cuda, tile
-        self.functions: dict = {}  # (variant name, cubin, context) -> CUfunction handle, or why not
+        self.functions: dict = {}  # (variant name, cubin, context) -> (CUfunction handle, Packing), or why not
         self.capabilities: dict = {}  # device index -> (major, minor)
+        # (device, strategy, dtypes, length class) -> (spec, plan): see variant()
+        self.choices: dict = {}
+        self.generation = planner.generation  # the planner's, when self.choices was filled
         self.launches = 0  # scans launched (tests and tools ask which path served a call)
 
     # -- what a call needs -------------------------------------------------------------
@@ -177,8 +169,6 @@ class Launcher:
             return f"strategy {c.strategy!r}"
         if lane_layout(request)[::2] != (1, 1):
             return "several lanes or interleaved streams"
-        from ...._arrays import as_torch
-
         x = as_torch(request.fields[0])
         if x.device.type != "cuda":
             return "not a CUDA tensor"
@@ -196,8 +186,6 @@ class Launcher:
         reason = self._device_reason(x.device)
         if reason:
             return reason
-        import torch
-
         acc = getattr(torch, acc_dtype)
         n = x.numel()
         if n == 0:
@@ -211,7 +199,30 @@ class Launcher:
         """``(spec, plan)`` of the shipped variant that runs the scan route's launch for a
         sum of ``config`` over ``n`` > 0 elements of ``x_dtype`` into ``acc`` (a torch
         dtype) on ``device``, or a reason (another strategy, a variant not shipped or
-        built with another Triton, a length it does not take)."""
+        built with another Triton, a length it does not take).
+
+        Remembered per length class, ``(n - 1).bit_length()``, as the planner remembers
+        its strategy and tile (the ``tile`` function must answer per class): within a
+        class the tile, and so every choice :func:`.variants.plan_1d` makes but the
+        number of tiles, is one (a power-of-two tile holds either all of the class's
+        lengths or none).  Not remembered while a tile is forced (a context variable: other
+        contexts may force none), nor refusals; forgotten when the planner's generation
+        moves (a table stored or forgotten, an override set or lifted)."""
+        key = None if planner.overridden() else (device, config.strategy, x_dtype, acc, (n - 1).bit_length())
+        if key is not None:
+            if self.generation != planner.generation:
+                self.choices.clear()
+                self.generation = planner.generation
+            try:
+                found = self.choices.get(key)
+            except TypeError:  # a device object that is not hashable (tests' stand-ins): not remembered
+                found = key = None
+            if found is not None:
+                spec, plan = found
+                if n > spec["max_length"]:
+                    return f"length {n} outside the variant"
+                return spec, plan if plan.single else Plan(*plan[:-1], -(-n // plan.block))
+        generation = planner.generation
         tile = self.tile(device, config, acc, n)
         if isinstance(tile, str):
             return tile
@@ -224,6 +235,10 @@ class Launcher:
             return f"built with triton {spec['triton']}, installed {self.version()}"
         if not 0 < n <= spec["max_length"]:
             return f"length {n} outside the variant"
+        if key is not None and generation == planner.generation and tile.block & (tile.block - 1) == 0:
+            if len(self.choices) >= MAX_CHOICES:
+                self.choices.clear()
+            self.choices[key] = (spec, plan)
         return spec, plan
 
     def _device_reason(self, device) -> str:
@@ -258,15 +273,24 @@ class Launcher:
             with drv.lock:  # one load per context, whichever thread comes first
                 fn = self.functions.get(key)
                 if fn is None:
-                    try:
-                        cubin = zlib.decompress((self.data_dir / spec["cubin"]).read_bytes())
-                        fn = drv.load(cubin, spec["name"], spec["shared"], device_index)
-                    except (OSError, zlib.error, _driver.CudaError) as e:
-                        fn = f"cannot load {spec['cubin']}: {e}"  # remembered: not tried again in this context
-                    self.functions[key] = fn
+                    fn = self.functions[key] = self._load(drv, spec, device_index)  # a refusal is not tried again
         if isinstance(fn, str):
             return fn
-        return drv, fn
+        return (drv,) + fn
+
+    def _load(self, drv, spec: dict, device_index: int):
+        """``(CUfunction handle, Packing)`` of the variant, loaded into the current
+        context, or why not: its cubin unreadable or not loadable, or its parameters not
+        laid out as :class:`.packing.Packing` packs them."""
+        try:
+            cubin = zlib.decompress((self.data_dir / spec["cubin"]).read_bytes())
+            packing = Packing(spec["params"])
+            mismatch = packing.mismatch(*cubin_parameters(cubin, spec["name"]))
+            if mismatch:
+                return f"cannot load {spec['cubin']}: {mismatch}"
+            return drv.load(cubin, spec["name"], spec["shared"], device_index), packing
+        except (OSError, zlib.error, ValueError, _driver.CudaError) as e:
+            return f"cannot load {spec['cubin']}: {e}"
 
     # -- the launch ----------------------------------------------------------------------
 
@@ -286,7 +310,7 @@ class Launcher:
                                load=not capturing)
         if isinstance(loaded, str):
             return False
-        drv, fn = loaded
+        drv, fn, packing = loaded
         stream = self.cuda.stream(device)
         if not plan.single and next_tile_base(device, stream) + plan.tiles > I32_MAX:
             return False  # the tile base would be an i64 argument: another variant
@@ -294,7 +318,7 @@ class Launcher:
         try:
             with single_pass(device, stream, plan.tiles, plan.tiles, (ident.dtype,), plan.words, single=plan.single,
                              placeholder=ident) as status:
-                packed = pack(spec["params"], kernel_args(io, status, x.numel(), plan.tiles))
+                packed = packing.pack(kernel_leaves(io, status, x.numel(), plan.tiles))
                 if isinstance(packed, str):
                     raise _Refused(packed)  # the reservation is given back (the counter zeroed)
                 drv.launch(fn, plan.tiles, spec["num_warps"], spec["shared"], stream, packed[0])
@@ -310,8 +334,6 @@ class Launcher:
         if isinstance(checked, str):
             return None
         x, out, spec, plan = checked
-        import torch
-
         acc = getattr(torch, request.acc_dtypes[0])
         y = out if out is not None else torch.empty(request.out_shape, dtype=acc, device=x.device)
         if spec is None:  # an empty input
@@ -335,8 +357,6 @@ class AotReplay:
     __slots__ = ("launcher", "spec", "plan", "shape", "dtype", "device", "ident", "generation", "torch")
 
     def __init__(self, launcher: Launcher, spec: dict, plan, shape: tuple, dtype, device, ident):
-        import torch
-
         self.launcher, self.spec, self.plan, self.shape, self.dtype = launcher, spec, plan, shape, dtype
         self.device, self.ident, self.torch = device, ident, torch
         self.generation = planner.generation
@@ -369,6 +389,15 @@ def _clear_capabilities() -> None:
 
 
 register_cache("prefixscan.backends.triton.aot.capabilities", _clear_capabilities)
+
+
+def _clear_choices() -> None:
+    """The variant chosen per length class (:meth:`Launcher.variant`)."""
+    for launcher in _default:
+        launcher.choices.clear()
+
+
+register_cache("prefixscan.backends.triton.aot.choices", _clear_choices)
 
 
 def default_launcher() -> Launcher:

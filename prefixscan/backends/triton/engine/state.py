@@ -21,15 +21,14 @@ runs at epoch 1 from tile 0 (the memset CUB issues before each look-back scan).
 
 from __future__ import annotations
 
-import contextlib
 import math
 from dataclasses import dataclass, field
-from typing import Iterator, NamedTuple
+from typing import NamedTuple
 
 from ....caches import register_cache
 
-__all__ = ["DeviceState", "Status", "single_pass", "state_for", "next_tile_base", "identity_tensor", "status_words",
-           "window_entries", "EPOCH_LIMIT", "MAX_STATUS_WORDS"]
+__all__ = ["DeviceState", "Status", "single_pass", "Reservation", "state_for", "next_tile_base", "identity_tensor",
+           "status_words", "window_entries", "EPOCH_LIMIT", "MAX_STATUS_WORDS"]
 
 EPOCH_LIMIT = 1 << 29  # tags hold epoch * 4 + state in 32 bits
 
@@ -181,24 +180,41 @@ class Status(NamedTuple):
     state: object = None
 
 
-@contextlib.contextmanager
 def single_pass(device, stream: int, tiles: int, entries: int, accs, words: int, *,
-                single: bool = False, placeholder=None) -> Iterator[Status]:
+                single: bool = False, placeholder=None) -> "Reservation":
     """Reserve the status of one launch of ``tiles`` tiles (``entries`` status entries of
     ``words`` words, or flags and values of torch dtypes ``accs``) on ``device`` and
-    ``stream``, for the block that launches it.  The tiles count as issued only when
-    the block returns; a block that raises resets the counter
-    (:meth:`DeviceState.launch_failed`).  ``single``: one tile per lane, no look-back,
-    no status: every buffer is ``placeholder`` (a small tensor of the launch)."""
+    ``stream``, for the block that launches it (``with single_pass(...) as status:``).
+    The tiles count as issued only when the block returns; a block that raises resets the
+    counter (:meth:`DeviceState.launch_failed`).  ``single``: one tile per lane, no
+    look-back, no status: every buffer is ``placeholder`` (a small tensor of the launch)."""
     if single:
-        yield Status((placeholder, placeholder, (placeholder,) * len(accs), (placeholder,) * len(accs)),
-                     placeholder, 0, 0)
-        return
+        return Reservation(None, 0, Status((placeholder, placeholder, (placeholder,) * len(accs),
+                                            (placeholder,) * len(accs)), placeholder, 0, 0))
     state = state_for(device, stream)
     status, flags, aggs, incls = state.begin(entries, accs, words)
-    try:
-        yield Status((status, flags, aggs, incls), state.counter, state.tiles_issued, state.epoch, state)
-    except BaseException:
-        state.launch_failed()
-        raise
-    state.tiles_issued += tiles
+    return Reservation(state, tiles, Status((status, flags, aggs, incls), state.counter, state.tiles_issued,
+                                            state.epoch, state))
+
+
+class Reservation:
+    """What :func:`single_pass` returns: a context manager whose block launches with
+    ``status`` (a class, not a generator's context manager: this runs on every launch,
+    and a generator costs microseconds more)."""
+
+    __slots__ = ("state", "tiles", "status")
+
+    def __init__(self, state, tiles: int, status: Status):
+        self.state, self.tiles, self.status = state, tiles, status
+
+    def __enter__(self) -> Status:
+        return self.status
+
+    def __exit__(self, kind, value, traceback) -> bool:
+        state = self.state
+        if state is not None:
+            if kind is not None:
+                state.launch_failed()
+            else:
+                state.tiles_issued += self.tiles
+        return False  # an exception goes on

@@ -39,6 +39,7 @@ from ....caches import register_cache
 from ..planning import planner, sources, table
 from ..planning.keys import Candidate, bucket_size, entry_key, size_bucket
 from ..planning.table import TuningCacheWarning, table_device
+from ..scan.job import lane_layout, torch_dtype  # not the route: it imports triton
 
 # The tuner itself (.measure, .search, .store) is imported only when a key is tuned: a
 # scan on a GPU that a shipped table serves never needs it, and importing it was a
@@ -60,8 +61,11 @@ DUEL_ROUNDS = 15
 WORKSPACE_COPIES = 16
 
 _attempted: set = set()  # (table path, key) tuned on first use already (or tried)
-_ensured: set = set()  # request signatures whose key is settled for this process: ensure_for returns at once
-_ENSURED_MAX = 4096  # signatures kept (shapes are part of them)
+# Length classes whose key is settled for this process: ensure_for returns at once.  A
+# class is (device index, accumulator dtypes, operator class, streams K, (M * K - 1).bit_length()):
+# the table key's size bucket is a range of these, so every length of a class has one key.
+_ensured: set = set()
+_ENSURED_MAX = 4096  # classes kept (a few per dtype and device in practice)
 _tune_lock = threading.Lock()  # one tuning at a time per process
 
 # Accumulator dtypes of a key, for a lookup that does not name them.
@@ -131,13 +135,11 @@ def ensure_for(request) -> None:
     config = request.config
     x = as_torch(request.fields[0])
     builtin = len(request.acc_dtypes) == 1 and bool(getattr(config.monoid, "builtin", False))
-    # Every non-replayed scan passes here: a repeated signature costs one set lookup.
-    seen = (x.get_device(), request.shape, request.axis, config.tuple_size, request.acc_dtypes, builtin)
+    B, M, K = lane_layout(request)
+    # Every non-replayed scan passes here: a length of a settled class costs one set lookup.
+    seen = (x.get_device(), request.acc_dtypes, builtin, K, (M * K - 1).bit_length())
     if seen in _ensured or interpreter_mode() or planner.overridden():
         return
-    from ..scan.job import lane_layout, torch_dtype  # not the route: it imports triton
-
-    B, M, K = lane_layout(request)
     if B * M * K == 0:
         return
     # Bool scans run as scans of 0/1 bytes (route.run_scan): their key is uint8's.

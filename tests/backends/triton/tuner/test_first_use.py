@@ -167,3 +167,47 @@ def test_interpreter_scans_never_tune_or_read_the_table(fake_gpu, monkeypatch):
     assert planner.choose_config(DEV, 8, False, 1 << 20, 1, True) == tiles.INTERPRETER_TILE
     assert planner.tuned_strategy(DEV, [torch.int64], 1 << 20, 1, True) == "decoupled_lookback"
     assert list(fake_gpu.iterdir()) == []
+
+
+def test_first_use_settles_each_length_class_once(monkeypatch):
+    """A new length of a length class whose key is settled costs a set lookup: the key
+    (and so the tuning) is asked once per (dtypes, operator class, streams, (M * K - 1)
+    .bit_length()), and again only for an answer that was not final or after a table change."""
+    from types import SimpleNamespace
+
+    from prefixscan.monoid import BUILTIN_OPS
+
+    asked, final = [], [True]
+
+    def resolve(device, nbytes, floating, opclass, K, n, **kw):
+        asked.append((nbytes, floating, opclass, K, n))
+        return None, final[0]
+
+    monkeypatch.setattr(first_use, "resolve", resolve)
+    monkeypatch.setattr(first_use, "table_device", lambda device: True)
+    monkeypatch.setattr(first_use, "interpreter_mode", lambda: False)
+    first_use.reset()
+
+    def ensure(shape, axis=None, acc="int32", tuple_size=1):
+        x = torch.zeros(shape, dtype=torch.int32)
+        lane = x.numel() if axis is None else shape[axis]
+        request = SimpleNamespace(
+            device="cuda", config=SimpleNamespace(monoid=BUILTIN_OPS["add"], tuple_size=tuple_size),
+            fields=[SimpleNamespace(obj=x, library="torch")], acc_dtypes=(acc,), shape=shape, axis=axis,
+            lane_len=lane)
+        before = len(asked)
+        first_use.ensure_for(request)
+        return len(asked) - before
+
+    assert ensure((1500,)) == 1
+    assert ensure((1025,)) == ensure((2048,)) == ensure((3, 1500), axis=1) == 0  # class 11, one lane or three
+    assert ensure((2049,)) == 1 and asked[-1][-1] == 2049  # class 12
+    assert ensure((1500, 4), axis=0) == 1 and asked[-1][-2:] == (4, 6000)  # four streams: a key of its own
+    assert ensure((1500,), acc="float32") == 1  # another accumulator
+    final[0] = False  # postponed (another thread tunes, a capture): asked again
+    assert ensure((100_000,)) == ensure((100_001,)) == 1
+    final[0] = True
+    assert ensure((100_002,)) == 1 and ensure((100_003,)) == 0
+    table.changed()  # a table stored or forgotten: every class is asked again
+    assert ensure((1500,)) == 1
+    first_use.reset()
