@@ -89,6 +89,15 @@ def _zeros(BL: tl.constexpr, ACC: tl.constexpr, COMPLEX: tl.constexpr):
 
 
 @triton.jit
+def _add_where(values, where, extra):
+    """``values + extra`` where ``where`` holds, else ``values`` (field tuples, broadcast)."""
+    out = ()
+    for i in tl.static_range(len(values)):
+        out = out + (tl.where(where, values[i] + extra[i], values[i]),)
+    return out
+
+
+@triton.jit
 def _expand(values, TIME_AXIS: tl.constexpr):
     """Per-lane ``[BL]`` fields broadcast over the tile's time axis."""
     out = ()
