@@ -41,7 +41,8 @@ VIEWS = frozenset({"aten::view", "aten::reshape", "aten::_reshape_alias", "aten:
                    "aten::expand_as", "aten::view_as", "aten::unbind", "aten::movedim", "aten::flatten",
                    "aten::contiguous", "aten::_unsafe_view", "aten::result_type", "aten::is_nonzero",
                    "aten::empty", "aten::empty_like", "aten::empty_strided", "aten::numpy_T",
-                   "aten::broadcast_tensors", "aten::chunk", "aten::split", "aten::to", "aten::type_as"})
+                   "aten::broadcast_tensors", "aten::chunk", "aten::split", "aten::to", "aten::type_as",
+                   "aten::new_empty"})
 
 
 def _top_level(events) -> list:

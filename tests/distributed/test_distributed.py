@@ -1,7 +1,7 @@
 """prefixscan.distributed with gloo on the CPU: three spawned ranks run every case
 in one process group (tests/distributed/workers.py), each checking its piece
-against the reference of the whole sequence; a world of one, which calls no
-collective; with NCCL on the GPUs present (one rank per GPU, up to three)."""
+against the reference of the whole sequence; two ranks; a world of one, which calls
+no collective; with NCCL on the GPUs present (one rank per GPU, up to three)."""
 
 from __future__ import annotations
 
@@ -46,6 +46,12 @@ def _spawn(tmp_path, world: int, backend: str) -> None:
 
 def test_every_case_on_three_ranks(tmp_path):
     _spawn(tmp_path, WORLD, "gloo")
+
+
+def test_every_case_on_two_ranks(tmp_path):
+    """Two ranks: no middle rank (the first rank's map is the last rank's incoming state
+    as it is, the last rank's reverse map the first's arriving adjoint; nothing composed)."""
+    _spawn(tmp_path, 2, "gloo")
 
 
 def test_every_case_on_one_rank(tmp_path):
