@@ -64,7 +64,7 @@ from ...backends.triton.runtime.launch import Launch
 from ...backends.triton.runtime.replay import Launched, Relaunch, StatusRenewal
 from ...caches import register_cache
 from .triton_decays import as_factor, log_affine_flat, log_affine_pair, then_decay, unit_decay
-from .triton_maps import (_add_where, _affine_flat, _affine_pair, _complex_affine_flat, _complex_affine_pair, _conj,
+from .triton_maps import (_add_at, _affine_flat, _affine_pair, _complex_affine_flat, _complex_affine_pair, _conj,
                           _expand, _load, _log_split, _mul, _mul_add, _restarts, _scan_position, _store, _tile, _zeros)
 
 __all__ = ["RecurrencePlan", "plan_for", "linear_recurrence", "linear_recurrence_backward",
@@ -148,7 +148,6 @@ def recurrence_kernel(io, status, counter_ptr, sizes, strides_a, strides_v, P, Q
     LINEAR_WALK: tl.constexpr = LOG and LOG_SPLIT and not LOOKBACK and not TOTAL
     FACTOR_LOG: tl.constexpr = LOG and not LINEAR_WALK
     tl.static_assert(not (RESTART and TOTAL), "lane maps of packed sequences are not taken")
-    tl.static_assert(BACKWARD or not HAS_FINAL, "a final adjoint is the backward's")
     zero = (tl.program_id(0) * 0).to(ACC)
     # The engine's tile id: in start order from the counter with the look-back, else the
     # program id (a walk: one program per lane block, no status).
@@ -220,9 +219,9 @@ def recurrence_kernel(io, status, counter_ptr, sizes, strides_a, strides_v, P, Q
             coef = _where(_restarts(flags_ptr, lane_mask, t + (behind if BACKWARD else 0), time_mask, T, BL, TIME_AXIS),
                           (cut, zero) if COMPLEX else (cut,), coef)
         value = _load(v_ptr, offs_v, mask, 0, ACC, COMPLEX)
-        if HAS_FINAL:  # the backward's first step, the lane's last (first, in reverse): the arriving adjoint
-            value = _add_where(value, _scan_position(t, T - 1 if REVERSE else 0, TIME_AXIS),
-                               _expand(_load(final_ptr, seed_index, lane_mask, 0, ACC, COMPLEX), TIME_AXIS))
+        if HAS_FINAL:  # the arriving adjoint, at the backward's first step: the lane's last (first, in reverse)
+            value = _add_at(value, t, T - 1 if REVERSE else 0, final_ptr, seed_index, lane_mask, ACC, COMPLEX,
+                            TIME_AXIS)
         if LINEAR_WALK:
             scanned = tl.associative_scan((tl.exp(coef[0]), value[0]), TIME_AXIS, _affine_flat, reverse=REVERSE)
         elif LOG and LOG_SPLIT:
@@ -579,8 +578,7 @@ def linear_recurrence_backward(a, h, grad, init, axis: int, reverse: bool, *, ne
     """``(dL/da or None, dL/db)`` of ``h = linear_recurrence(a, b, init, axis, reverse,
     restart=restart)`` from ``grad = dL/dh``, in one launch (complex values: torch's
     conjugate convention; ``log_space``: ``dL/da`` with respect to the log decays; 0 at
-    the restarts).  ``final`` (the lane shape, or None): an adjoint arriving from after
-    the last step (a later piece's), added to ``grad`` at the last step as it is read."""
+    the restarts).  ``final`` (lanes, or None): an adjoint from after the last step, added to its ``grad``."""
     import torch
 
     grad_b = torch.empty(h.shape, dtype=a.dtype, device=a.device)

@@ -89,11 +89,15 @@ def _zeros(BL: tl.constexpr, ACC: tl.constexpr, COMPLEX: tl.constexpr):
 
 
 @triton.jit
-def _add_where(values, where, extra):
-    """``values + extra`` where ``where`` holds, else ``values`` (field tuples, broadcast)."""
+def _add_at(values, t, step, ptr, lanes, lane_mask, ACC: tl.constexpr, COMPLEX: tl.constexpr,
+            TIME_AXIS: tl.constexpr):
+    """``values`` (a tile's field tuple at times ``t``) with the per-lane values at element
+    offsets ``lanes`` of ``ptr`` added at time ``step``."""
+    extra = _expand(_load(ptr, lanes, lane_mask, 0, ACC, COMPLEX), TIME_AXIS)
+    at = _scan_position(t, step, TIME_AXIS)
     out = ()
     for i in tl.static_range(len(values)):
-        out = out + (tl.where(where, values[i] + extra[i], values[i]),)
+        out = out + (tl.where(at, values[i] + extra[i], values[i]),)
     return out
 
 
