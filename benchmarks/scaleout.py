@@ -24,9 +24,10 @@ torch-local: one process, a process group of world size 1 (NCCL on cuda, gloo on
 ``prefixscan.distributed.scan`` (its two local passes, a reduction and a seeded scan, plus
 the collective) against ``prefixscan.scan`` of the same tensor, and the two local steps
 timed apart; the target is at most 1.5x (three passes over the data against two).
-``linear_recurrence`` likewise, as the first rank (its zero-start recurrence is its result:
-4/3 of the traffic) and as any other rank (a one-read reduction of its slice, then the
-recurrence from its incoming state: 5/3).
+``linear_recurrence`` likewise, without and with ``init``; a world of one runs the
+single-process recurrence of its slice (no lane maps, no collective), so these rows time
+that path: the ranks of a larger world (a one-read reduction of the slice, then the
+recurrence from its incoming state: 5/3 of the traffic) are timed by ``scaling.py``.
 
 Writes ``scaleout.json`` and ``scaleout.md`` under ``--out``.
 """
@@ -268,8 +269,8 @@ def bench_torch_local(args, log) -> list[dict]:
             init = torch.ones(lanes, device=device)
             single = measure(lambda: ps.linear_recurrence(a, b, init=init), args.repeats)
             with torch.no_grad():
-                # Rank 0 without init keeps its zero-start recurrence; any other rank runs it again from
-                # its incoming state, which init= stands for here.
+                # A world of one: the single-process recurrence, from zero or from init (the
+                # role names are those of a larger world's ranks, which scaling.py times).
                 for role, seed in (("first rank", None), ("other ranks", init)):
                     distributed = measure(lambda: psd.linear_recurrence(a, b, init=seed), args.repeats)
                     rows.append({"case": f"linear_recurrence float32 ({lanes}, T), {role}", "elements": n,

@@ -263,8 +263,9 @@ def recurrence_variants() -> dict:
     real and complex, float32 and bfloat16 data, and real log decays (``LOG``: float32,
     the pipelined walk and the look-back; ``LOG_SPLIT``'s scan forward and backward, time
     contiguous); packed sequences' restart flags (``RESTART``: float32, linear and log,
-    the forward's pipelined walk and the backward's look-back, one orientation each).  Per
-    variant: "ok" or the error."""
+    the forward's pipelined walk and the backward's look-back, one orientation each); the
+    backward's adjoint from after the end (``HAS_FINAL``: its pipelined walk and look-back).
+    Per variant: "ok" or the error."""
     from prefixscan.primitives.recurrence import triton_kernel as R, triton_maps as maps
 
     kernel = R.recurrence_kernel
@@ -291,20 +292,22 @@ def recurrence_variants() -> dict:
         else:
             pair, flat = maps._affine_pair, maps._affine_flat
         written = "fp32" if mode == "total" else data  # the lane maps are stored in the accumulator type
-        sig = dict(io=(f"*{data}", f"*{data}", f"*{data}", f"*{written}", f"*{written}", "*fp32", "*u8"),
+        # the adjoint from after the end (a later rank's): the backward's pipelined walk and look-back
+        final = mode == "backward" and (lookback or stages > 1)
+        sig = dict(io=(f"*{data}", f"*{data}", f"*{data}", f"*{written}", f"*{written}", "*fp32", "*u8", "*fp32"),
                    status=("*i64", "*i64", ("*i64",) * fields, ("*i64",) * fields), counter_ptr="*i64",
                    sizes=("i64",) * 3, strides_a=("i64",) * 4, strides_v=("i64",) * 4, P="i64", QB="i64", segs="i64",
                    tile_base="i64", epoch="i32")
         block_lanes = 64 if time_axis == 0 else (1 if lookback else 4)
         constexprs = dict(PAIR=pair, FLAT=flat, FIELDS=(triton.language.float32, complex_values, log, split),
                           MODE=(False, mode != "total", mode == "backward", mode == "backward", mode == "total",
-                                restart),
+                                restart, final),
                           TILE=(time_axis, lookback, 4096 // block_lanes, block_lanes, stages, 0),
                           PROTOCOL=(fields, 4, False))
         sig.update({k: "constexpr" for k in constexprs})
         src = ASTSource(kernel, sig, constexprs={(names.index(k),): v for k, v in constexprs.items()})
         label = (f"{mode}-{data}{'-complex' if complex_values else ''}{'-log' if log else ''}"
-                 f"{'-split' if split else ''}{'-restart' if restart else ''}-"
+                 f"{'-split' if split else ''}{'-restart' if restart else ''}{'-final' if final else ''}-"
                  f"{'lookback' if lookback else f'walk-stages{stages}'}-axis{time_axis}")
         # Lowered to LLVM in the plain real modes, the complex, log, split and restart
         # variations through Triton's GPU passes only (where their type errors are: a

@@ -44,6 +44,30 @@ def test_eager_gradient_equals_the_operators(log_space, reverse):
         torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12, msg=name)
 
 
+@pytest.mark.parametrize("log_space", [False, True], ids=["linear", "log"])
+@pytest.mark.parametrize("reverse", [False, True], ids=["fwd", "rev"])
+def test_backward_takes_an_adjoint_from_after_the_end(log_space, reverse):
+    """``backward_values(..., final=m)`` (what prefixscan.distributed runs on each rank's
+    slice, ``m`` the adjoint arriving from the later ranks) on the CPU's reverse
+    recurrence: the gradients of the slice with ``m`` added to dL/dh at its last step
+    (its first, in reverse), against autograd through a plain float64 loop."""
+    a, b, init, up = _inputs(11, log_space)
+    final = torch.randn(3, 5, generator=torch.Generator().manual_seed(5), dtype=F64)
+    params = torch_ops.RecurrenceParams(1, reverse, "cpu", log_space=log_space)
+    h = torch_ops.recurrence_values(params, a, b, init)
+    grad_a, grad_b = torch_ops.backward_values(params, a, h, up, init, True, final=final)
+    joined = up.clone()
+    joined[:, 0 if reverse else -1] += final
+    wa, wb = a.clone().requires_grad_(), b.clone().requires_grad_()
+    state, steps = init, [None] * a.shape[1]
+    for t in (range(a.shape[1] - 1, -1, -1) if reverse else range(a.shape[1])):
+        state = (wa[:, t].exp() if log_space else wa[:, t]) * state + wb[:, t]
+        steps[t] = state
+    want_a, want_b = torch.autograd.grad(torch.stack(steps, 1), (wa, wb), joined)
+    torch.testing.assert_close(grad_b, want_b, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(grad_a, want_a, rtol=1e-12, atol=1e-12)
+
+
 def test_eager_calls_do_not_enter_the_operator(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("the eager path entered prefixscan::linear_recurrence")

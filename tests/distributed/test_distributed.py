@@ -1,7 +1,7 @@
 """prefixscan.distributed with gloo on the CPU: three spawned ranks run every case
 in one process group (tests/distributed/workers.py), each checking its piece
-against the reference of the whole sequence; a world of one, which calls no
-collective; with NCCL on the GPUs present (one rank per GPU, up to three)."""
+against the reference of the whole sequence; two ranks; a world of one, which calls
+no collective; with NCCL on the GPUs present (one rank per GPU, up to three)."""
 
 from __future__ import annotations
 
@@ -28,9 +28,9 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _spawn(tmp_path, world: int, backend: str) -> None:
-    context = mp.start_processes(workers.run, args=(world, _free_port(), str(tmp_path), backend), nprocs=world,
-                                 join=False, start_method="spawn")
+def _spawn(tmp_path, world: int, backend: str, entry=workers.run) -> None:
+    args = (world, _free_port(), str(tmp_path)) + ((backend,) if entry is workers.run else ())
+    context = mp.start_processes(entry, args=args, nprocs=world, join=False, start_method="spawn")
     deadline = time.monotonic() + TIMEOUT_S
     try:
         while not context.join(timeout=1):
@@ -46,6 +46,20 @@ def _spawn(tmp_path, world: int, backend: str) -> None:
 
 def test_every_case_on_three_ranks(tmp_path):
     _spawn(tmp_path, WORLD, "gloo")
+
+
+def test_every_case_on_two_ranks(tmp_path):
+    """Two ranks: no middle rank (the first rank's map is the last rank's incoming state
+    as it is, the last rank's reverse map the first's arriving adjoint; nothing composed)."""
+    _spawn(tmp_path, 2, "gloo")
+
+
+@pytest.mark.interpreter
+def test_recurrence_on_the_triton_kernels(tmp_path):
+    """The recurrence's cases on three gloo ranks with the Triton backend selected for
+    CPU tensors, its kernels interpreted: the path the GPUs take."""
+    pytest.importorskip("triton")
+    _spawn(tmp_path, WORLD, "gloo", workers.run_recurrence_on_triton)
 
 
 def test_every_case_on_one_rank(tmp_path):

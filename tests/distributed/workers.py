@@ -4,7 +4,9 @@ against the single-process result); failures are written to ``<rank>.json``."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sys
 import traceback
 from pathlib import Path
@@ -97,34 +99,160 @@ def _check_scans(rank: int, world: int, rng, failures: list, device) -> None:
             failures.append(f"{name} cuts={cuts}: {traceback.format_exc()}")
 
 
-def _check_recurrence(rank: int, world: int, rng, failures: list, device) -> None:
-    big = 3 * 9000 * world  # slices of 27000 elements: the CPU's one-read reduce (from 8192), not its fallback
-    cases = [(50, [0] + sorted(rng.integers(0, 51, world - 1).tolist()) + [50], (0.5, 1.1)),
-             (50, [0] + [0] * (world - 1) + [50], (0.5, 1.1)),  # the first ranks empty: init passes through
-             (big // 3, [big // 3 * r // world for r in range(world + 1)], (0.999, 1.001))]
-    for case, (n, cuts, decays) in enumerate(cases):
+def _recurrence_cases(world: int, rng, big: bool = True) -> list:
+    """(name, shape of the whole a, of b, time axis, cuts, decay range, init: "tensor",
+    "scalar" or None, loss: "weights" or "sum", which of a, b, init require grad, dtype);
+    without ``big``, the large case's slices are small."""
+    big = 3 * (9000 if big else 20) * world  # slices of 27000 elements: the CPU's one-read reduce (from 8192)
+    every = ("a", "b", "init")
+
+    def cuts(n, case):
+        return _cuts(rng, n, world, case)
+
+    return [
+        ("(3, T) axis -1, init", (3, 50), (3, 50), -1, cuts(50, 0), (0.5, 1.1), "tensor", "weights", every, "f8"),
+        ("first ranks empty, init passes through", (3, 50), (3, 50), -1, [0] + [0] * (world - 1) + [50],
+         (0.5, 1.1), "tensor", "weights", every, "f8"),
+        ("large slices (the compiled reduce)", (3, big // 3), (3, big // 3), -1,
+         [big // 3 * r // world for r in range(world + 1)], (0.999, 1.001), "tensor", "weights", every, "f8"),
+        ("(B, T, C) axis 1, no init", (2, 40, 3), (2, 40, 3), 1, cuts(40, 1), (0.5, 1.1), None, "weights",
+         every, "f8"),
+        ("(T, C) axis 0, scalar init, h.sum()", (33, 3), (33, 3), 0, cuts(33, 2), (0.5, 1.1), "scalar", "sum",
+         every, "f8"),
+        ("decay broadcast over the batch, empty slice", (1, 41, 3), (2, 41, 3), 1, cuts(41, 3), (0.6, 1.0),
+         "tensor", "weights", every, "f8"),
+        ("last ranks empty, no init", (2, 30), (2, 30), 1, [0, 30] + [30] * (world - 1), (0.5, 1.1), None,
+         "weights", every, "f8"),
+        ("only b and init require grad", (3, 45), (3, 45), 1, cuts(45, 5), (0.5, 1.1), "tensor", "weights",
+         ("b", "init"), "f8"),
+        ("float32", (2, 37, 4), (2, 37, 4), 1, cuts(37, 6), (0.7, 1.0), "tensor", "weights", every, "f4"),
+        ("float16 (accumulated in float32)", (2, 29, 3), (2, 29, 3), 1, cuts(29, 7), (0.7, 1.0), "tensor",
+         "weights", every, "f2"),
+        ("bfloat16 (accumulated in float32)", (3, 31), (3, 31), -1, cuts(31, 8), (0.7, 1.0), None, "weights",
+         every, "bf16"),
+    ]
+
+
+#: dtype, and the tolerance of a result against the float64 reference of the same (rounded) data
+_DTYPES = {"f8": (torch.float64, {}), "f4": (torch.float32, dict(rtol=1e-5, atol=1e-5)),
+           "f2": (torch.float16, dict(rtol=1e-2, atol=1e-2)), "bf16": (torch.bfloat16, dict(rtol=3e-2, atol=3e-2))}
+
+
+def _check_recurrence(rank: int, world: int, rng, failures: list, device, interpreted: bool = False) -> None:
+    """Each rank's h and gradients of a, b and (rank 0) init against the single-process
+    ``prefixscan.linear_recurrence`` of the whole sequence and its autograd (float64
+    unless named): init a tensor, a scalar or absent; the time axis last, in the middle
+    and first; a decay broadcast over the batch; uneven and empty slices; a loss of
+    weights or ``h.sum()`` (an expanded gradient); ``a`` not requiring grad.  With more
+    than one rank: one ``all_gather`` forward and one backward, the single-GPU recurrence
+    and fused backward (``backward_values``, with the adjoint arriving from the right on
+    every rank but the last) once each; a world of one runs the plain path."""
+    module = sys.modules["prefixscan.distributed.recurrence"]
+    cases = _recurrence_cases(world, rng, big=not interpreted)
+    for name, shape_a, shape_b, axis, cuts, decays, init_kind, loss, grads, dtype in cases:
+        if interpreted and dtype == "bf16":
+            # Triton 3.6's interpreter loads a masked bfloat16 with other=1 as 0.0 (compiled
+            # Triton gives 1.0): the padded steps' decays zero the products (the GPU tests run it)
+            continue
         try:
+            dt, tol = _DTYPES[dtype]
+            ax = axis % len(shape_b)
             lo, hi = cuts[rank], cuts[rank + 1]
-            a = torch.tensor(rng.uniform(*decays, size=(3, n)), requires_grad=True)
-            b = torch.tensor(rng.normal(size=(3, n)), requires_grad=True)
-            init = torch.tensor(rng.normal(size=3), requires_grad=True)
-            weights = torch.tensor(rng.normal(size=(3, n)))
-            h = ps.linear_recurrence(a, b, init=init)  # the single-process result and gradients
-            (h * weights).sum().backward()
-            a_local = a.detach()[:, lo:hi].to(device).requires_grad_()
-            b_local = b.detach()[:, lo:hi].to(device).requires_grad_()
-            init_local = init.detach().to(device).requires_grad_()
-            h_local = psd.linear_recurrence(a_local, b_local, init=init_local)
-            (h_local * weights[:, lo:hi].to(device)).sum().backward()
-            torch.testing.assert_close(h_local.cpu(), h.detach()[:, lo:hi])
-            torch.testing.assert_close(a_local.grad.cpu(), a.grad[:, lo:hi])
-            torch.testing.assert_close(b_local.grad.cpu(), b.grad[:, lo:hi])
-            if rank == 0:
-                torch.testing.assert_close(init_local.grad.cpu(), init.grad)
+            lanes = shape_b[:ax] + shape_b[ax + 1:]
+
+            def rounded(values, needs):  # the data in dt, and in float64 for the reference
+                return torch.tensor(values).to(dt).double().requires_grad_(needs)
+
+            a = rounded(rng.uniform(*decays, size=shape_a), "a" in grads)
+            b = rounded(rng.normal(size=shape_b), "b" in grads)
+            init = None
+            if init_kind == "tensor":
+                init = rounded(rng.normal(size=lanes), "init" in grads)
+            elif init_kind == "scalar":
+                init = 0.7
+            weights = rounded(rng.normal(size=shape_b), False)
+            h = ps.linear_recurrence(a, b, init=init, axis=axis)  # the single-process result and gradients, float64
+            (h.sum() if loss == "sum" else (h * weights).sum()).backward()
+            a_local = a.detach().narrow(ax, lo, hi - lo).to(device, dt).requires_grad_("a" in grads)
+            b_local = b.detach().narrow(ax, lo, hi - lo).to(device, dt).requires_grad_("b" in grads)
+            init_local = init.detach().to(device, dt).requires_grad_() if isinstance(init, torch.Tensor) else init
+            gathers = mock.patch.object(module, "all_gather_tensors", wraps=module.all_gather_tensors)
+            fused = mock.patch.object(module, "backward_values", wraps=module.backward_values)
+            # a world of one runs prefixscan.linear_recurrence itself, not the distributed Function
+            plain = mock.patch.object(module._Recurrence, "apply", side_effect=AssertionError("distributed path")) \
+                if world == 1 else contextlib.nullcontext()
+            with gathers as gathered, fused as backward, plain:
+                h_local = psd.linear_recurrence(a_local, b_local, init=init_local, axis=axis)
+                forward_gathers = gathered.call_count
+                w_local = weights.narrow(ax, lo, hi - lo).to(device, dt)
+                (h_local.sum() if loss == "sum" else (h_local * w_local).sum()).backward()
+            if world > 1 and (forward_gathers, gathered.call_count) != (1, 2):
+                failures.append(f"{name}: all_gathers forward, in all {forward_gathers}, {gathered.call_count}")
+            if world > 1 and hi > lo:
+                arriving = backward.call_args.kwargs.get("final") if backward.call_count == 1 else "missing"
+                if backward.call_count != 1 or (arriving is None) != (rank == world - 1):
+                    failures.append(f"{name}: backward_values called {backward.call_count} times, final={arriving}")
+            for got in (h_local, a_local.grad, b_local.grad):
+                assert got is None or got.dtype == dt, f"{got.dtype} from {dt}"
+
+            def close(got, want):
+                torch.testing.assert_close(got.detach().cpu().double(), want.detach(), **tol)
+
+            close(h_local, h.narrow(ax, lo, hi - lo))
+            if "a" in grads:
+                close(a_local.grad, a.grad.narrow(ax, lo, hi - lo))
             else:
-                assert init_local.grad is None, "init is read on rank 0 only"
+                assert a_local.grad is None
+            close(b_local.grad, b.grad.narrow(ax, lo, hi - lo))
+            if isinstance(init, torch.Tensor):
+                if rank == 0:
+                    close(init_local.grad, init.grad)
+                else:
+                    assert init_local.grad is None, "init is read on rank 0 only"
         except Exception:  # noqa: BLE001
-            failures.append(f"linear_recurrence case {case} cuts={cuts}: {traceback.format_exc()}")
+            failures.append(f"linear_recurrence {name} cuts={cuts}: {traceback.format_exc()}")
+
+
+def _check_recurrence_derivative(rank: int, world: int, rng, failures: list, device) -> None:
+    """Gradcheck's test without a reference implementation: the directional derivative of
+    the loss summed over the ranks, float64, along one random direction of every rank's
+    a and b and of init, by central differences against the gradients' inner product
+    with it (every rank calls the function as often: no rank waits on another's)."""
+    try:
+        n, axis = 23, 1
+        cuts = _cuts(rng, n, world, 1)
+        lo, hi = cuts[rank], cuts[rank + 1]
+        a = torch.tensor(rng.uniform(0.5, 1.1, size=(2, n, 3)))
+        b, weights, va, vb = (torch.tensor(rng.normal(size=(2, n, 3))) for _ in range(4))
+        init, vi = (torch.tensor(rng.normal(size=(2, 3))) for _ in range(2))
+        pieces = [t.narrow(axis, lo, hi - lo).to(device) for t in (a, b, weights, va, vb)]
+        a_l, b_l, w_l, va_l, vb_l = pieces
+        init_l, vi_l = init.to(device), vi.to(device)
+
+        def total(x):
+            return x if world == 1 else _all_sum(x)
+
+        def loss(step):
+            h = psd.linear_recurrence(a_l + step * va_l, b_l + step * vb_l, init=init_l + step * vi_l, axis=axis)
+            return total((h * w_l).sum().reshape(1))
+
+        eps = 1e-6
+        numeric = (loss(eps) - loss(-eps)) / (2 * eps)
+        a_g, b_g, i_g = (t.clone().requires_grad_() for t in (a_l, b_l, init_l))
+        (psd.linear_recurrence(a_g, b_g, init=i_g, axis=axis) * w_l).sum().backward()
+        inner = (a_g.grad * va_l).sum() + (b_g.grad * vb_l).sum()
+        if rank == 0:
+            inner = inner + (i_g.grad * vi_l).sum()
+        analytic = total(inner.reshape(1))
+        torch.testing.assert_close(analytic.cpu(), numeric.cpu(), rtol=1e-6, atol=1e-8)
+    except Exception:  # noqa: BLE001
+        failures.append(f"linear_recurrence directional derivative: {traceback.format_exc()}")
+
+
+def _all_sum(x: torch.Tensor) -> torch.Tensor:
+    x = x.clone()
+    dist.all_reduce(x)
+    return x
 
 
 def _check_errors(rank: int, world: int, failures: list, device) -> None:
@@ -205,6 +333,28 @@ def _no_collective(name: str):
     return refuse
 
 
+def run_recurrence_on_triton(rank: int, world: int, port: int, directory: str) -> None:
+    """One rank of the recurrence's checks with gloo, CPU tensors and the Triton backend
+    selected for them, its kernels in the interpreter (TRITON_INTERPRET=1): the GPU's
+    code path (the lane-maps kernel on the shifted views, the maps composed by it in
+    float64, the fused backward with its ``final`` adjoint) without a GPU; small slices."""
+    from prefixscan import dispatch
+
+    os.environ["TRITON_INTERPRET"] = "1"
+    triton = dispatch.get_backend("triton")
+    select = dispatch.select_backend
+    dispatch.select_backend = lambda name, device: triton if name is None else select(name, device)
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
+    failures: list = []
+    try:
+        rng = np.random.default_rng(1234)
+        _check_recurrence(rank, world, rng, failures, torch.device("cpu"), interpreted=True)
+        _check_recurrence_derivative(rank, world, rng, failures, torch.device("cpu"))
+    finally:
+        Path(directory, f"{rank}.json").write_text(json.dumps(failures))
+        dist.destroy_process_group()
+
+
 def run(rank: int, world: int, port: int, directory: str, backend: str = "gloo") -> None:
     """One rank: gloo on CPU tensors, or NCCL on the GPU of its own rank."""
     device = torch.device("cuda", rank) if backend == "nccl" else torch.device("cpu")
@@ -220,6 +370,7 @@ def run(rank: int, world: int, port: int, directory: str, backend: str = "gloo")
                     setattr(dist, name, _no_collective(name))
         _check_scans(rank, world, rng, failures, device)
         _check_recurrence(rank, world, rng, failures, device)
+        _check_recurrence_derivative(rank, world, rng, failures, device)
         _check_one_round(rank, world, rng, failures, device)
         _check_resident(rank, world, rng, failures, device)
         _check_errors(rank, world, failures, device)

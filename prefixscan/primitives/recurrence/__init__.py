@@ -28,7 +28,8 @@ Stone 1973), with one-pass kernels where a backend has them.
 IMPLEMENTATIONS = {"cpu": "prefixscan.primitives.recurrence.cpu",
                    "triton": "prefixscan.primitives.recurrence.triton"}
 #: backend name -> the module implementing ``linear_recurrence_backward`` (the
-#: backward with ``dL/da`` fused); elsewhere the reverse recurrence runs.
+#: backward with ``dL/da`` fused, taking ``final``: an adjoint arriving from after the
+#: last step); elsewhere the reverse recurrence runs.
 FUSED_BACKWARD = {"triton": "prefixscan.primitives.recurrence.triton"}
 #: backends whose ``linear_recurrence`` and ``linear_recurrence_backward`` take
 #: ``restart`` (a flag per step where packed sequences start, applied in the kernel);

@@ -65,17 +65,18 @@ def run_recurrence(backend_name: str | None, a: Any, b: Any, init: Any, axis: in
 
 def run_recurrence_backward(backend_name: str | None, a: Any, h: Any, grad: Any, init: Any, axis: int,
                             reverse: bool, deterministic: bool, need_a: bool, log_space: bool = False,
-                            restart: Any = None) -> tuple | None:
+                            restart: Any = None, final: Any = None) -> tuple | None:
     """``(dL/da or None, dL/db)`` by the backend's fused backward, or None where it has none
     (``log_space``: ``a`` holds log decays, and ``dL/da`` is with respect to them;
-    ``restart``: the forward's restart flags, where ``dL/da`` is 0)."""
+    ``restart``: the forward's restart flags, where ``dL/da`` is 0; ``final``: the adjoint
+    arriving from after the last step, of the lane shape, added to ``grad`` there)."""
     backend = dispatch.select_backend(backend_name, a.device.type)
     if backend.NAME not in FUSED_BACKWARD or (restart is not None and backend.NAME not in RESTARTING):
         return None  # the reverse recurrence runs through the operator
     fused = dispatch.implementation("linear_recurrence_backward", FUSED_BACKWARD, backend)
     flags = {} if restart is None else {"restart": restart}  # only a RESTARTING backend takes them
     return fused.linear_recurrence_backward(a, h, grad, init, axis, reverse, deterministic, need_a,
-                                            log_space=log_space, **flags)
+                                            log_space=log_space, final=final, **flags)
 
 
 def run_host_recurrence(backend_name: str | None, a: Any, b: Any, init: Any, axis: int, reverse: bool,

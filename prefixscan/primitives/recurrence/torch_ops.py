@@ -183,17 +183,20 @@ def recurrence_backward_op(a: torch.Tensor, h: torch.Tensor, grad: torch.Tensor,
 
 
 def backward_values(params: RecurrenceParams, a, h, grad, init, need_a: bool,
-                    restart: Optional[torch.Tensor] = None) -> tuple[torch.Tensor, torch.Tensor]:
+                    restart: Optional[torch.Tensor] = None,
+                    final: Optional[torch.Tensor] = None) -> tuple[torch.Tensor, torch.Tensor]:
     """The body of ``prefixscan::linear_recurrence_backward`` (called directly by the
-    eager gradient)."""
+    eager gradient and by :mod:`prefixscan.distributed`'s).  ``final`` (the lane shape, or
+    None): an adjoint arriving from after the last step (the first, in reverse), a later
+    piece's, taken as added to ``grad`` there."""
     a, h, grad = a.detach().resolve_conj(), h.detach().resolve_conj(), grad.detach().resolve_conj()
     seed = None if init is None else init.detach().resolve_conj()
     fused = None
     if params.strategy == "auto":
         fused = run_recurrence_backward(params.backend, a, h, grad, seed, params.axis, params.reverse,
-                                        params.deterministic, need_a, params.log_space, restart)
+                                        params.deterministic, need_a, params.log_space, restart, final)
     grad_a, grad_b = (fused if fused is not None else
-                      reverse_recurrence(params, a, seed, h, grad, need_a, restart))
+                      reverse_recurrence(params, a, seed, h, grad, need_a, restart, final))
     if grad_a is None:
         grad_a = a.new_empty((0,))
     return fresh_output(grad_a, a, h, grad), fresh_output(grad_b, a, h, grad)
@@ -295,18 +298,21 @@ def recurrence_backward(params: RecurrenceParams, a, init, h, grad, init_dtype, 
 
 
 def reverse_recurrence(params: RecurrenceParams, a, init, h, grad, need_a: bool,
-                       restart: Optional[torch.Tensor] = None):
+                       restart: Optional[torch.Tensor] = None, final: Optional[torch.Tensor] = None):
     """``(grad a or None, grad b)`` by the reverse recurrence of ``grad`` through the
-    ``prefixscan::linear_recurrence`` operator, then ``grad a = grad b * conj(h[t-1])``
-    (times ``exp(a[t])`` for log decays; 0 at the ``restart`` flags)."""
+    ``prefixscan::linear_recurrence`` operator (from ``final``, the adjoint arriving from
+    after the last step, where given), then ``grad a = grad b * conj(h[t-1])`` (times
+    ``exp(a[t])`` for log decays; 0 at the ``restart`` flags)."""
     axis, reverse = params.axis, params.reverse
     a_c = _conj(restarted(a, restart, axis, params.log_space))
     blank = torch.zeros_like(a_c.narrow(axis, 0, 1))
     # grad b[t] = grad h[t] + conj(a[t+1]) grad b[t+1]: the recurrence run the other way.
     # The step shifted in is taken first, from a zero state: its decay is never used
-    # (0, or log 1 in log space).
-    a_next = _shift(a_c, axis, toward_end=reverse, fill=blank)
-    grad_b = torch.ops.prefixscan.linear_recurrence(a_next, grad.to(a.dtype).contiguous(), None,
+    # (0, or log 1 in log space); from ``final`` it is 1 (log 1), which passes it on.
+    unit = final is not None and not params.log_space
+    a_next = _shift(a_c, axis, toward_end=reverse, fill=torch.ones_like(blank) if unit else blank)
+    start = None if final is None else final.to(a.dtype)
+    grad_b = torch.ops.prefixscan.linear_recurrence(a_next, grad.to(a.dtype).contiguous(), start,
                                                     *replace(params, reverse=not reverse).args())
     grad_a = None
     if need_a:

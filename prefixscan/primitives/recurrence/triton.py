@@ -36,9 +36,11 @@ def linear_recurrence_total(a, b, axis: int, reverse: bool, log_space: bool = Fa
 
 
 def linear_recurrence_backward(a, h, grad, init, axis: int, reverse: bool, deterministic: bool, need_a: bool,
-                               log_space: bool = False, restart=None):
-    """The recurrence kernel run backwards, ``dL/da`` fused (:mod:`.triton_kernel`)."""
+                               log_space: bool = False, restart=None, final=None):
+    """The recurrence kernel run backwards, ``dL/da`` fused (:mod:`.triton_kernel`);
+    ``final``: the adjoint arriving from after the last step (a later piece's), or None."""
     if not kernel.supports(a.dtype) or (log_space and a.is_complex()):
         return None
     return kernel.linear_recurrence_backward(a, h, grad, init, axis, reverse, need_a=need_a,
-                                             deterministic=deterministic, log_space=log_space, restart=restart)
+                                             deterministic=deterministic, log_space=log_space, restart=restart,
+                                             final=final)

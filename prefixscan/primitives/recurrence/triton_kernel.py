@@ -37,10 +37,10 @@ reads ``a`` and ``b`` once and stores only each lane's map (the product of ``a``
 and the last state from zero), nothing of ``h``.
 
 The backward is the same kernel run the other way: ``dL/db[t] = dL/dh[t] +
-conj(a[t+1]) dL/db[t+1]`` (the coefficient read one step behind in the backward's
-own scan order), and ``dL/da[t] = dL/db[t] conj(h[t-1])`` with ``h[-1] = init``,
-fused where ``dL/db`` is in registers (Martin & Cundy 2018, "Parallelizing Linear
-Recurrent Neural Nets Over Sequence Length", section 2.2).  Complex values are
+conj(a[t+1]) dL/db[t+1]`` (the coefficient read one step behind in the backward's own
+scan order; a later piece's adjoint joins the last ``dL/dh``), and ``dL/da[t] = dL/db[t]
+conj(h[t-1])`` with ``h[-1] = init``, fused where ``dL/db`` is in registers (Martin &
+Cundy 2018, "Parallelizing Linear Recurrent Neural Nets Over Sequence Length", section 2.2).  Complex values are
 interleaved (re, im) pairs scanned as four real fields; 16-bit floats accumulate
 in float32 and are rounded once.  Design and measurements: docs/design/recurrence.md.
 The backend's entry points, which the registry finds, are in :mod:`.triton`.
@@ -64,8 +64,8 @@ from ...backends.triton.runtime.launch import Launch
 from ...backends.triton.runtime.replay import Launched, Relaunch, StatusRenewal
 from ...caches import register_cache
 from .triton_decays import as_factor, log_affine_flat, log_affine_pair, then_decay, unit_decay
-from .triton_maps import (_affine_flat, _affine_pair, _complex_affine_flat, _complex_affine_pair, _conj, _expand,
-                          _load, _log_split, _mul, _mul_add, _restarts, _scan_position, _store, _tile, _zeros)
+from .triton_maps import (_add_at, _affine_flat, _affine_pair, _complex_affine_flat, _complex_affine_pair, _conj,
+                          _expand, _load, _log_split, _mul, _mul_add, _restarts, _scan_position, _store, _tile, _zeros)
 
 __all__ = ["RecurrencePlan", "plan_for", "linear_recurrence", "linear_recurrence_backward",
            "linear_recurrence_total", "supports"]
@@ -81,13 +81,13 @@ def recurrence_kernel(io, status, counter_ptr, sizes, strides_a, strides_v, P, Q
                       PAIR: tl.constexpr, FLAT: tl.constexpr, FIELDS: tl.constexpr, MODE: tl.constexpr,
                       TILE: tl.constexpr, PROTOCOL: tl.constexpr):
     """Arguments in groups: ``io`` the pointers (a, v = b or dL/dh, h, out, da, seed,
-    restart flags);
+    restart flags, final adjoint);
     ``sizes`` (P2, T, Q) and ``strides_a``, ``strides_v`` (s_p1, s_p2, s_t, s_q) of a and v,
     specialized (Triton specializes every integer inside a tuple); the counts P, QB and
     segs not; ``PAIR``, ``FLAT`` the combines (each its own constexpr: Triton keys its disk
     cache by a function's source only where it is not inside a tuple); ``FIELDS``
     (ACC, COMPLEX, LOG, LOG_SPLIT); ``MODE`` (REVERSE, HAS_SEED, BACKWARD, NEED_A, TOTAL,
-    RESTART);
+    RESTART, HAS_FINAL);
     ``TILE`` (TIME_AXIS, LOOKBACK, BT, BL, STAGES, CHUNKS); ``PROTOCOL`` (WORDS, WINDOW,
     CHAINED).
 
@@ -99,7 +99,8 @@ def recurrence_kernel(io, status, counter_ptr, sizes, strides_a, strides_v, P, Q
     is the chunk count in the interpreter, which cannot range over a runtime bound (0
     compiled: computed from ``T``).
     Backward: ``out = dL/db`` of ``v = dL/dh`` with the coefficients ``conj(a)`` read one
-    step behind in scan order, and ``da = dL/da`` from ``h`` (seeded by the forward's init).
+    step behind in scan order, and ``da = dL/da`` from ``h`` (seeded by the forward's init);
+    ``HAS_FINAL``: the adjoint from after the lane's end (``final_ptr``) joins its last ``dL/dh``.
     ``a``/``v`` are at ``p1 * s_p1 + p2 * s_p2 + t * s_t + q * s_q``; ``out``, ``da`` and
     ``h`` contiguous ``(P, T, Q)``.  Programs: lane blocks (times ``segs`` tiles with
     ``LOOKBACK``).
@@ -114,7 +115,7 @@ def recurrence_kernel(io, status, counter_ptr, sizes, strides_a, strides_v, P, Q
     where a sequence starts: the decay there reads as 0 (a log decay as -inf), so the
     state restarts, and the backward gives it no gradient (the decay one step behind in
     its own order reads as 0 where the forward's did, and ``dL/da`` is 0 there)."""
-    a_ptr, v_ptr, h_ptr, out_ptr, da_ptr, seed_ptr, flags_ptr = io
+    a_ptr, v_ptr, h_ptr, out_ptr, da_ptr, seed_ptr, flags_ptr, final_ptr = io
     P2, T, Q = sizes
     sa_p1, sa_p2, sa_t, sa_q = strides_a
     sv_p1, sv_p2, sv_t, sv_q = strides_v
@@ -128,6 +129,7 @@ def recurrence_kernel(io, status, counter_ptr, sizes, strides_a, strides_v, P, Q
     NEED_A: tl.constexpr = MODE[3]
     TOTAL: tl.constexpr = MODE[4]
     RESTART: tl.constexpr = MODE[5]
+    HAS_FINAL: tl.constexpr = MODE[6]
     TIME_AXIS: tl.constexpr = TILE[0]
     LOOKBACK: tl.constexpr = TILE[1]
     BT: tl.constexpr = TILE[2]
@@ -217,6 +219,9 @@ def recurrence_kernel(io, status, counter_ptr, sizes, strides_a, strides_v, P, Q
             coef = _where(_restarts(flags_ptr, lane_mask, t + (behind if BACKWARD else 0), time_mask, T, BL, TIME_AXIS),
                           (cut, zero) if COMPLEX else (cut,), coef)
         value = _load(v_ptr, offs_v, mask, 0, ACC, COMPLEX)
+        if HAS_FINAL:  # the arriving adjoint, at the backward's first step: the lane's last (first, in reverse)
+            value = _add_at(value, t, T - 1 if REVERSE else 0, final_ptr, seed_index, lane_mask, ACC, COMPLEX,
+                            TIME_AXIS)
         if LINEAR_WALK:
             scanned = tl.associative_scan((tl.exp(coef[0]), value[0]), TIME_AXIS, _affine_flat, reverse=REVERSE)
         elif LOG and LOG_SPLIT:
@@ -441,7 +446,7 @@ def _fields(t):
 
 
 def _launch(*, a, v, h, out, da, seed, axis: int, reverse: bool, backward: bool, deterministic: bool,
-            plan: RecurrencePlan | None, total: bool = False, log: bool = False, flags=None):
+            plan: RecurrencePlan | None, total: bool = False, log: bool = False, flags=None, final=None):
     import torch
 
     shape = tuple(a.shape)
@@ -452,12 +457,13 @@ def _launch(*, a, v, h, out, da, seed, axis: int, reverse: bool, backward: bool,
     fields = _fields(out)
     io = (_fields(a), _fields(v), _fields(h) if h is not None else fields, fields,
           _fields(da) if da is not None else fields, _fields(seed) if seed is not None else fields,
-          flags if flags is not None else fields)
+          flags if flags is not None else fields, _fields(final) if final is not None else fields)
     # A signature launched before replays its compiled kernel (planned replay: the
     # variant key and the arguments built once, docs/design/host-path.md).
     # The tensors' own dtypes: a complex tensor's fields are a real view (complex64 and float32
     # tensors give the kernel float32 pointers, and their launches differ).
-    tensors = tuple([None if t is None else (t.dtype, not t.data_ptr() % 16) for t in (a, v, h, out, da, seed, flags)])
+    tensors = tuple([None if t is None else (t.dtype, not t.data_ptr() % 16)
+                     for t in (a, v, h, out, da, seed, flags, final)])
     key = (geometry, out.device, tensors, reverse, backward, deterministic, plan, total, log)
     replay = _replays.get(key)
     if replay is not None and replay(io):
@@ -483,7 +489,7 @@ def _launch(*, a, v, h, out, da, seed, axis: int, reverse: bool, backward: bool,
                       FIELDS=(tl.float64 if acc == torch.float64 else tl.float32, complex_values, log,
                               log and plan.log_split),
                       MODE=(reverse, seed is not None, backward, backward and da is not None, total,
-                            flags is not None),
+                            flags is not None, final is not None),
                       TILE=(0 if Q > 1 else 1, plan.lookback, plan.block_time, plan.block_lanes, plan.stages,
                             (1 if plan.lookback else -(-T // plan.block_time)) if interpreter else 0),
                       PROTOCOL=(words, 1 if deterministic else plan.window, deterministic))
@@ -570,11 +576,11 @@ def linear_recurrence_total(a, b, axis: int, reverse: bool, *, plan: RecurrenceP
 
 def linear_recurrence_backward(a, h, grad, init, axis: int, reverse: bool, *, need_a: bool = True,
                                deterministic: bool = False, plan: RecurrencePlan | None = None,
-                               log_space: bool = False, restart=None):
+                               log_space: bool = False, restart=None, final=None):
     """``(dL/da or None, dL/db)`` of ``h = linear_recurrence(a, b, init, axis, reverse,
     restart=restart)`` from ``grad = dL/dh``, in one launch (complex values: torch's
     conjugate convention; ``log_space``: ``dL/da`` with respect to the log decays; 0 at
-    the restarts)."""
+    the restarts).  ``final`` (lanes, or None): an adjoint from after the last step, added to its ``grad``."""
     import torch
 
     grad_b = torch.empty(h.shape, dtype=a.dtype, device=a.device)
@@ -582,7 +588,8 @@ def linear_recurrence_backward(a, h, grad, init, axis: int, reverse: bool, *, ne
     if grad_b.numel():
         seed = _seed(init, tuple(h.shape), axis, _accumulator(a.dtype)) if need_a else None
         _launch(a=a, v=grad.to(a.dtype), h=h, out=grad_b, da=grad_a, seed=seed, axis=axis, reverse=not reverse,
-                backward=True, deterministic=deterministic, plan=plan, log=log_space, flags=_flags(restart))
+                backward=True, deterministic=deterministic, plan=plan, log=log_space, flags=_flags(restart),
+                final=_seed(final, tuple(h.shape), axis, _accumulator(a.dtype)))
     return grad_a, grad_b
 
 

@@ -89,6 +89,19 @@ def _zeros(BL: tl.constexpr, ACC: tl.constexpr, COMPLEX: tl.constexpr):
 
 
 @triton.jit
+def _add_at(values, t, step, ptr, lanes, lane_mask, ACC: tl.constexpr, COMPLEX: tl.constexpr,
+            TIME_AXIS: tl.constexpr):
+    """``values`` (a tile's field tuple at times ``t``) with the per-lane values at element
+    offsets ``lanes`` of ``ptr`` added at time ``step``."""
+    extra = _expand(_load(ptr, lanes, lane_mask, 0, ACC, COMPLEX), TIME_AXIS)
+    at = _scan_position(t, step, TIME_AXIS)
+    out = ()
+    for i in tl.static_range(len(values)):
+        out = out + (tl.where(at, values[i] + extra[i], values[i]),)
+    return out
+
+
+@triton.jit
 def _expand(values, TIME_AXIS: tl.constexpr):
     """Per-lane ``[BL]`` fields broadcast over the tile's time axis."""
     out = ()

@@ -56,7 +56,8 @@ def test_every_recurrence_variant_compiles():
     orientations, real and complex fields, float32 and bfloat16 data, real log decays in float32 (the
     pipelined walk and the look-back, and their split scans; forward direction, non-deterministic window: the other flags change
     index arithmetic and the look-back's window only), and packed sequences' restart flags
-    (float32, linear and log: the forward's pipelined walk, the backward's look-back).
+    (float32, linear and log: the forward's pipelined walk, the backward's look-back), and
+    the backward's adjoint from after the end (its pipelined walk and look-back).
     The plain modes are lowered to LLVM, the variations through Triton's GPU passes (where
     their type errors are); ptxas runs in the GPU tests."""
     result = json.loads(_run_tool("tools/compile_report.py", "--recurrence"))
@@ -64,6 +65,7 @@ def test_every_recurrence_variant_compiles():
     assert sum(label.split("-")[2] == "log" for label in result) == 18
     assert sum("-split-" in label for label in result) == 6
     assert sum("-restart-" in label for label in result) == 4
+    assert sum("-final-" in label for label in result) == 20
 
 
 def test_status_words_are_read_by_atomics_only():

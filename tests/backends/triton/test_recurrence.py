@@ -112,6 +112,36 @@ def test_forward_and_fused_backward(rng, plan, layout, reverse, dtype):
     torch.testing.assert_close(_wide(grad_a), ea, rtol=2e-5, atol=2e-5)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.complex64, torch.float64], ids=["f32", "c64", "f64"])
+@pytest.mark.parametrize("reverse", [False, True], ids=["fwd", "rev"])
+@pytest.mark.parametrize("layout", LAYOUTS, ids=["BTC", "BCT"])
+@pytest.mark.parametrize("plan", sorted(PLANS))
+def test_fused_backward_takes_an_adjoint_from_after_the_end(rng, plan, layout, reverse, dtype):
+    """``final``: the adjoint arriving from after the lane's last step (its first, in
+    reverse; a later rank's in prefixscan.distributed) joins ``dL/dh`` at that step:
+    against autograd through a float64 loop fed the gradient with it added there, with
+    ``init`` (dL/da at the first step).  Without ``dL/da`` too."""
+    shape, axis = layout
+    lanes = shape[:axis] + shape[axis + 1:]
+    a, b = _data(rng, shape, dtype)
+    init, final = _data(rng, lanes, dtype)[1], _data(rng, lanes, dtype)[1]
+    grad = _data(rng, shape, dtype)[1]
+    chosen = PLANS[plan](shape[-1] if axis == 1 else 1)
+    h = R.linear_recurrence(a, b, init, axis, reverse, plan=chosen)
+    grad_a, grad_b = R.linear_recurrence_backward(a, h, grad, init, axis, reverse, plan=chosen, final=final)
+    joined = _wide(grad).clone()
+    joined.select(axis, 0 if reverse else shape[axis] - 1).add_(_wide(final))
+    wa, wb = (_wide(t).requires_grad_() for t in (a, b))
+    ea, eb = torch.autograd.grad(_loop(wa, wb, _wide(init), axis, reverse), (wa, wb), joined)
+    tol = 1e-12 if dtype == torch.float64 else 2e-5
+    torch.testing.assert_close(_wide(grad_b), eb, rtol=tol, atol=tol)
+    torch.testing.assert_close(_wide(grad_a), ea, rtol=tol, atol=tol)
+    none_a, only_b = R.linear_recurrence_backward(a, h, grad, None, axis, reverse, plan=chosen, need_a=False,
+                                                  final=final)
+    assert none_a is None
+    torch.testing.assert_close(_wide(only_b), eb, rtol=tol, atol=tol)
+
+
 @pytest.mark.parametrize("split", [False, True], ids=["composed", "split"])
 @pytest.mark.parametrize("layout", [((1, 17, 4), 1), ((1, 2, 17), 2)], ids=["BTC", "BCT"])
 @pytest.mark.parametrize("plan", sorted(PLANS))
