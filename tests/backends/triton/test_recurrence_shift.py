@@ -7,7 +7,7 @@ Interpreter: tiles of 2 to 16 steps by 1 to 4 lanes, so that lengths of 1, prime
 exact multiples cross vector, tile and chunk boundaries; vectors of 2, 4 and 8 elements
 (float64, float32, 16-bit floats); both orientations, the walk and the look-back, both
 directions, with and without init, log decays, restart flags, complex values, no dL/da,
-a decay broadcast over time.  The data are random, ``h`` too (the backward takes any).
+a decay broadcast over time, an adjoint arriving from after the end.  The data are random, ``h`` too (the backward takes any).
 GPU: the benchmark's shapes and their neighbours under the default tilings.
 """
 
@@ -44,9 +44,11 @@ class Case:
     restart: bool = False
     need_a: bool = True
     broadcast: bool = False  # a decay per lane, the same at every step (stride 0 along time)
+    final: bool = False  # an adjoint arriving from after the lane's end (a later piece's)
 
     def __str__(self):
-        flags = [name for name in ("lookback", "reverse", "log", "restart", "broadcast") if getattr(self, name)]
+        flags = [name for name in ("lookback", "reverse", "log", "restart", "broadcast", "final")
+                 if getattr(self, name)]
         flags += [] if self.init else ["no-init"]
         flags += [] if self.need_a else ["no-da"]
         return (f"{'x'.join(map(str, self.shape))}-axis{self.axis}-{self.block_lanes}x{self.block_time}-"
@@ -73,12 +75,14 @@ CASES = [
     Case((2, 2, 13), 2, 8, 2, lookback=True, dtype=torch.complex128, reverse=True, restart=True),
     Case((2, 2, 13), 2, 8, 2, reverse=True, need_a=False),
     Case((2, 3, 21), 2, 8, 2, broadcast=True),
+    Case((2, 3, 21), 2, 8, 2, lookback=True, reverse=True, final=True),
     # lanes contiguous: a tile row is a step
     Case((2, 19, 5), 1, 8, 4),
     Case((2, 19, 5), 1, 8, 4, lookback=True, reverse=True),
     Case((1, 1, 3), 1, 8, 4, dtype=F16, init=False),
     Case((3, 9, 2), 1, 4, 2, lookback=True, dtype=torch.complex128),
     Case((1, 17, 4), 1, 8, 4, reverse=True, log=True, restart=True),
+    Case((2, 19, 5), 1, 8, 4, final=True),
 ]
 
 
@@ -105,19 +109,20 @@ def _inputs(rng, case: Case):
         a = _values(rng, shape, case.dtype, 0.3, 0.95)
     h, grad = _values(rng, shape, case.dtype), _values(rng, shape, case.dtype)
     init = _values(rng, shape[:axis] + shape[axis + 1:], case.dtype) if case.init else None
+    final = _values(rng, shape[:axis] + shape[axis + 1:], case.dtype) if case.final else None
     flags = None
     if case.restart:
         n = shape[axis]
         flags = torch.zeros(n, dtype=torch.uint8, device=DEVICE)
         flags[[k for k in (0, 1, 7, 8, n - 1) if k < n]] = 1
-    return a, h, grad, init, flags
+    return a, h, grad, init, flags, final
 
 
-def _backward(case: Case, shift: str, a, h, grad, init, flags):
+def _backward(case: Case, shift: str, a, h, grad, init, flags, final):
     plan = R.RecurrencePlan(lookback=case.lookback, block_time=case.block_time, block_lanes=case.block_lanes,
                             num_warps=1, window=2, shift=shift)
     return R.linear_recurrence_backward(a, h, grad, init, case.axis, case.reverse, need_a=case.need_a, plan=plan,
-                                        log_space=case.log, restart=flags)
+                                        log_space=case.log, restart=flags, final=final)
 
 
 @pytest.mark.parametrize("case", CASES, ids=str)
