@@ -302,7 +302,7 @@ def recurrence_variants() -> dict:
         constexprs = dict(PAIR=pair, FLAT=flat, FIELDS=(triton.language.float32, complex_values, log, split),
                           MODE=(False, mode != "total", mode == "backward", mode == "backward", mode == "total",
                                 restart, final),
-                          TILE=(time_axis, lookback, 4096 // block_lanes, block_lanes, stages, 0),
+                          TILE=(time_axis, lookback, 4096 // block_lanes, block_lanes, stages, 0, 0, 1, 1),
                           PROTOCOL=(fields, 4, False))
         sig.update({k: "constexpr" for k in constexprs})
         src = ASTSource(kernel, sig, constexprs={(names.index(k),): v for k, v in constexprs.items()})
@@ -314,6 +314,42 @@ def recurrence_variants() -> dict:
         # third of the time); none through ptxas, which the GPU tests run.
         through = "ttgir" if complex_values or log or split or restart else "llir"
         out[label] = compile_outcome(lambda: compile_through(src, {"num_warps": 4}, through))
+    out.update(recurrence_shift_variants())
+    return out
+
+
+def recurrence_shift_variants() -> dict:
+    """The fused backward's shifted reads moved in registers (``RecurrencePlan.shift``,
+    :mod:`prefixscan.primitives.recurrence.triton_shift`) through Triton's GPU passes:
+    "edge" (vectors of 4 float32 or 8 bfloat16 elements, time contiguous: the walk and the
+    look-back) and "gather" (float32: both orientations' walks and the look-back), with
+    init.  Unspecialized (no alignment known), so the "edge" tile converts layouts here;
+    tools/recurrence_shift_report.py compiles the launch's specialization."""
+    from prefixscan.primitives.recurrence import triton_kernel as R, triton_maps as maps
+    from prefixscan.primitives.recurrence.triton_shift import SHIFTS
+
+    kernel = R.recurrence_kernel
+    names = kernel.arg_names
+    cases = [("edge", data, look, 1, 1) for data in ("fp32", "bf16") for look in (False, True)]
+    cases += [("gather", "fp32", look, stages, axis) for look, stages, axis in ((False, 3, 0), (False, 1, 1),
+                                                                                (True, 1, 1))]
+    out = {}
+    for shift, data, look, stages, time_axis in cases:
+        sig = dict(io=(f"*{data}",) * 5 + ("*fp32", "*u8", "*fp32"), status=("*i64", "*i64", ("*i64",) * 2, ("*i64",) * 2),
+                   counter_ptr="*i64", sizes=("i64",) * 3, strides_a=("i64",) * 4, strides_v=("i64",) * 4, P="i64",
+                   QB="i64", segs="i64", tile_base="i64", epoch="i32")
+        block_lanes = 64 if time_axis == 0 else (1 if look else 4)
+        vec = (8 if data == "bf16" else 4) if shift == "edge" else 1
+        constexprs = dict(PAIR=maps._affine_pair, FLAT=maps._affine_flat,
+                          FIELDS=(triton.language.float32, False, False, False),
+                          MODE=(False, True, True, True, False, False, False),
+                          TILE=(time_axis, look, 4096 // block_lanes, block_lanes, stages, 0, SHIFTS.index(shift),
+                                vec, vec),
+                          PROTOCOL=(2, 4, False))
+        sig.update({k: "constexpr" for k in constexprs})
+        src = ASTSource(kernel, sig, constexprs={(names.index(k),): v for k, v in constexprs.items()})
+        label = f"backward-{data}-{shift}-{'lookback' if look else f'walk-stages{stages}'}-axis{time_axis}"
+        out[label] = compile_outcome(lambda: compile_through(src, {"num_warps": 4}, "ttgir"))
     return out
 
 

@@ -49,8 +49,6 @@ The backend's entry points, which the registry finds, are in :mod:`.triton`.
 from __future__ import annotations
 
 import functools
-import math
-from dataclasses import dataclass
 
 import triton
 import triton.language as tl
@@ -66,6 +64,8 @@ from ...caches import register_cache
 from .triton_decays import as_factor, log_affine_flat, log_affine_pair, then_decay, unit_decay
 from .triton_maps import (_add_at, _affine_flat, _affine_pair, _complex_affine_flat, _complex_affine_pair, _conj,
                           _expand, _load, _log_split, _mul, _mul_add, _restarts, _scan_position, _store, _tile, _zeros)
+from .triton_plans import RecurrencePlan, _edge_vectors, _sm_count, plan_for
+from .triton_shift import SHIFTS, neighbours
 
 __all__ = ["RecurrencePlan", "plan_for", "linear_recurrence", "linear_recurrence_backward",
            "linear_recurrence_total", "supports"]
@@ -88,8 +88,8 @@ def recurrence_kernel(io, status, counter_ptr, sizes, strides_a, strides_v, P, Q
     cache by a function's source only where it is not inside a tuple); ``FIELDS``
     (ACC, COMPLEX, LOG, LOG_SPLIT); ``MODE`` (REVERSE, HAS_SEED, BACKWARD, NEED_A, TOTAL,
     RESTART, HAS_FINAL);
-    ``TILE`` (TIME_AXIS, LOOKBACK, BT, BL, STAGES, CHUNKS); ``PROTOCOL`` (WORDS, WINDOW,
-    CHAINED).
+    ``TILE`` (TIME_AXIS, LOOKBACK, BT, BL, STAGES, CHUNKS, SHIFT, VEC_A, VEC_H); ``PROTOCOL``
+    (WORDS, WINDOW, CHAINED).
 
     Forward (``BACKWARD`` False): ``out = h`` of coefficients ``a`` and inputs ``v = b``
     scanned in the direction ``REVERSE`` says, seeded per lane from ``seed_ptr``.
@@ -100,7 +100,9 @@ def recurrence_kernel(io, status, counter_ptr, sizes, strides_a, strides_v, P, Q
     compiled: computed from ``T``).
     Backward: ``out = dL/db`` of ``v = dL/dh`` with the coefficients ``conj(a)`` read one
     step behind in scan order, and ``da = dL/da`` from ``h`` (seeded by the forward's init);
-    ``HAS_FINAL``: the adjoint from after the lane's end (``final_ptr``) joins its last ``dL/dh``.
+    ``HAS_FINAL``: the adjoint from after the lane's end (``final_ptr``) joins its last ``dL/dh``;
+    ``SHIFT`` says how the values one step off the tile are read (:mod:`.triton_shift`:
+    loaded, or the aligned tile moved in registers, ``VEC_A``/``VEC_H`` elements a vector).
     ``a``/``v`` are at ``p1 * s_p1 + p2 * s_p2 + t * s_t + q * s_q``; ``out``, ``da`` and
     ``h`` contiguous ``(P, T, Q)``.  Programs: lane blocks (times ``segs`` tiles with
     ``LOOKBACK``).
@@ -136,6 +138,9 @@ def recurrence_kernel(io, status, counter_ptr, sizes, strides_a, strides_v, P, Q
     BL: tl.constexpr = TILE[3]
     STAGES: tl.constexpr = TILE[4]
     CHUNKS: tl.constexpr = TILE[5]
+    SHIFT: tl.constexpr = TILE[6]
+    VEC_A: tl.constexpr = TILE[7]
+    VEC_H: tl.constexpr = TILE[8]
     WORDS: tl.constexpr = PROTOCOL[0]
     WINDOW: tl.constexpr = PROTOCOL[1]
     CHAINED: tl.constexpr = PROTOCOL[2]
@@ -183,8 +188,10 @@ def recurrence_kernel(io, status, counter_ptr, sizes, strides_a, strides_v, P, Q
         seed = _load(seed_ptr, seed_index, lane_mask, 0, ACC, COMPLEX)
     else:
         seed = nothing
-    # Backward: coefficients one step behind in scan order, h one step ahead.
+    # Backward: coefficients one step behind in scan order, h one step ahead (read as
+    # SHIFT says: triton_shift.neighbours).
     behind: tl.constexpr = 1 if REVERSE else -1
+    ahead: tl.constexpr = -1 if REVERSE else 1
     s = tl.arange(0, BT)
     last: tl.constexpr = 0 if REVERSE else BT - 1  # the tile's last position in scan order
     if BACKWARD:
@@ -199,15 +206,15 @@ def recurrence_kernel(io, status, counter_ptr, sizes, strides_a, strides_v, P, Q
                       num_stages=STAGES):
         chunk = seg + c
         if REVERSE:
-            t = T - (chunk + 1) * BT + s
+            t0 = T - (chunk + 1) * BT
         else:
-            t = chunk * BT + s
+            t0 = chunk * BT
+        t = t0 + s
         time_mask = (t >= 0) & (t < T)
         offs_v, mask = _tile(lane_v, lane_mask, t, time_mask, sv_t, TIME_AXIS)
         if BACKWARD:
-            tc = t + behind
-            offs_a, mask_a = _tile(lane_a, lane_mask, tc, time_mask & (tc >= 0) & (tc < T), sa_t, TIME_AXIS)
-            coef = _conj(_load(a_ptr, offs_a, mask_a, 0, ACC, COMPLEX), COMPLEX)
+            coef = _conj(neighbours(a_ptr, lane_a, lane_mask, t, time_mask, t0, T, sa_t, behind, SHIFT, VEC_A, BT, BL,
+                                    TIME_AXIS, ACC, COMPLEX), COMPLEX)
         elif LOG:  # padding: the identity decay, log 1
             offs_a, mask_a = _tile(lane_a, lane_mask, t, time_mask, sa_t, TIME_AXIS)
             coef = _load(a_ptr, offs_a, mask_a, 0, ACC, COMPLEX)
@@ -269,11 +276,11 @@ def recurrence_kernel(io, status, counter_ptr, sizes, strides_a, strides_v, P, Q
             _store(out_ptr, offs_out, result, mask, COMPLEX)
         if BACKWARD:
             if NEED_A:
-                th = t - behind
-                inside = (th >= 0) & (th < T)
-                offs_h, mask_h = _tile(lane_out, lane_mask, th, time_mask & inside, Q, TIME_AXIS)
-                h_prev = _load(h_ptr, offs_h, mask_h, 0, ACC, COMPLEX)
+                h_prev = neighbours(h_ptr, lane_out, lane_mask, t, time_mask, t0, T, Q, ahead, SHIFT, VEC_H, BT, BL,
+                                    TIME_AXIS, ACC, COMPLEX)
                 if HAS_SEED:  # h before the lane's first step is the forward's init
+                    th = t + ahead
+                    inside = (th >= 0) & (th < T)
                     _, at_edge = _tile(lane_out, lane_mask, th, time_mask & ~inside, Q, TIME_AXIS)
                     h_prev = _where(at_edge, _expand(seed, TIME_AXIS), h_prev)
                 grad_a = _mul(result, _conj(h_prev, COMPLEX), COMPLEX)
@@ -290,97 +297,6 @@ def recurrence_kernel(io, status, counter_ptr, sizes, strides_a, strides_v, P, Q
     if TOTAL and not LOOKBACK:
         _store(out_ptr, seed_index, product, lane_mask, COMPLEX)
         _store(da_ptr, seed_index, carry, lane_mask, COMPLEX)
-
-
-# ---------------------------------------------------------------------------
-# Plans.
-
-@dataclass(frozen=True)
-class RecurrencePlan:
-    """How a recurrence is tiled: ``lookback`` (one tile per program, time split
-    across programs) or a sequential walk per lane block; tiles of ``block_time``
-    steps by ``block_lanes`` lanes; ``window`` status entries per look-back step;
-    ``log_split`` (log decays): the tile's scan of :func:`_log_split`."""
-
-    lookback: bool
-    block_time: int
-    block_lanes: int
-    num_warps: int = 4
-    window: int = 4
-    stages: int = 1  # the walk's chunk loop software-pipelined over this many stages (1: not)
-    # log decays: a tile's scan carries exp(la) beside la (recurrence_kernel's LOG_SPLIT); False composes
-    # (la, b) pairs, an exp in every combine (0.334 against 0.218 ms at (8, 4096, 1024) float32 on an H200)
-    log_split: bool = True
-
-
-#: Elements of one field per tile (4 warps: 32 per thread).
-_TILE = 4096
-#: Lane blocks per SM below which the sequential walk leaves SMs idle or
-#: starved of bytes in flight, and time is split across programs instead.
-_BLOCKS_PER_SM = 1
-
-
-def _pow2(n: int) -> int:
-    return 1 << max(0, math.ceil(math.log2(max(n, 1))))
-
-
-@functools.lru_cache(maxsize=None)
-def _sm_count(index: int) -> int:
-    import torch
-
-    return torch.cuda.get_device_properties(index).multi_processor_count
-
-
-register_cache("prefixscan.primitives.recurrence.triton_kernel.sm_count", _sm_count.cache_clear)
-
-
-@functools.lru_cache(maxsize=1024)  # a pure function of a few ints, asked on every call (~4 us)
-def plan_for(lanes_p: int, T: int, Q: int, sms: int, interpreter: bool, backward: bool = False) -> RecurrencePlan:
-    """The tiling for ``P = lanes_p`` by ``Q`` lanes of ``T`` steps on ``sms``
-    multiprocessors: the sequential walk where the lane blocks fill the GPU, else
-    the look-back over time tiles.  Measured on the H200 (float32 forward, ms):
-    (8, 4096, 1024) along axis 1, the walk over 32 lanes by 128 steps 0.229 with its
-    chunk loop plain, 0.171 pipelined over 3 stages; (8, 1024, 4096) along the last
-    axis, one lane by 2048 steps 0.165 against 4 lanes by 1024 0.231; (1, 64, 2^20)
-    along the last axis, the look-back over tiles of 8192 steps on 4 warps (16384 on 8
-    warps 0.367 and 4096 0.678; 8192 on 4 warps ahead of 16384 on 8 by 3-9% from 2^22
-    to 2^24 elements in lanes of 2^16 to 2^18 steps, float32 and bfloat16, and level at
-    (1, 1, 2^26)); (1, 32768, 1024) along axis 1 (lane blocks too few for the walk),
-    the look-back over tiles of 8192 elements, 32 lanes by 256 steps, 0.230 (16 by 512:
-    0.229, 8 by 1024: 0.253) against 4096 elements, 64 lanes by 64 steps, 0.393; the best
-    walk, 8 lanes by 512 steps, 0.215 on 128 programs.  ``backward``: the fused
-    backward's walk, which holds five arrays' values and two loads one step off the
-    vector alignment, takes tiles of half the elements (device time queued, ms: (8, 1024, 4096) along the last axis,
-    one lane by 1024 steps 0.180 against 2048 0.232; along axis 1, 32 lanes by 64
-    steps 0.204 against 64 by 64 0.217; (8, 4096, 1024) along axis 1, 32 by 64 0.204
-    against 32 by 128 0.211); few long lanes, where the look-back's tile holds five
-    arrays, 4096 steps on 4 warps (backward alone, ms: (1, 64, 2^20) 0.760 against the
-    forward's 16384 on 8 warps 1.801 and 8192 on 8 0.818; (1, 1, 2^26) 0.786 against
-    1.026 and 0.801)."""
-    if interpreter:  # small tiles: several chunks and tiles even in small tests
-        if Q > 1:
-            return RecurrencePlan(lookback=False, block_time=8, block_lanes=min(_pow2(Q), 8), num_warps=1)
-        return RecurrencePlan(lookback=False, block_time=min(_pow2(T), 16), block_lanes=2, num_warps=1)
-    # Walk or look-back as the forward decides; a backward walk's tile is then halved.
-    tile = _TILE // 2 if backward else _TILE
-    if Q > 1:
-        for bl in (64, 32, 16):  # the walk while some lane block width fills the GPU (16 fills if any does)
-            bl = min(bl, _pow2(Q))
-            if lanes_p * -(-Q // bl) >= _BLOCKS_PER_SM * sms:
-                bl = min(bl, 32) if backward else bl
-                bt = min(max(tile // bl, 16), max(_pow2(T), 16))
-                return RecurrencePlan(lookback=False, block_time=bt, block_lanes=bl, stages=3)
-        bl = min(_pow2(Q), 32)
-        return RecurrencePlan(lookback=True, block_time=max(2 * tile // bl, 16), block_lanes=bl,
-                              window=min(16, max(4, 128 // bl)))
-    bt = min(_pow2(T), _TILE // 2)
-    bl = max(1, _TILE // 2 // bt)
-    if -(-lanes_p // bl) >= _BLOCKS_PER_SM * sms or T <= bt:
-        bt = min(_pow2(T), tile // 2)
-        return RecurrencePlan(lookback=False, block_time=bt, block_lanes=max(1, tile // 2 // bt))
-    if backward:  # five arrays a step: the forward's tile would spill
-        return RecurrencePlan(lookback=True, block_time=4096, block_lanes=1, num_warps=4, window=16)
-    return RecurrencePlan(lookback=True, block_time=8192, block_lanes=1, num_warps=4, window=16)
 
 
 # ---------------------------------------------------------------------------
@@ -435,7 +351,6 @@ def _geometry_of(shape: tuple, axis: int, strides: tuple):
 
 
 register_cache("prefixscan.primitives.recurrence.triton_kernel.geometry", _geometry_of.cache_clear)
-register_cache("prefixscan.primitives.recurrence.triton_kernel.plans", plan_for.cache_clear)
 
 
 def _fields(t):
@@ -485,13 +400,15 @@ def _launch(*, a, v, h, out, da, seed, axis: int, reverse: bool, backward: bool,
         pair, flat = log_affine_pair, log_affine_flat
     else:
         pair, flat = (_complex_affine_pair, _complex_affine_flat) if complex_values else (_affine_pair, _affine_flat)
+    vectors = _edge_vectors(plan, T, Q, (sa_p1, sa_p2, sa_t), a, h, interpreter)  # the backward's "edge" form
     constexprs = dict(PAIR=pair, FLAT=flat,
                       FIELDS=(tl.float64 if acc == torch.float64 else tl.float32, complex_values, log,
                               log and plan.log_split),
                       MODE=(reverse, seed is not None, backward, backward and da is not None, total,
                             flags is not None, final is not None),
                       TILE=(0 if Q > 1 else 1, plan.lookback, plan.block_time, plan.block_lanes, plan.stages,
-                            (1 if plan.lookback else -(-T // plan.block_time)) if interpreter else 0),
+                            (1 if plan.lookback else -(-T // plan.block_time)) if interpreter else 0,
+                            SHIFTS.index(plan.shift), *vectors),
                       PROTOCOL=(words, 1 if deterministic else plan.window, deterministic))
     # The look-back's status is the engine's (epoch-tagged words, the shared tile counter);
     # a walk has no status at all (a one-element placeholder, which a replay may keep).

@@ -59,13 +59,40 @@ def test_every_recurrence_variant_compiles():
     (float32, linear and log: the forward's pipelined walk, the backward's look-back), and
     the backward's adjoint from after the end (its pipelined walk and look-back).
     The plain modes are lowered to LLVM, the variations through Triton's GPU passes (where
-    their type errors are); ptxas runs in the GPU tests."""
+    their type errors are); ptxas runs in the GPU tests.  The fused backward's shifted reads
+    moved in registers ("edge", "gather": ``RecurrencePlan.shift``) through the GPU passes."""
     result = json.loads(_run_tool("tools/compile_report.py", "--recurrence"))
-    assert len(result) == 74 and all(v == "ok" for v in result.values()), result
+    assert len(result) == 81 and all(v == "ok" for v in result.values()), result
+    assert sum("-edge-" in label or "-gather-" in label for label in result) == 7
     assert sum(label.split("-")[2] == "log" for label in result) == 18
     assert sum("-split-" in label for label in result) == 6
     assert sum("-restart-" in label for label in result) == 4
     assert sum("-final-" in label for label in result) == 20
+
+
+def test_recurrence_backward_edge_form_moves_its_vectors_in_registers():
+    """The fused backward's "edge" form (``RecurrencePlan.shift``) as a launch specializes
+    it, time contiguous (tiles of 1 and 4 lanes, and the look-back), float32 and bfloat16,
+    lowered to PTX: no layout conversion and no shared memory, shuffle or barrier more than
+    the load form's (the vectors are split and joined in each thread's registers), the
+    shifted a and h read as 16-byte vectors (one more a thread's vector of a and of h)
+    and one scalar load a vector for the element past its edge, where the load form
+    reads every shifted element alone."""
+    result = json.loads(_run_tool("tools/recurrence_shift_report.py", "--ptx", "--json", "--shift", "load",
+                                  "--shift", "edge", "--shape", "time", "--shape", "time-4-lanes",
+                                  "--shape", "lookback"))
+    assert len(result) == 12, sorted(result)
+    for label, edge in result.items():
+        if not label.endswith("-edge"):
+            continue
+        load = result[label[:-len("edge")] + "load"]
+        vector = 8 if "bfloat16" in label else 4
+        assert edge["vectors"] == [vector, vector] and load["vectors"] == [1, 1], (label, edge)
+        for key in ("convert_layout", "ld.shared", "st.shared", "shfl", "bar", "gather"):
+            assert edge[key] == load[key], (label, key, edge[key], load[key])
+        vectors = edge["ld.global.v4"] - load["ld.global.v4"]  # a thread's vectors of a and h
+        assert vectors > 0 and vectors % 2 == 0, (label, edge, load)
+        assert load["ld.global.scalar"] - edge["ld.global.scalar"] == vectors * (vector - 1), (label, edge, load)
 
 
 def test_status_words_are_read_by_atomics_only():
