@@ -322,8 +322,7 @@ def recurrence_shift_variants() -> dict:
     """The fused backward's shifted reads moved in registers (``RecurrencePlan.shift``,
     :mod:`prefixscan.primitives.recurrence.triton_shift`) through Triton's GPU passes:
     "edge" (vectors of 4 float32 or 8 bfloat16 elements, time contiguous: the walk and the
-    look-back) and "gather" (float32: both orientations' walks and the look-back), with
-    init.  Unspecialized (no alignment known), so the "edge" tile converts layouts here;
+    look-back), with init.  Unspecialized (no alignment known), so the "edge" tile converts layouts here;
     tools/recurrence_shift_report.py compiles the launch's specialization."""
     from prefixscan.primitives.recurrence import triton_kernel as R, triton_maps as maps
     from prefixscan.primitives.recurrence.triton_shift import SHIFTS
@@ -331,8 +330,6 @@ def recurrence_shift_variants() -> dict:
     kernel = R.recurrence_kernel
     names = kernel.arg_names
     cases = [("edge", data, look, 1, 1) for data in ("fp32", "bf16") for look in (False, True)]
-    cases += [("gather", "fp32", look, stages, axis) for look, stages, axis in ((False, 3, 0), (False, 1, 1),
-                                                                                (True, 1, 1))]
     out = {}
     for shift, data, look, stages, time_axis in cases:
         sig = dict(io=(f"*{data}",) * 5 + ("*fp32", "*u8", "*fp32"), status=("*i64", "*i64", ("*i64",) * 2, ("*i64",) * 2),

@@ -1,7 +1,7 @@
 """What the fused backward's shifted reads compile to, without a GPU: the recurrence kernel's
 backward (:mod:`prefixscan.primitives.recurrence.triton_kernel`) compiled for sm_90 with each
-``RecurrencePlan.shift`` ("load", "edge", "gather") on the shapes of
-``tools/recurrence_shift_bench.py``, one table row per kernel: registers, spills and shared
+``RecurrencePlan.shift`` ("load", "edge") on the shapes whose backward was measured
+(docs/design/recurrence.md, "The backward's shifted reads"), one table row per kernel: registers, spills and shared
 memory (cuobjdump's resource line; Triton's shared-memory size), the SASS's global loads by
 width, shared-memory loads and stores, warp shuffles and barriers, and the TTGIR's gathers
 and layout conversions.
@@ -46,7 +46,7 @@ from sass_report import opcode_mix, resources, sass
 
 TARGET = GPUTarget("cuda", 90, 32)
 H200_SMS = 132
-#: (shape, axis) by name: the benchmark's two layouts (tools/recurrence_shift_bench.py; its
+#: (shape, axis) by name: the recurrence benchmark's two layouts (its
 #: (4, 2048, 8192) along the last axis compiles to the same kernel as (8, 1024, 4096)), time
 #: contiguous in tiles of 4 lanes, and the look-back of few long lanes.
 SHAPES = {"time": ((8, 1024, 4096), 2), "lanes": ((8, 4096, 1024), 1), "time-4-lanes": ((64, 64, 256), 2),

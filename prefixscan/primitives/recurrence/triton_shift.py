@@ -1,5 +1,5 @@
 """The fused backward's values one step off its tile (:mod:`.triton_kernel`): ``a`` one
-step behind in scan order and ``h`` one step ahead, three ways (``RecurrencePlan.shift``):
+step behind in scan order and ``h`` one step ahead, two ways (``RecurrencePlan.shift``):
 
 * ``"load"``: the tile of times ``t + step`` loaded as it stands.  Where time is
   contiguous that load is one element off the 16-byte alignment of every vector, so
@@ -13,11 +13,13 @@ step behind in scan order and ``h`` one step ahead, three ways (``RecurrencePlan
   contiguous (and for complex values, whose fields are loaded with a stride of 2, and
   wherever the host cannot tell that the loads vectorize) the vector is one element and
   the edge load is the shifted load itself, the ``"load"`` form.
-* ``"gather"``: the aligned tile shifted by ``tl.gather`` along time, the one value past
-  the tile's end loaded per lane.  Triton 3.6 lowers a gather whose axis spans warps
-  through a layout where a warp holds the whole axis: two conversions through shared
-  memory and a warp shuffle per element and register (1024 per thread for a tile of one
-  lane by 1024 steps): kept to be measured against the others.
+A third form, the aligned tile moved by ``tl.gather`` along time, was built and measured on
+the H200: Triton 3.6 lowers a gather whose axis spans warps through shared memory (two layout
+conversions, a shuffle per element), 0.31-0.46x the load form's speed, and along axis 1 its
+results differed from the load form's in the last bit (another order of the same
+arithmetic): removed.  The edge form is the default of the fused backward where time is
+contiguous (:func:`.triton_plans.plan_for`): bfloat16 1.19-1.20x the load form on (8, 1024,
+4096) and (4, 2048, 8192), float32 1.02x (docs/design/recurrence.md).
 
 Every form gives the load form's values at every step of the lane and in every lane
 (the same loads, the same conversion to the accumulator type; 0 where ``t + step`` is
@@ -37,7 +39,7 @@ from .triton_maps import _expand, _load, _scan_position, _tile
 __all__ = ["SHIFTS", "neighbours"]
 
 #: ``RecurrencePlan.shift`` values, by the index the kernel's ``SHIFT`` constexpr holds.
-SHIFTS = ("load", "edge", "gather")
+SHIFTS = ("load", "edge")
 
 
 @triton.jit
@@ -107,28 +109,6 @@ def _edge_shift(here, ptr, lane, lane_mask, t0, T, stride, STEP: tl.constexpr, V
 
 
 @triton.jit
-def _gather_shift(here, ptr, lane, lane_mask, t0, T, stride, STEP: tl.constexpr, BT: tl.constexpr,
-                  BL: tl.constexpr, TIME_AXIS: tl.constexpr, ACC: tl.constexpr, COMPLEX: tl.constexpr):
-    """``here`` moved by ``STEP`` along time by ``tl.gather``; the step past the tile's
-    end (``s = BT - 1`` ahead, 0 behind) loaded per lane."""
-    s = tl.arange(0, BT)
-    index = tl.minimum(tl.maximum(s + STEP, 0), BT - 1)
-    if TIME_AXIS == 0:
-        index = index[:, None] + tl.zeros([BT, BL], dtype=tl.int32)
-    else:
-        index = index[None, :] + tl.zeros([BL, BT], dtype=tl.int32)
-    at: tl.constexpr = BT - 1 if STEP > 0 else 0
-    te = t0 + at + STEP
-    inside = (te >= 0) & (te < T) & (te - STEP >= 0) & (te - STEP < T)
-    past = _expand(_load(ptr, lane + te * stride, lane_mask & inside, 0, ACC, COMPLEX), TIME_AXIS)
-    at_end = _scan_position(s, at, TIME_AXIS)
-    out = ()
-    for f in tl.static_range(len(here)):
-        out = out + (tl.where(at_end, past[f], tl.gather(here[f], index, TIME_AXIS)),)
-    return out
-
-
-@triton.jit
 def neighbours(ptr, lane, lane_mask, t, time_mask, t0, T, stride, STEP: tl.constexpr, SHIFT: tl.constexpr,
                VEC: tl.constexpr, BT: tl.constexpr, BL: tl.constexpr, TIME_AXIS: tl.constexpr, ACC: tl.constexpr,
                COMPLEX: tl.constexpr):
@@ -137,16 +117,13 @@ def neighbours(ptr, lane, lane_mask, t, time_mask, t0, T, stride, STEP: tl.const
     ``t`` inside ``[0, T)``), ``stride`` apart in time: 0 where ``t`` or ``t + STEP`` is
     outside ``[0, T)`` or the lane is masked.  ``SHIFT`` indexes :data:`SHIFTS`; ``VEC``:
     the elements of a vector along time in the ``"edge"`` form (1: the load form)."""
-    if SHIFT == 0 or (SHIFT == 1 and VEC == 1):
+    if SHIFT == 0 or VEC == 1:
         tn = t + STEP
         offs, mask = _tile(lane, lane_mask, tn, time_mask & ((tn >= 0) & (tn < T)), stride, TIME_AXIS)
         out = _load(ptr, offs, mask, 0, ACC, COMPLEX)
     else:
         offs, mask = _tile(lane, lane_mask, t, time_mask, stride, TIME_AXIS)
         here = _load(ptr, offs, mask, 0, ACC, COMPLEX)
-        if SHIFT == 1:
-            tl.static_assert(TIME_AXIS == 1 and not COMPLEX, "vectors along time: time contiguous, real fields")
-            out = _edge_shift(here, ptr, lane, lane_mask, t0, T, stride, STEP, VEC, BT, BL, ACC, COMPLEX)
-        else:
-            out = _gather_shift(here, ptr, lane, lane_mask, t0, T, stride, STEP, BT, BL, TIME_AXIS, ACC, COMPLEX)
+        tl.static_assert(TIME_AXIS == 1 and not COMPLEX, "vectors along time: time contiguous, real fields")
+        out = _edge_shift(here, ptr, lane, lane_mask, t0, T, stride, STEP, VEC, BT, BL, ACC, COMPLEX)
     return out

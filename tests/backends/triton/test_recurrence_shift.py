@@ -1,7 +1,7 @@
 """The fused backward's shifted reads (prefixscan/primitives/recurrence/triton_shift.py):
 ``RecurrencePlan.shift`` "edge" (the aligned tile moved in registers, one load a vector
-for the element past its edge) and "gather" (``tl.gather``, one load a lane past the
-tile) compute the same bits as "load" (the tile one step off loaded as it stands).
+for the element past its edge) computes the same bits as "load" (the tile one step off
+loaded as it stands).
 
 Interpreter: tiles of 2 to 16 steps by 1 to 4 lanes, so that lengths of 1, primes and
 exact multiples cross vector, tile and chunk boundaries; vectors of 2, 4 and 8 elements
@@ -129,11 +129,10 @@ def _backward(case: Case, shift: str, a, h, grad, init, flags, final):
 def test_register_shifts_compute_the_load_forms_bits(rng, case):
     inputs = _inputs(rng, case)
     want = _backward(case, "load", *inputs)
-    for shift in ("edge", "gather"):
-        got = _backward(case, shift, *inputs)
-        for name, g, w in zip(("dL/da", "dL/db"), got, want):
-            assert (g is None) == (w is None), (shift, name)
-            assert g is None or torch.equal(g, w), (shift, name, (g - w).abs().max().item())
+    got = _backward(case, "edge", *inputs)
+    for name, g, w in zip(("dL/da", "dL/db"), got, want):
+        assert (g is None) == (w is None), name
+        assert g is None or torch.equal(g, w), (name, (g - w).abs().max().item())
 
 
 LENGTHS = (1, 3, 8, 13, 16, 17, 33)
@@ -150,9 +149,8 @@ def test_register_shifts_over_lengths_and_tiles(rng):
     for case in SWEEP:
         inputs = _inputs(rng, case)
         want = _backward(case, "load", *inputs)
-        for shift in ("edge", "gather"):
-            got = _backward(case, shift, *inputs)
-            assert all(torch.equal(g, w) for g, w in zip(got, want)), (str(case), shift)
+        got = _backward(case, "edge", *inputs)
+        assert all(torch.equal(g, w) for g, w in zip(got, want)), str(case)
 
 
 def test_edge_vectors_follow_what_the_compiled_tile_holds():
@@ -189,10 +187,17 @@ def test_plan_refuses_an_unknown_shift_by_name():
         R.RecurrencePlan(lookback=False, block_time=8, block_lanes=1, shift="shuffle")
 
 
-def test_default_plans_load_the_shifted_values():
-    for args in ((8, 1024, 4096), (8 * 1024, 4096, 1), (64, 1 << 20, 1), (8, 4096, 1024)):
-        assert R.plan_for(*args, 132, False, backward=True).shift == "load"
-        assert R.plan_for(*args, 132, False).shift == "load"
+def test_default_plans_move_the_shifted_values_where_time_is_contiguous():
+    """The backward's default where time is contiguous (the walk and the look-back, and
+    the interpreter's tiles) is the "edge" form; with lanes contiguous, and in the
+    forward, which reads nothing one step off, "load"."""
+    for args in ((8 * 1024, 4096, 1), (64, 1 << 20, 1), (1, 1 << 26, 1), (100, 2000, 1)):
+        assert R.plan_for(*args, 132, False, backward=True).shift == "edge", args
+        assert R.plan_for(*args, 132, True, backward=True).shift == "edge", args
+        assert R.plan_for(*args, 132, False).shift == "load", args
+    for args in ((8, 1024, 4096), (8, 4096, 1024), (1, 1 << 20, 64)):
+        assert R.plan_for(*args, 132, False, backward=True).shift == "load", args
+        assert R.plan_for(*args, 132, True, backward=True).shift == "load", args
 
 
 GPU_SHAPES = [((4, 64, 4096), 2), ((2, 96, 1000), 2), ((64, 64, 256), 2), ((1, 4, 1 << 16), 2),
@@ -205,15 +210,15 @@ GPU_SHAPES = [((4, 64, 4096), 2), ((2, 96, 1000), 2), ((64, 64, 256), 2), ((1, 4
 @pytest.mark.parametrize("layout", GPU_SHAPES, ids=lambda v: f"{'x'.join(map(str, v[0]))}-axis{v[1]}")
 def test_gpu_register_shifts_compute_the_load_forms_bits(layout, dtype):
     """Compiled, under the default tilings (the walk and the look-back, tiles of 1 and 4
-    lanes, T a multiple of 16 or not): "edge" and "gather" give the load form's bits,
-    and so does "edge" where ``a`` is 4 bytes off the alignment (its vectors 1) and
-    where reversed."""
+    lanes, T a multiple of 16 or not): "edge" gives the load form's bits, also where
+    ``a`` is 4 bytes off the alignment (its vectors 1) and where reversed."""
     shape, axis = layout
     rng = np.random.default_rng(sum(shape))
     lanes = shape[:axis] + shape[axis + 1:]
     T, Q = shape[axis], int(np.prod(shape[axis + 1:]))
-    base = R.plan_for(int(np.prod(shape[:axis])), T, Q, torch.cuda.get_device_properties(0).multi_processor_count,
-                      False, backward=True)
+    base = dataclasses.replace(R.plan_for(int(np.prod(shape[:axis])), T, Q,
+                                          torch.cuda.get_device_properties(0).multi_processor_count, False,
+                                          backward=True), shift="load")
     a = torch.tensor(rng.uniform(0.3, 0.95, size=shape), device="cuda").to(dtype)
     h, grad = (torch.tensor(rng.normal(size=shape), device="cuda").to(dtype) for _ in range(2))
     init = torch.tensor(rng.normal(size=lanes), device="cuda").to(dtype)
@@ -223,7 +228,7 @@ def test_gpu_register_shifts_compute_the_load_forms_bits(layout, dtype):
     for reverse in (False, True):
         for a_in in (a, off):
             want = R.linear_recurrence_backward(a_in, h, grad, init, axis, reverse, plan=base)
-            for shift in ("edge", "gather"):
+            for shift in ("edge",):
                 plan = dataclasses.replace(base, shift=shift)
                 R._replays.clear()  # a planned replay launches without a Launch to record
                 with runtime.recording() as seen:
