@@ -138,7 +138,8 @@ class _Recurrence(torch.autograd.Function):
             return (torch.zeros_like(a) if need_a else None, torch.zeros_like(a) if need_b else None, grad_init,
                     None, None)
         grad_a, grad_b = backward_values(RecurrenceParams(axis), a, h, grad, incoming, need_a, final=arriving)
-        grad_init = (grad_b.select(axis, 0) * a.select(axis, 0)).to(incoming.dtype) if first else None
+        acc = _accumulator(a.dtype)  # 16-bit slices: the product in float32, as the kernels compute
+        grad_init = (grad_b.select(axis, 0).to(acc) * a.select(axis, 0).to(acc)).to(incoming.dtype) if first else None
         return grad_a if need_a else None, grad_b if need_b else None, grad_init, None, None
 
 

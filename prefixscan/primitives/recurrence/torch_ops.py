@@ -311,7 +311,8 @@ def reverse_recurrence(params: RecurrenceParams, a, init, h, grad, need_a: bool,
     # (0, or log 1 in log space); from ``final`` it is 1 (log 1), which passes it on.
     unit = final is not None and not params.log_space
     a_next = _shift(a_c, axis, toward_end=reverse, fill=torch.ones_like(blank) if unit else blank)
-    start = None if final is None else final.to(a.dtype)
+    # the arriving adjoint in the accumulator's precision (a 16-bit recurrence accumulates in float32)
+    start = None if final is None else final.to(_compute_dtype(a.dtype))
     grad_b = torch.ops.prefixscan.linear_recurrence(a_next, grad.to(a.dtype).contiguous(), start,
                                                     *replace(params, reverse=not reverse).args())
     grad_a = None

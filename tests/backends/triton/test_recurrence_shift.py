@@ -4,8 +4,8 @@ for the element past its edge) computes the same bits as "load" (the tile one st
 loaded as it stands).
 
 Interpreter: tiles of 2 to 16 steps by 1 to 4 lanes, so that lengths of 1, primes and
-exact multiples cross vector, tile and chunk boundaries; vectors of 2, 4 and 8 elements
-(float64, float32, 16-bit floats); both orientations, the walk and the look-back, both
+exact multiples cross vector, tile and chunk boundaries; vectors of 2 (tiles of 2 steps), 4
+and 8 elements (float32, 16-bit floats; float64 takes the load form); both orientations, the walk and the look-back, both
 directions, with and without init, log decays, restart flags, complex values, no dL/da,
 a decay broadcast over time, an adjoint arriving from after the end.  The data are random, ``h`` too (the backward takes any).
 GPU: the benchmark's shapes and their neighbours under the default tilings.
@@ -168,10 +168,11 @@ def test_edge_vectors_follow_what_the_compiled_tile_holds():
 
     assert vectors((8, 16, 4096), torch.float32) == (4, 4)
     assert vectors((8, 16, 4096), torch.bfloat16) == (8, 8)
-    assert vectors((8, 16, 4096), torch.float64) == (2, 2)
+    assert vectors((8, 16, 4096), torch.float64) == (1, 1)  # 8-byte values: the load form
     assert vectors((8, 16, 4096), torch.complex64) == (1, 1)  # fields loaded with a stride of 2
     assert vectors((8, 16, 4004), torch.float32) == (1, 1)  # T not a multiple of 16: no vectors
     assert vectors((8, 16, 4004), torch.float32, interpreter=True) == (4, 4)
+    assert vectors((8, 16, 4004), torch.float16, interpreter=True) == (8, 8)
     assert vectors((8, 4096, 16), torch.float32, axis=1) == (1, 1)  # lanes contiguous
     assert vectors((8, 16, 4096), torch.float32, plan=dataclasses.replace(plan, shift="load")) == (1, 1)
     small = dataclasses.replace(plan, block_time=256)  # 2 elements a thread on 4 warps

@@ -144,7 +144,7 @@ class Launcher:
         self.cuda, self.tile = cuda, tile
         self.functions: dict = {}  # (variant name, cubin, context) -> (CUfunction handle, Packing), or why not
         self.capabilities: dict = {}  # device index -> (major, minor)
-        # (device, strategy, dtypes, length class) -> (spec, plan): see variant()
+        # (device, strategy, dtypes, length class) -> (spec, plan, planner generation): see variant()
         self.choices: dict = {}
         self.generation = planner.generation  # the planner's, when self.choices was filled
         self.launches = 0  # scans launched (tests and tools ask which path served a call)
@@ -217,8 +217,10 @@ class Launcher:
                 found = self.choices.get(key)
             except TypeError:  # a device object that is not hashable (tests' stand-ins): not remembered
                 found = key = None
+            if found is not None and found[2] != planner.generation:  # stored across a table change
+                found = None
             if found is not None:
-                spec, plan = found
+                spec, plan, _ = found
                 if n > spec["max_length"]:
                     return f"length {n} outside the variant"
                 return spec, plan if plan.single else Plan(*plan[:-1], -(-n // plan.block))
@@ -238,7 +240,7 @@ class Launcher:
         if key is not None and generation == planner.generation and tile.block & (tile.block - 1) == 0:
             if len(self.choices) >= MAX_CHOICES:
                 self.choices.clear()
-            self.choices[key] = (spec, plan)
+            self.choices[key] = (spec, plan, generation)  # the generation it was chosen under
         return spec, plan
 
     def _device_reason(self, device) -> str:
