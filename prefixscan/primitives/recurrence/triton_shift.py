@@ -34,7 +34,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from .triton_maps import _expand, _load, _scan_position, _tile
+from .triton_maps import _load, _tile
 
 __all__ = ["SHIFTS", "neighbours"]
 
