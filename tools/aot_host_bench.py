@@ -42,6 +42,11 @@ checked) without importing Triton.
     python tools/aot_host_bench.py --tree /tmp/base --tree .   # before and after, runs alternating
     python tools/aot_host_bench.py --profile /tmp/stream.prof   # + a cProfile of one run
     python tools/aot_host_bench.py --args-out /tmp/args.json     # the launches' parameters
+    python tools/aot_host_bench.py --length-list edges.json --dtype float64 --args-out /tmp/e.json
+
+``--length-list`` replaces the stream's lengths by a JSON list of lengths (edge lengths:
+2^k - 1, 2^k, 2^k + 1, the variants' largest; inputs above 2^24 elements are left
+uninitialized, never read), ``--dtype`` the input dtype (int32, int64, float32, float64).
 
 ``--args-out`` writes every launch of one run (grid, threads, shared memory, stream and
 the kernel parameters as values, pointers named by the tensor they point into: x, y, or
@@ -139,7 +144,7 @@ def build_stub(directory: Path) -> Path:
 # -- the fake CUDA side of torch (child process) ------------------------------------------------
 
 
-def install_fake_cuda(torch):
+def install_fake_cuda(torch, arena_bytes: int = ARENA_BYTES):
     """Make this process's torch answer the scan path's device questions as one H200 would;
     returns ``to_cuda(tensor)``, which makes a CPU tensor look like a CUDA one."""
     from types import SimpleNamespace
@@ -182,11 +187,11 @@ def install_fake_cuda(torch):
         shape = tuple(size[0]) if len(size) == 1 and not isinstance(size[0], int) else size
         ring = arenas.get(dtype)
         if ring is None:
-            memory = real_empty(ARENA_BYTES // dtype.itemsize + 256, dtype=dtype)
+            memory = real_empty(arena_bytes // dtype.itemsize + 256, dtype=dtype)
             ring = arenas[dtype] = [memory, (-memory.data_ptr() % 256) // dtype.itemsize]
         n = math.prod(shape)
         at = ring[1]
-        if at + n > ARENA_BYTES // dtype.itemsize:
+        if at + n > arena_bytes // dtype.itemsize:
             at = (-ring[0].data_ptr() % 256) // dtype.itemsize
         ring[1] = at + -(-n * dtype.itemsize // 256) * 256 // dtype.itemsize
         t = ring[0][at: at + n]
@@ -263,15 +268,18 @@ def child(args) -> dict:
 
     import torch
 
-    to_cuda = install_fake_cuda(torch)
+    lengths = json.loads(Path(args.length_list).read_text()) if args.length_list else _lengths(args.lengths)
+    # Room for the largest results twice over (virtual memory: never touched).
+    to_cuda = install_fake_cuda(torch, max(ARENA_BYTES, 2 * 8 * (max(lengths) + 64)))
     stub = ctypes.CDLL("libcuda.so.1")
     tree = Path(args.tree)
     counts = {len(json.loads(f.read_text())["params"])
               for f in (tree / "prefixscan/backends/triton/aot/sm90").glob("*.json")}
     (ctypes.c_int.in_dll(stub, "stub_nparams").value,) = counts  # every shipped variant has the same list
-    lengths = _lengths(args.lengths)
     gen = torch.Generator().manual_seed(3)
-    xs = [to_cuda(torch.randint(-9, 10, (m,), generator=gen, dtype=torch.int32)) for m in lengths]
+    dtype = getattr(torch, args.dtype)
+    xs = [to_cuda(torch.randint(-9, 10, (m,), generator=gen, dtype=dtype) if m <= 1 << 24
+                  else torch.empty(m, dtype=dtype)) for m in lengths]
     t0 = time.perf_counter()
     import prefixscan as ps
 
@@ -315,7 +323,8 @@ def child(args) -> dict:
            "stream_cpu_s": c1 - c0, "repeat_cpu_s": c2 - c1, "calls": len(xs), "repeat_calls": len(repeated),
            "aot_launches": launcher.launches, "stub_launches": ctypes.c_int.in_dll(stub, "stub_count").value,
            "triton_imported": "triton" in sys.modules,
-           "outputs_ok": all(type(y).__name__ == "FakeCudaTensor" and y.dtype == torch.int64 and y.shape == x.shape
+           "outputs_ok": all(type(y).__name__ == "FakeCudaTensor" and y.shape == x.shape
+                             and y.dtype == (torch.int64 if x.dtype == torch.int32 else x.dtype)
                              for x, y in zip(xs, ys))}
     if args.args_out:
         specs, variants = {}, {}
@@ -361,7 +370,10 @@ def run_child(stub_dir: Path, tree: Path, args, profile_out=None, args_out=None)
         env.pop(name, None)
     with tempfile.TemporaryDirectory(prefix="prefixscan-host-") as cache:
         env["PREFIXSCAN_CACHE_DIR"] = cache
-        cmd = [sys.executable, __file__, "--child", "--lengths", str(args.lengths), "--tree", str(tree)]
+        cmd = [sys.executable, __file__, "--child", "--lengths", str(args.lengths), "--tree", str(tree),
+               "--dtype", args.dtype]
+        if args.length_list:
+            cmd += ["--length-list", str(Path(args.length_list).resolve())]
         if profile_out:
             cmd += ["--profile-out", str(profile_out)]
         if args_out:
@@ -405,6 +417,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="fresh processes per tree (the median is reported)")
     parser.add_argument("--lengths", type=int, default=300)
+    parser.add_argument("--length-list", type=Path, help="a JSON list of lengths to scan instead of the stream")
+    parser.add_argument("--dtype", default="int32", choices=("int32", "int64", "float32", "float64"))
     parser.add_argument("--tree", type=Path, action="append",
                         help="a source tree holding prefixscan/ to measure (repeatable: runs alternate between "
                              "the trees, so that they share the machine's load; default: this repository)")
@@ -433,7 +447,7 @@ def main(argv=None) -> int:
         if args.args_out:
             run_child(Path(stub_dir), trees[-1], args, args_out=args.args_out)
     medians = {tree: summary(r) for tree, r in rows.items()}
-    n = args.lengths
+    n = len(json.loads(args.length_list.read_text())) if args.length_list else args.lengths
     print(f"{args.runs} fresh processes per tree, {n} lengths (the first, then {n - 1} more), "
           f"{REPEATED} repeated {REPEAT_ROUNDS} times; median [min-max]")
     print(f"{'':34s}" + "".join(f"{Path(t).name[-24:]:>28s}" for t in medians))
