@@ -44,6 +44,9 @@ checked) without importing Triton.
     python tools/aot_host_bench.py --args-out /tmp/args.json     # the launches' parameters
     python tools/aot_host_bench.py --length-list edges.json --dtype float64 --args-out /tmp/e.json
 
+``--fresh-scans`` runs every call on a new ``prefixscan.make_scan`` (cumsum's arguments),
+so that each takes the full path (every check, the variant chosen for the request): the
+launches ``Scan``'s plans (per signature, per length class) must reproduce.
 ``--length-list`` replaces the stream's lengths by a JSON list of lengths (edge lengths:
 2^k - 1, 2^k, 2^k + 1, the variants' largest; inputs above 2^24 elements are left
 uninitialized, never read), ``--dtype`` the input dtype (int32, int64, float32, float64).
@@ -286,7 +289,13 @@ def child(args) -> dict:
     t_import = time.perf_counter() - t0
     if not ps.__file__.startswith(str(tree)):
         raise SystemExit(f"prefixscan imported from {ps.__file__}, not from {tree}")
-    cumsum = ps.cumsum
+    if args.fresh_scans:  # the full path for every call: a Scan without plans each time
+        acc = "int64" if args.dtype == "int32" else args.dtype
+
+        def cumsum(x):
+            return ps.make_scan("add", dtype=acc)(x)
+    else:
+        cumsum = ps.cumsum
     profiler = None
     if args.profile_out:
         import cProfile
@@ -374,6 +383,8 @@ def run_child(stub_dir: Path, tree: Path, args, profile_out=None, args_out=None)
                "--dtype", args.dtype]
         if args.length_list:
             cmd += ["--length-list", str(Path(args.length_list).resolve())]
+        if args.fresh_scans:
+            cmd += ["--fresh-scans"]
         if profile_out:
             cmd += ["--profile-out", str(profile_out)]
         if args_out:
@@ -415,10 +426,13 @@ def summary(rows: list) -> dict:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5, help="fresh processes per tree (the median is reported)")
+    parser.add_argument("--runs", type=int, default=5,
+                        help="fresh processes per tree (the median is reported; 0: only --profile / --args-out)")
     parser.add_argument("--lengths", type=int, default=300)
     parser.add_argument("--length-list", type=Path, help="a JSON list of lengths to scan instead of the stream")
     parser.add_argument("--dtype", default="int32", choices=("int32", "int64", "float32", "float64"))
+    parser.add_argument("--fresh-scans", action="store_true",
+                        help="every call on a new Scan (the full path each time: the launches to compare with)")
     parser.add_argument("--tree", type=Path, action="append",
                         help="a source tree holding prefixscan/ to measure (repeatable: runs alternate between "
                              "the trees, so that they share the machine's load; default: this repository)")
@@ -446,6 +460,8 @@ def main(argv=None) -> int:
             _profile_text(args.profile)
         if args.args_out:
             run_child(Path(stub_dir), trees[-1], args, args_out=args.args_out)
+    if not args.runs:  # --runs 0: only the --profile / --args-out run
+        return 0
     medians = {tree: summary(r) for tree, r in rows.items()}
     n = len(json.loads(args.length_list.read_text())) if args.length_list else args.lengths
     print(f"{args.runs} fresh processes per tree, {n} lengths (the first, then {n - 1} more), "

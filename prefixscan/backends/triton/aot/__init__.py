@@ -138,12 +138,14 @@ class Launcher:
     """Loads shipped variants and launches them.  ``get_driver``: returns a
     :class:`.driver.Driver` or None; ``version``: returns the installed Triton version;
     ``data_dir`` and ``specs``: where the variants lie and how their JSON is read;
-    ``cuda``: the device queries (:class:`TorchCuda`); ``tile``: :func:`planned_tile`."""
+    ``cuda``: the device queries (:class:`TorchCuda`); ``tile``: :func:`planned_tile`;
+    ``settled``: whether a length class's first-use tuning is settled
+    (:func:`..tuner.first_use.settled`, asked by :meth:`AotReplay.for_length`)."""
 
     def __init__(self, get_driver=_driver.driver, version=triton_version, data_dir=DATA_DIR, specs=load_spec,
-                 cuda=TorchCuda, tile=planned_tile):
+                 cuda=TorchCuda, tile=planned_tile, settled=settled):
         self.get_driver, self.version, self.data_dir, self.specs = get_driver, version, data_dir, specs
-        self.cuda, self.tile = cuda, tile
+        self.cuda, self.tile, self.settled = cuda, tile, settled
         self.functions: dict = {}  # (variant name, cubin, context) -> (CUfunction handle, Packing), or why not
         self.capabilities: dict = {}  # device index -> (major, minor)
         # (device, strategy, dtypes, length class) -> (spec, plan, planner generation): see variant()
@@ -409,12 +411,13 @@ class AotReplay:
         which remembers one per class and checks the length against the variant's), so
         that its tile count, grid and length argument are the full path's.  None while
         the interpreter is on, once the plan expired, or when the class's first-use
-        tuning is not settled (:func:`..tuner.first_use.settled`: the full path would
-        ask the tuner again)."""
+        tuning is not settled (``Launcher.settled``: the full path would ask the tuner
+        again)."""
         n = x.numel()
         lengths = self.lengths
         if n == 0 or (n - 1).bit_length() != lengths.settled[-1] or self.expired() \
-                or os.environ.get("TRITON_INTERPRET", "0") not in ("", "0") or not settled(lengths.settled):
+                or os.environ.get("TRITON_INTERPRET", "0") not in ("", "0") \
+                or not self.launcher.settled(lengths.settled):
             return None
         chosen = self.launcher.variant(self.device, lengths.config, lengths.x_dtype, self.dtype, n)
         if isinstance(chosen, str):
