@@ -233,8 +233,10 @@ def _length_class(signature: tuple):
     ``(n - 1).bit_length()``; None for others.  Lengths of a class share the planned
     variant of a shipped sum (``backends/triton/aot``), which only counts tiles per
     length."""
+    if signature[0] is np.ndarray:
+        return None
     kind, shape, dtype, device, out_sig = signature
-    if kind is np.ndarray or len(shape) != 1 or shape[0] == 0:
+    if len(shape) != 1 or shape[0] == 0:
         return None
     if out_sig is not None:
         if out_sig[0] != shape:
