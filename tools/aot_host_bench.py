@@ -44,6 +44,9 @@ checked) without importing Triton.
     python tools/aot_host_bench.py --args-out /tmp/args.json     # the launches' parameters
     python tools/aot_host_bench.py --length-list edges.json --dtype float64 --args-out /tmp/e.json
 
+``--audit-triton`` counts, in each run, what reaches Triton from before ``import prefixscan``
+to the end of the stream (``TRITON_CACHE_DIR`` is always an empty directory of the run's own;
+the files in it afterwards are counted too): docs/design/cold-start.md, "An empty Triton cache".
 ``--fresh-scans`` runs every call on a new ``prefixscan.make_scan`` (cumsum's arguments),
 so that each takes the full path (every check, the variant chosen for the request): the
 launches ``Scan``'s plans (per signature, per length class) must reproduce.
@@ -225,14 +228,19 @@ def install_fake_cuda(torch, arena_bytes: int = ARENA_BYTES):
     return to_cuda
 
 
-def _lengths(count: int) -> list[int]:
-    """benchmarks/cold_start.py's stream of lengths."""
+def _cold_start():
+    """benchmarks/cold_start.py as a module."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("cold_start", ROOT / "benchmarks" / "cold_start.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module._lengths(count)
+    return module
+
+
+def _lengths(count: int) -> list[int]:
+    """benchmarks/cold_start.py's stream of lengths."""
+    return _cold_start()._lengths(count)
 
 
 def _launch_records(stub, params_of) -> list:
@@ -279,6 +287,7 @@ def child(args) -> dict:
     counts = {len(json.loads(f.read_text())["params"])
               for f in (tree / "prefixscan/backends/triton/aot/sm90").glob("*.json")}
     (ctypes.c_int.in_dll(stub, "stub_nparams").value,) = counts  # every shipped variant has the same list
+    audit = _cold_start().audit_triton() if args.audit_triton else None
     gen = torch.Generator().manual_seed(3)
     dtype = getattr(torch, args.dtype)
     xs = [to_cuda(torch.randint(-9, 10, (m,), generator=gen, dtype=dtype) if m <= 1 << 24
@@ -335,6 +344,8 @@ def child(args) -> dict:
            "outputs_ok": all(type(y).__name__ == "FakeCudaTensor" and y.shape == x.shape
                              and y.dtype == (torch.int64 if x.dtype == torch.int32 else x.dtype)
                              for x, y in zip(xs, ys))}
+    if audit is not None:  # what reached Triton from before ``import prefixscan`` on
+        row["triton_events"] = audit
     if args.args_out:
         specs, variants = {}, {}
         for (_name, cubin, _ctx), loaded in launcher.functions.items():
@@ -377,8 +388,10 @@ def run_child(stub_dir: Path, tree: Path, args, profile_out=None, args_out=None)
     env["PYTHONPATH"] = str(tree)
     for name in ("TRITON_INTERPRET", "PREFIXSCAN_AOT", "PREFIXSCAN_AUTOTUNE"):
         env.pop(name, None)
-    with tempfile.TemporaryDirectory(prefix="prefixscan-host-") as cache:
+    with tempfile.TemporaryDirectory(prefix="prefixscan-host-") as cache, \
+            tempfile.TemporaryDirectory(prefix="triton-empty-") as triton_cache:
         env["PREFIXSCAN_CACHE_DIR"] = cache
+        env["TRITON_CACHE_DIR"] = triton_cache  # empty: a machine that never ran Triton
         cmd = [sys.executable, __file__, "--child", "--lengths", str(args.lengths), "--tree", str(tree),
                "--dtype", args.dtype]
         if args.length_list:
@@ -389,10 +402,14 @@ def run_child(stub_dir: Path, tree: Path, args, profile_out=None, args_out=None)
             cmd += ["--profile-out", str(profile_out)]
         if args_out:
             cmd += ["--args-out", str(args_out)]
+        if args.audit_triton:
+            cmd += ["--audit-triton"]
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False, cwd=tempfile.gettempdir())
+        cache_files = sum(len(files) for _, _, files in os.walk(triton_cache))
     if proc.returncode != 0:
         raise SystemExit(f"child failed:\n{proc.stderr[-4000:]}")
     row = json.loads(proc.stdout.strip().splitlines()[-1])
+    row["triton_cache_files"] = cache_files
     launches = row["calls"] + row["repeat_calls"]
     if row["aot_launches"] != launches or row["stub_launches"] != launches or row["triton_imported"] \
             or not row["outputs_ok"]:
@@ -439,6 +456,9 @@ def main(argv=None) -> int:
     parser.add_argument("--profile", type=Path, help="also cProfile one run's timed part into this file")
     parser.add_argument("--args-out", type=Path, help="write one run's launches (parameters) as JSON")
     parser.add_argument("--json", type=Path, help="write the runs and their medians as JSON")
+    parser.add_argument("--audit-triton", action="store_true",
+                        help="count what reaches Triton in each run (imports, files under its package or cache "
+                             "directories, libraries, subprocesses; benchmarks/cold_start.py's audit) and print it")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--profile-out", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -460,6 +480,11 @@ def main(argv=None) -> int:
             _profile_text(args.profile)
         if args.args_out:
             run_child(Path(stub_dir), trees[-1], args, args_out=args.args_out)
+    if args.audit_triton:
+        for tree, runs in rows.items():
+            for r in runs:
+                print(f"{Path(tree).name}: TRITON_CACHE_DIR files after the run: {r['triton_cache_files']}; "
+                      f"reached Triton: {json.dumps(r['triton_events'])}")
     if not args.runs:  # --runs 0: only the --profile / --args-out run
         return 0
     medians = {tree: summary(r) for tree, r in rows.items()}
