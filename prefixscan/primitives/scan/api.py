@@ -47,7 +47,9 @@ class Scan:
     for their meaning.  Calling the object checks the arrays and runs the scan.
     Calls on NumPy arrays or torch tensors of a signature seen before (type,
     shape, dtype, device, and ``out``'s) skip the checks and reuse the plan; a
-    single-launch GPU scan then goes straight to its kernel.
+    single-launch GPU scan then goes straight to its kernel.  Where the plan is a
+    shipped sum's (``backends/triton/aot``), a 1-D tensor of a new length in the same
+    power-of-two length class reuses it too, only what depends on the length redone.
 
     Attributes
     ----------

@@ -25,8 +25,10 @@ shipped or whose cubin lays its parameters out otherwise than :mod:`.packing` pa
 A call of a new length is host-bound (docs/design/host-path.md, "The shipped kernels: a
 stream of new lengths"): each loaded variant keeps its :class:`.packing.Packing` (one
 ``struct.pack_into`` per launch), the launcher remembers its variant choice per length
-class (:meth:`Launcher.variant`), and the modules the path needs are imported with this
-one, which the backend's first GPU scan imports (torch is loaded then).  Nothing here
+class (:meth:`Launcher.variant`), a planned replay makes the replay of another length of
+its class (:meth:`AotReplay.for_length`, which :class:`prefixscan.Scan` keeps per class),
+and the modules the path needs are imported with this one, which the backend's first GPU
+scan imports (torch is loaded then).  Nothing here
 imports triton.
 """
 
