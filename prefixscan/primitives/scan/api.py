@@ -118,7 +118,7 @@ class Scan:
             result = None if fast.expired() else fast(x, out, None)
             if result is not None:
                 return result
-            del self._plans[key]
+            self._plans.pop(key, None)  # (another thread may have dropped it)
             cached = None
         elif cached is None and self._classes and key is not None and not key[1]:
             result = self._run_class(key[0], x, out)
@@ -190,7 +190,7 @@ class Scan:
             return None
         backend, fast = entry
         if fast.expired():
-            del self._classes[length_class]
+            self._classes.pop(length_class, None)
             return None
         derived = fast.for_length(x)
         if derived is None:
