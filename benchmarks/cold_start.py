@@ -28,6 +28,16 @@ install`` does), so that no row pays for compiling them: a source checkout under
 process (docs/design/cold-start.md has what that cost); ``--no-compile`` leaves them as
 they are.
 
+Each row records ``triton_cache_files``, the files in its ``TRITON_CACHE_DIR`` after it
+ran (with the shipped kernels nothing compiles: the *warm* rows then find the directory as
+empty as the cold rows did).  ``--audit`` also counts, in each row's process, what
+reaches Triton from the moment before ``import torch``: imports of ``triton`` modules,
+files opened or listed under Triton's package or cache directories (the shipped cubins
+under ``prefixscan/backends/triton/aot/`` excepted), libraries loaded with ``ctypes`` and
+subprocesses (Triton compiles its driver helper and launchers with the C compiler):
+``triton_events`` in the row (Python's audit hooks: C code that opens files itself is
+not seen).
+
 Writes ``DIR/cold-start-<device>.json`` and ``.md``.  With ``--profile`` every
 prefixscan row runs its timed part again, in another fresh process, under cProfile, and
 ``DIR/cold-start-profile-<row>-<Triton cache>.txt`` lists the functions by cumulative
@@ -90,8 +100,53 @@ class _Profile:
         Path(self.path).write_text(text.getvalue())
 
 
+_FILE_EVENTS = ("open", "os.listdir", "os.scandir", "os.mkdir", "os.rename", "os.replace", "os.remove",
+                "shutil.rmtree", "shutil.copyfile")
+
+
+def audit_triton() -> dict:
+    """Count, from now on in this process, what reaches Triton (Python's audit hooks,
+    which cannot be removed: call it in a process of its own).  Returns the live record:
+    ``imports`` (triton modules), ``files`` ((event, path) under Triton's package or cache
+    directories: ``TRITON_CACHE_DIR``, ``~/.triton``; prefixscan's own files excepted),
+    ``dlopen`` (libraries ``ctypes`` loads) and ``subprocess`` (commands started)."""
+    record: dict = {"imports": [], "files": [], "dlopen": [], "subprocess": []}
+    own = os.path.join("", "prefixscan", "backends", "triton")  # prefixscan's backend, any tree
+    roots = [os.path.join(os.path.expanduser("~"), ".triton")]
+    if os.environ.get("TRITON_CACHE_DIR"):
+        roots.append(os.path.realpath(os.environ["TRITON_CACHE_DIR"]))
+
+    def triton_path(path) -> bool:
+        if isinstance(path, int):
+            return False
+        try:
+            text = os.path.realpath(os.fsdecode(path))
+        except (TypeError, ValueError):
+            return False
+        if own in text:
+            return False
+        return any(text.startswith(r) for r in roots) or f"{os.sep}triton{os.sep}" in text \
+            or text.endswith(f"{os.sep}triton")
+
+    def hook(event, args):
+        if event == "import":
+            if args[0] == "triton" or args[0].startswith("triton."):
+                record["imports"].append(args[0])
+        elif event in _FILE_EVENTS:
+            if args and args[0] is not None and triton_path(args[0]):
+                record["files"].append((event, os.fsdecode(args[0])))
+        elif event == "ctypes.dlopen":
+            record["dlopen"].append(str(args[0]))
+        elif event == "subprocess.Popen":
+            record["subprocess"].append(" ".join(map(str, args[1]))[:200] if args[1] else str(args[0]))
+
+    sys.addaudithook(hook)
+    return record
+
+
 def _child(args) -> dict:
     """One measurement in this (fresh) process; prints its JSON row."""
+    audit = audit_triton() if getattr(args, "audit", False) else None
     profile = _Profile(getattr(args, "profile_out", None))
     t0 = time.perf_counter()
     import torch
@@ -133,6 +188,9 @@ def _child(args) -> dict:
         row.update(calls=len(xs), total_s=t2 - t1, per_call_us=(t2 - t1) / len(xs) * 1e6, correct=ok,
                    import_s=t_import - t0)
     profile.write()
+    if audit is not None:
+        row["triton_events"] = {key: len(v) for key, v in audit.items()}
+        row["triton_events_first"] = {key: v[:5] for key, v in audit.items() if v}
     return row
 
 
@@ -157,10 +215,14 @@ def _run_child(row: str, peer: str, triton_cache: str, args, profile_out: Path |
                "--n", str(args.n), "--lengths", str(args.lengths)]
         if profile_out is not None:
             cmd += ["--profile-out", str(profile_out)]
+        if args.audit:
+            cmd += ["--audit"]
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         return {"row": row, "peer": peer, "error": proc.stderr[-2000:]}
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    result["triton_cache_files"] = sum(len(files) for _, _, files in os.walk(triton_cache))
+    return result
 
 
 def main(argv=None) -> int:
@@ -173,6 +235,9 @@ def main(argv=None) -> int:
                         help="do not compile prefixscan's modules to bytecode before the rows")
     parser.add_argument("--profile", action="store_true",
                         help="also profile each prefixscan row in a fresh process (needs --out)")
+    parser.add_argument("--audit", action="store_true",
+                        help="count what reaches Triton in each row's process (imports, files, libraries, "
+                             "subprocesses): triton_events in the rows")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--profile-out", help=argparse.SUPPRESS)
     parser.add_argument("--row", choices=("first", "stream"), help=argparse.SUPPRESS)

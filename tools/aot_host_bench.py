@@ -42,6 +42,17 @@ checked) without importing Triton.
     python tools/aot_host_bench.py --tree /tmp/base --tree .   # before and after, runs alternating
     python tools/aot_host_bench.py --profile /tmp/stream.prof   # + a cProfile of one run
     python tools/aot_host_bench.py --args-out /tmp/args.json     # the launches' parameters
+    python tools/aot_host_bench.py --length-list edges.json --dtype float64 --args-out /tmp/e.json
+
+``--audit-triton`` counts, in each run, what reaches Triton from before ``import prefixscan``
+to the end of the stream (``TRITON_CACHE_DIR`` is always an empty directory of the run's own;
+the files in it afterwards are counted too): docs/design/cold-start.md, "An empty Triton cache".
+``--fresh-scans`` runs every call on a new ``prefixscan.make_scan`` (cumsum's arguments),
+so that each takes the full path (every check, the variant chosen for the request): the
+launches ``Scan``'s plans (per signature, per length class) must reproduce.
+``--length-list`` replaces the stream's lengths by a JSON list of lengths (edge lengths:
+2^k - 1, 2^k, 2^k + 1, the variants' largest; inputs above 2^24 elements are left
+uninitialized, never read), ``--dtype`` the input dtype (int32, int64, float32, float64).
 
 ``--args-out`` writes every launch of one run (grid, threads, shared memory, stream and
 the kernel parameters as values, pointers named by the tensor they point into: x, y, or
@@ -139,7 +150,7 @@ def build_stub(directory: Path) -> Path:
 # -- the fake CUDA side of torch (child process) ------------------------------------------------
 
 
-def install_fake_cuda(torch):
+def install_fake_cuda(torch, arena_bytes: int = ARENA_BYTES):
     """Make this process's torch answer the scan path's device questions as one H200 would;
     returns ``to_cuda(tensor)``, which makes a CPU tensor look like a CUDA one."""
     from types import SimpleNamespace
@@ -182,11 +193,11 @@ def install_fake_cuda(torch):
         shape = tuple(size[0]) if len(size) == 1 and not isinstance(size[0], int) else size
         ring = arenas.get(dtype)
         if ring is None:
-            memory = real_empty(ARENA_BYTES // dtype.itemsize + 256, dtype=dtype)
+            memory = real_empty(arena_bytes // dtype.itemsize + 256, dtype=dtype)
             ring = arenas[dtype] = [memory, (-memory.data_ptr() % 256) // dtype.itemsize]
         n = math.prod(shape)
         at = ring[1]
-        if at + n > ARENA_BYTES // dtype.itemsize:
+        if at + n > arena_bytes // dtype.itemsize:
             at = (-ring[0].data_ptr() % 256) // dtype.itemsize
         ring[1] = at + -(-n * dtype.itemsize // 256) * 256 // dtype.itemsize
         t = ring[0][at: at + n]
@@ -217,14 +228,19 @@ def install_fake_cuda(torch):
     return to_cuda
 
 
-def _lengths(count: int) -> list[int]:
-    """benchmarks/cold_start.py's stream of lengths."""
+def _cold_start():
+    """benchmarks/cold_start.py as a module."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("cold_start", ROOT / "benchmarks" / "cold_start.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module._lengths(count)
+    return module
+
+
+def _lengths(count: int) -> list[int]:
+    """benchmarks/cold_start.py's stream of lengths."""
+    return _cold_start()._lengths(count)
 
 
 def _launch_records(stub, params_of) -> list:
@@ -263,22 +279,32 @@ def child(args) -> dict:
 
     import torch
 
-    to_cuda = install_fake_cuda(torch)
+    lengths = json.loads(Path(args.length_list).read_text()) if args.length_list else _lengths(args.lengths)
+    # Room for the largest results twice over (virtual memory: never touched).
+    to_cuda = install_fake_cuda(torch, max(ARENA_BYTES, 2 * 8 * (max(lengths) + 64)))
     stub = ctypes.CDLL("libcuda.so.1")
     tree = Path(args.tree)
     counts = {len(json.loads(f.read_text())["params"])
               for f in (tree / "prefixscan/backends/triton/aot/sm90").glob("*.json")}
     (ctypes.c_int.in_dll(stub, "stub_nparams").value,) = counts  # every shipped variant has the same list
-    lengths = _lengths(args.lengths)
+    audit = _cold_start().audit_triton() if args.audit_triton else None
     gen = torch.Generator().manual_seed(3)
-    xs = [to_cuda(torch.randint(-9, 10, (m,), generator=gen, dtype=torch.int32)) for m in lengths]
+    dtype = getattr(torch, args.dtype)
+    xs = [to_cuda(torch.randint(-9, 10, (m,), generator=gen, dtype=dtype) if m <= 1 << 24
+                  else torch.empty(m, dtype=dtype)) for m in lengths]
     t0 = time.perf_counter()
     import prefixscan as ps
 
     t_import = time.perf_counter() - t0
     if not ps.__file__.startswith(str(tree)):
         raise SystemExit(f"prefixscan imported from {ps.__file__}, not from {tree}")
-    cumsum = ps.cumsum
+    if args.fresh_scans:  # the full path for every call: a Scan without plans each time
+        acc = "int64" if args.dtype == "int32" else args.dtype
+
+        def cumsum(x):
+            return ps.make_scan("add", dtype=acc)(x)
+    else:
+        cumsum = ps.cumsum
     profiler = None
     if args.profile_out:
         import cProfile
@@ -315,8 +341,11 @@ def child(args) -> dict:
            "stream_cpu_s": c1 - c0, "repeat_cpu_s": c2 - c1, "calls": len(xs), "repeat_calls": len(repeated),
            "aot_launches": launcher.launches, "stub_launches": ctypes.c_int.in_dll(stub, "stub_count").value,
            "triton_imported": "triton" in sys.modules,
-           "outputs_ok": all(type(y).__name__ == "FakeCudaTensor" and y.dtype == torch.int64 and y.shape == x.shape
+           "outputs_ok": all(type(y).__name__ == "FakeCudaTensor" and y.shape == x.shape
+                             and y.dtype == (torch.int64 if x.dtype == torch.int32 else x.dtype)
                              for x, y in zip(xs, ys))}
+    if audit is not None:  # what reached Triton from before ``import prefixscan`` on
+        row["triton_events"] = audit
     if args.args_out:
         specs, variants = {}, {}
         for (_name, cubin, _ctx), loaded in launcher.functions.items():
@@ -359,17 +388,28 @@ def run_child(stub_dir: Path, tree: Path, args, profile_out=None, args_out=None)
     env["PYTHONPATH"] = str(tree)
     for name in ("TRITON_INTERPRET", "PREFIXSCAN_AOT", "PREFIXSCAN_AUTOTUNE"):
         env.pop(name, None)
-    with tempfile.TemporaryDirectory(prefix="prefixscan-host-") as cache:
+    with tempfile.TemporaryDirectory(prefix="prefixscan-host-") as cache, \
+            tempfile.TemporaryDirectory(prefix="triton-empty-") as triton_cache:
         env["PREFIXSCAN_CACHE_DIR"] = cache
-        cmd = [sys.executable, __file__, "--child", "--lengths", str(args.lengths), "--tree", str(tree)]
+        env["TRITON_CACHE_DIR"] = triton_cache  # empty: a machine that never ran Triton
+        cmd = [sys.executable, __file__, "--child", "--lengths", str(args.lengths), "--tree", str(tree),
+               "--dtype", args.dtype]
+        if args.length_list:
+            cmd += ["--length-list", str(Path(args.length_list).resolve())]
+        if args.fresh_scans:
+            cmd += ["--fresh-scans"]
         if profile_out:
             cmd += ["--profile-out", str(profile_out)]
         if args_out:
             cmd += ["--args-out", str(args_out)]
+        if args.audit_triton:
+            cmd += ["--audit-triton"]
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False, cwd=tempfile.gettempdir())
+        cache_files = sum(len(files) for _, _, files in os.walk(triton_cache))
     if proc.returncode != 0:
         raise SystemExit(f"child failed:\n{proc.stderr[-4000:]}")
     row = json.loads(proc.stdout.strip().splitlines()[-1])
+    row["triton_cache_files"] = cache_files
     launches = row["calls"] + row["repeat_calls"]
     if row["aot_launches"] != launches or row["stub_launches"] != launches or row["triton_imported"] \
             or not row["outputs_ok"]:
@@ -403,14 +443,22 @@ def summary(rows: list) -> dict:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5, help="fresh processes per tree (the median is reported)")
+    parser.add_argument("--runs", type=int, default=5,
+                        help="fresh processes per tree (the median is reported; 0: only --profile / --args-out)")
     parser.add_argument("--lengths", type=int, default=300)
+    parser.add_argument("--length-list", type=Path, help="a JSON list of lengths to scan instead of the stream")
+    parser.add_argument("--dtype", default="int32", choices=("int32", "int64", "float32", "float64"))
+    parser.add_argument("--fresh-scans", action="store_true",
+                        help="every call on a new Scan (the full path each time: the launches to compare with)")
     parser.add_argument("--tree", type=Path, action="append",
                         help="a source tree holding prefixscan/ to measure (repeatable: runs alternate between "
                              "the trees, so that they share the machine's load; default: this repository)")
     parser.add_argument("--profile", type=Path, help="also cProfile one run's timed part into this file")
     parser.add_argument("--args-out", type=Path, help="write one run's launches (parameters) as JSON")
     parser.add_argument("--json", type=Path, help="write the runs and their medians as JSON")
+    parser.add_argument("--audit-triton", action="store_true",
+                        help="count what reaches Triton in each run (imports, files under its package or cache "
+                             "directories, libraries, subprocesses; benchmarks/cold_start.py's audit) and print it")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--profile-out", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -432,8 +480,15 @@ def main(argv=None) -> int:
             _profile_text(args.profile)
         if args.args_out:
             run_child(Path(stub_dir), trees[-1], args, args_out=args.args_out)
+    if args.audit_triton:
+        for tree, runs in rows.items():
+            for r in runs:
+                print(f"{Path(tree).name}: TRITON_CACHE_DIR files after the run: {r['triton_cache_files']}; "
+                      f"reached Triton: {json.dumps(r['triton_events'])}")
+    if not args.runs:  # --runs 0: only the --profile / --args-out run
+        return 0
     medians = {tree: summary(r) for tree, r in rows.items()}
-    n = args.lengths
+    n = len(json.loads(args.length_list.read_text())) if args.length_list else args.lengths
     print(f"{args.runs} fresh processes per tree, {n} lengths (the first, then {n - 1} more), "
           f"{REPEATED} repeated {REPEAT_ROUNDS} times; median [min-max]")
     print(f"{'':34s}" + "".join(f"{Path(t).name[-24:]:>28s}" for t in medians))

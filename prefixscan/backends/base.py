@@ -41,6 +41,10 @@ __all__ = ["Backend", "Replay"]
 #: ``replay(x, out, init) -> result`` (``init``: the checked seed of a seeded plan,
 #: else None), or None when the call must take the full path;
 #: ``replay.expired()`` is True once the plan is stale (e.g. a new tuned tile).
+#: A replay may also offer ``replay.for_length(x)``: the replay of the same plan for an
+#: unseeded 1-D ``x`` of another length of its class, ``(n - 1).bit_length()`` (the
+#: caller has checked all but the length), or None; :class:`prefixscan.Scan` then
+#: keeps one plan per length class (the shipped sums' replays do).
 Replay = Callable[[Any, Any, Any], Any]
 
 

@@ -47,7 +47,9 @@ class Scan:
     for their meaning.  Calling the object checks the arrays and runs the scan.
     Calls on NumPy arrays or torch tensors of a signature seen before (type,
     shape, dtype, device, and ``out``'s) skip the checks and reuse the plan; a
-    single-launch GPU scan then goes straight to its kernel.
+    single-launch GPU scan then goes straight to its kernel.  Where the plan is a
+    shipped sum's (``backends/triton/aot``), a 1-D tensor of a new length in the same
+    power-of-two length class reuses it too, only what depends on the length redone.
 
     Attributes
     ----------
@@ -62,8 +64,11 @@ class Scan:
         self.config = make_config(op, axis=axis, inclusive=inclusive, reverse=reverse, order=order,
                                   tuple_size=tuple_size, dtype=dtype, backend=backend,
                                   algorithm=algorithm, deterministic=deterministic, strategy=strategy)
-        # signature -> (request without arrays, backend, replay or None)
+        # signature -> (request without arrays, backend, replay or None); a replay made
+        # from a length class's plan has no request: (None, backend, replay)
         self._plans: dict = {}
+        # length class of unseeded 1-D torch calls -> (backend, replay with for_length): _run_class
+        self._classes: dict = {}
         _LIVE_SCANS.add(self)
 
     def plan(self, x: ArrayOrFields, *, init: InitLike | None = None,
@@ -106,6 +111,19 @@ class Scan:
         if out is not None:
             x = unalias(x, out)  # an out that overlaps x (but for out=x) gets a copy of x to read
         cached = self._plans.get(key) if key is not None else None
+        if cached is not None and cached[0] is None:
+            # A replay made from its length class's plan (_run_class), without a request
+            # of its own: when it does not apply, this length is planned in full.
+            fast = cached[2]
+            result = None if fast.expired() else fast(x, out, None)
+            if result is not None:
+                return result
+            self._plans.pop(key, None)  # (another thread may have dropped it)
+            cached = None
+        elif cached is None and self._classes and key is not None and not key[1]:
+            result = self._run_class(key[0], x, out)
+            if result is not None:
+                return result
         if cached is not None:
             request, backend, fast = cached
             seeds = None if init is None else check_init(init, request.acc_dtypes, request.struct,
@@ -137,6 +155,12 @@ class Scan:
                 kept = request.rebind(None, None)
                 kept.init = None  # not the first call's seed: it would stay alive
                 self._plans[key] = (kept, backend, fast)
+                length_class = _length_class(key[0]) if fast is not None and not key[1] else None
+                if length_class is not None and request.cast_out is None \
+                        and getattr(fast, "for_length", None) is not None:
+                    if len(self._classes) >= _MAX_PLANS:
+                        self._classes.clear()
+                    self._classes[length_class] = (backend, fast)
         native = backend.NATIVE_LIBRARY
         if request.cast_out is not None:  # out of another dtype: cast into it now that the scan succeeded
             write_results(request.cast_out, results)
@@ -148,6 +172,36 @@ class Scan:
             results = [from_native(r, like, native, d)
                        for r, like, d in zip(results, request.fields, request.out_dtypes)]
         return tuple(results) if request.struct else results[0]
+
+    def _run_class(self, signature: tuple, x, out):
+        """The scan of an unseeded 1-D ``x`` of a new length through the plan of its
+        length class (:func:`_length_class`), or None (no such plan, or it does not
+        apply: the caller plans the call in full).
+
+        The class's plan was checked in full for a signature that differs from this one
+        only in the length, so what is left to check is what depends on the length:
+        ``out``'s shape here (a wrong one is left to the full checks, which raise), the
+        rest by the replay's ``for_length(x)`` (the variant of the length, its tile
+        count and grid, the length against the variant's), which returns None where the
+        full path must decide.  The replay it makes is kept as this signature's plan."""
+        length_class = _length_class(signature)
+        entry = self._classes.get(length_class) if length_class is not None else None
+        if entry is None:
+            return None
+        backend, fast = entry
+        if fast.expired():
+            self._classes.pop(length_class, None)
+            return None
+        derived = fast.for_length(x)
+        if derived is None:
+            return None
+        result = derived(x, out, None)
+        if result is None:
+            return None
+        if len(self._plans) > _MAX_PLANS:
+            self._plans.clear()
+        self._plans[(signature, False)] = (None, backend, derived)
+        return result
 
     def __repr__(self) -> str:
         c = self.config
@@ -175,6 +229,24 @@ def _signature(x, out):
     return (type(x), tuple(x.shape), x.dtype, x.device, out_sig)
 
 
+def _length_class(signature: tuple):
+    """The length class of a torch signature (:func:`_signature`) of a 1-D ``x`` of n > 0
+    elements whose ``out``, if any, has x's shape: the signature without the shapes, and
+    ``(n - 1).bit_length()``; None for others.  Lengths of a class share the planned
+    variant of a shipped sum (``backends/triton/aot``), which only counts tiles per
+    length."""
+    if signature[0] is np.ndarray:
+        return None
+    kind, shape, dtype, device, out_sig = signature
+    if len(shape) != 1 or shape[0] == 0:
+        return None
+    if out_sig is not None:
+        if out_sig[0] != shape:
+            return None
+        out_sig = out_sig[1:]
+    return (kind, dtype, device, out_sig, (shape[0] - 1).bit_length())
+
+
 # Every Scan, so that clear_caches() can drop the plans of those the caller holds.
 _LIVE_SCANS: weakref.WeakSet = weakref.WeakSet()
 # One Scan per hashable argument set of scan(), so that one-shot calls share plans.
@@ -184,6 +256,7 @@ _SCANS: dict = {}
 def _clear_plans() -> None:
     for s in list(_LIVE_SCANS):
         s._plans.clear()
+        s._classes.clear()
 
 
 register_cache("prefixscan.primitives.scan.api.one_shot_scans", _SCANS.clear)

@@ -25,8 +25,10 @@ shipped or whose cubin lays its parameters out otherwise than :mod:`.packing` pa
 A call of a new length is host-bound (docs/design/host-path.md, "The shipped kernels: a
 stream of new lengths"): each loaded variant keeps its :class:`.packing.Packing` (one
 ``struct.pack_into`` per launch), the launcher remembers its variant choice per length
-class (:meth:`Launcher.variant`), and the modules the path needs are imported with this
-one, which the backend's first GPU scan imports (torch is loaded then).  Nothing here
+class (:meth:`Launcher.variant`), a planned replay makes the replay of another length of
+its class (:meth:`AotReplay.for_length`, which :class:`prefixscan.Scan` keeps per class),
+and the modules the path needs are imported with this one, which the backend's first GPU
+scan imports (torch is loaded then).  Nothing here
 imports triton.
 """
 
@@ -35,6 +37,7 @@ from __future__ import annotations
 import os
 import sys
 import zlib
+from typing import NamedTuple
 
 import torch
 
@@ -48,8 +51,9 @@ from ..planning import planner
 from ..runtime.launch import current_stream, hooks_active, recording_active
 from ..runtime.replay import replay_output
 from ..scan.job import lane_layout
+from ..tuner.first_use import length_class, settled
 
-__all__ = ["ENV", "kernel_args", "kernel_leaves", "pack", "Launcher", "AotReplay", "try_scan", "default_launcher"]
+__all__ = ["ENV", "kernel_args", "kernel_leaves", "pack", "Launcher", "AotReplay", "LengthClass", "try_scan", "default_launcher"]
 
 #: ``PREFIXSCAN_AOT=0`` turns the ahead-of-time path off (every scan takes Triton's JIT).
 ENV = "PREFIXSCAN_AOT"
@@ -136,12 +140,14 @@ class Launcher:
     """Loads shipped variants and launches them.  ``get_driver``: returns a
     :class:`.driver.Driver` or None; ``version``: returns the installed Triton version;
     ``data_dir`` and ``specs``: where the variants lie and how their JSON is read;
-    ``cuda``: the device queries (:class:`TorchCuda`); ``tile``: :func:`planned_tile`."""
+    ``cuda``: the device queries (:class:`TorchCuda`); ``tile``: :func:`planned_tile`;
+    ``settled``: whether a length class's first-use tuning is settled
+    (:func:`..tuner.first_use.settled`, asked by :meth:`AotReplay.for_length`)."""
 
     def __init__(self, get_driver=_driver.driver, version=triton_version, data_dir=DATA_DIR, specs=load_spec,
-                 cuda=TorchCuda, tile=planned_tile):
+                 cuda=TorchCuda, tile=planned_tile, settled=settled):
         self.get_driver, self.version, self.data_dir, self.specs = get_driver, version, data_dir, specs
-        self.cuda, self.tile = cuda, tile
+        self.cuda, self.tile, self.settled = cuda, tile, settled
         self.functions: dict = {}  # (variant name, cubin, context) -> (CUfunction handle, Packing), or why not
         self.capabilities: dict = {}  # device index -> (major, minor)
         # (device, strategy, dtypes, length class) -> (spec, plan, planner generation): see variant()
@@ -347,20 +353,37 @@ class Launcher:
             return [y]
         replay = None
         if x is request.fields[0].obj:  # a torch input (a view of another array's is not kept)
-            replay = AotReplay(self, spec, plan, tuple(request.out_shape), acc, x.device, ident)
+            # The length class's first-use tuning is settled (a shipped or stored entry) or
+            # not (tuning postponed): a replay for another length of the class asks again.
+            replay = AotReplay(self, spec, plan, tuple(request.out_shape), acc, x.device, ident,
+                               LengthClass(request.config, str(x.dtype).rpartition(".")[2],
+                                           length_class(request)))
         return [y], replay
+
+
+class LengthClass(NamedTuple):
+    """What :meth:`AotReplay.for_length` needs to choose a variant for another length of
+    the class: the scan's configuration, the input's dtype name and the class
+    :func:`..tuner.first_use.ensure_for` settles (its last member the length class,
+    ``(n - 1).bit_length()`` of one lane of n elements)."""
+
+    config: object
+    x_dtype: str
+    settled: tuple
 
 
 class AotReplay:
     """A planned replay of a scan the shipped kernels served (the interface of
     :class:`..runtime.replay.FastScan`): the variant, grid and identity fixed, the status
-    reserved per call; None where it does not apply, and the caller takes the full path."""
+    reserved per call; None where it does not apply, and the caller takes the full path.
+    :meth:`for_length` makes the replay of another length of the same class."""
 
-    __slots__ = ("launcher", "spec", "plan", "shape", "dtype", "device", "ident", "generation", "torch")
+    __slots__ = ("launcher", "spec", "plan", "shape", "dtype", "device", "ident", "generation", "torch", "lengths")
 
-    def __init__(self, launcher: Launcher, spec: dict, plan, shape: tuple, dtype, device, ident):
+    def __init__(self, launcher: Launcher, spec: dict, plan, shape: tuple, dtype, device, ident,
+                 lengths: LengthClass):
         self.launcher, self.spec, self.plan, self.shape, self.dtype = launcher, spec, plan, shape, dtype
-        self.device, self.ident, self.torch = device, ident, torch
+        self.device, self.ident, self.torch, self.lengths = device, ident, torch, lengths
         self.generation = planner.generation
 
     @property
@@ -378,6 +401,30 @@ class AotReplay:
         if y is None:
             return None
         return y if self.launcher.run(self.spec, self.plan, x, y, self.ident) else None
+
+    def for_length(self, x):
+        """The replay of this plan for ``x``, a 1-D tensor of another length of the same
+        length class (``(n - 1).bit_length()``), or None where the full path must decide.
+
+        The caller has checked everything else a full call checks and this replay
+        assumed: ``x``'s type, dtype and device, ``out``'s dtype, device and strides (its
+        shape is the new length's); what depends on the length is done here, as
+        :meth:`Launcher.why_not` does it: the variant of the length (:meth:`Launcher.variant`,
+        which remembers one per class and checks the length against the variant's), so
+        that its tile count, grid and length argument are the full path's.  None while
+        the interpreter is on, once the plan expired, or when the class's first-use
+        tuning is not settled (``Launcher.settled``: the full path would ask the tuner
+        again)."""
+        n = x.numel()
+        lengths = self.lengths
+        if n == 0 or (n - 1).bit_length() != lengths.settled[-1] or self.expired() \
+                or os.environ.get("TRITON_INTERPRET", "0") not in ("", "0") \
+                or not self.launcher.settled(lengths.settled):
+            return None
+        chosen = self.launcher.variant(self.device, lengths.config, lengths.x_dtype, self.dtype, n)
+        if isinstance(chosen, str):
+            return None
+        return AotReplay(self.launcher, chosen[0], chosen[1], (n,), self.dtype, self.device, self.ident, lengths)
 
 
 _default: list = []

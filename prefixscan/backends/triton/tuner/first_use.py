@@ -45,7 +45,7 @@ from ..scan.job import lane_layout, torch_dtype  # not the route: it imports tri
 # scan on a GPU that a shipped table serves never needs it, and importing it was a
 # third of the first scan's imports.
 
-__all__ = ["ensure_for", "resolve", "autotune_enabled", "first_use_budget", "DEFAULT_BUDGET", "ROUNDS", "DUEL_ROUNDS",
+__all__ = ["ensure_for", "length_class", "settled", "resolve", "autotune_enabled", "first_use_budget", "DEFAULT_BUDGET", "ROUNDS", "DUEL_ROUNDS",
            "WORKSPACE_COPIES", "reset"]
 
 log = logging.getLogger("prefixscan.tune")
@@ -127,6 +127,26 @@ def _room_for(device, data_bytes: int) -> bool:
     return free >= WORKSPACE_COPIES * data_bytes
 
 
+def length_class(request) -> tuple:
+    """The length class :func:`ensure_for` settles ``request`` (a checked request on a
+    table device) by: (device index, accumulator dtypes, operator class, streams K,
+    ``(M * K - 1).bit_length()``); every length of a class has one table key."""
+    _, M, K = lane_layout(request)
+    return _class_of(as_torch(request.fields[0]), request, M, K)
+
+
+def _class_of(x, request, M: int, K: int) -> tuple:
+    builtin = len(request.acc_dtypes) == 1 and bool(getattr(request.config.monoid, "builtin", False))
+    return (x.get_device(), request.acc_dtypes, builtin, K, (M * K - 1).bit_length())
+
+
+def settled(length_class: tuple) -> bool:
+    """Whether :func:`ensure_for` has settled this length class (:func:`length_class`)
+    for the process: every request of the class returns from it at once, until a
+    table change or :func:`reset` forgets it."""
+    return length_class in _ensured
+
+
 def ensure_for(request) -> None:
     """Tune the key of ``request`` (a checked scan request) if it has no entry yet
     and first-use tuning applies; afterwards the planner finds it in the table."""
@@ -134,14 +154,14 @@ def ensure_for(request) -> None:
         return
     config = request.config
     x = as_torch(request.fields[0])
-    builtin = len(request.acc_dtypes) == 1 and bool(getattr(config.monoid, "builtin", False))
     B, M, K = lane_layout(request)
     # Every non-replayed scan passes here: a length of a settled class costs one set lookup.
-    seen = (x.get_device(), request.acc_dtypes, builtin, K, (M * K - 1).bit_length())
+    seen = _class_of(x, request, M, K)
     if seen in _ensured or interpreter_mode() or planner.overridden():
         return
     if B * M * K == 0:
         return
+    builtin = seen[2]
     # Bool scans run as scans of 0/1 bytes (route.run_scan): their key is uint8's.
     accs = [torch_dtype("uint8" if d == "bool" else d) for d in request.acc_dtypes]
     _, final = resolve(x.device, sum(a.itemsize for a in accs), any(a.is_floating_point for a in accs),
