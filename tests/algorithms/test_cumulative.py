@@ -192,26 +192,26 @@ def test_cumsum_torch():
 
 
 def test_the_four_functions_keep_one_scan_per_argument_set(rng):
-    """cumsum & co. run a shared Scan kept per argument set (types included): a second
-    call finds it, a bad argument is refused (naming it) and nothing is kept for it, and
-    prefixscan.caches.clear_caches() forgets them."""
+    """cumsum & co. run the shared Scan kept per argument set (types included), the one
+    prefixscan.scan uses: a second call finds it, a bad argument is refused (naming it)
+    and nothing is kept for it, and prefixscan.caches.clear_caches() forgets them."""
     from prefixscan.caches import registered_caches
-    from prefixscan.primitives.cumulative import api
+    from prefixscan.primitives.scan import api
 
-    api._SHARED.clear()
+    api._SCANS.clear()
     x = random_array(rng, "int32", (3, 40), "add")
     for name in CUM:
         for axis in (None, 1):
             assert_scan_equal(getattr(ps, name)(x, axis=axis), numpy_expected(name, x, axis=axis))
-    kept = dict(api._SHARED)
+    kept = dict(api._SCANS)
     assert len(kept) == 2 * len(CUM)
     assert_scan_equal(ps.cumsum(x[:2], axis=1, exclusive=True), numpy_expected("cumsum", x[:2], axis=1,
                                                                                exclusive=True))
-    assert all(api._SHARED[k] is s for k, s in kept.items()) and len(api._SHARED) == len(kept) + 1
+    assert all(api._SCANS[k] is s for k, s in kept.items()) and len(api._SCANS) == len(kept) + 1
     with pytest.raises(TypeError, match="axis"):
         ps.cumsum(x, axis=1.0)
     with pytest.raises(ValueError, match="backend"):
         ps.cumsum(x, backend="gpu")
-    assert len(api._SHARED) == len(kept) + 1
-    assert "prefixscan.primitives.cumulative.api.shared_scans" in registered_caches()
-    api._SHARED.clear()  # what prefixscan.caches.clear_caches() calls
+    assert len(api._SCANS) == len(kept) + 1
+    assert "prefixscan.primitives.scan.api.one_shot_scans" in registered_caches()
+    api._SCANS.clear()  # what prefixscan.caches.clear_caches() calls

@@ -126,39 +126,13 @@ def _cumulative(name: str, op: str, probe: Callable | None, a, axis, dtype, out,
         dtype = dtype if promoted is None else promoted
     if ndim == 0:  # NumPy scans a 0-d array as a 1-element 1-D one
         axis = numpy_cumulative_axis(axis, ndim)
-    # prefixscan.scan's body (its torch-ops test was the one above), with the shared Scan
-    # found by a key of these arguments only.
-    shared = _shared(op, axis, dtype, exclusive, reverse, backend)
+    # prefixscan.scan's body (its torch-ops test was the one above): the shared Scan of
+    # these arguments, run directly.
+    shared = shared_scan(op, axis=axis, inclusive=not exclusive, reverse=reverse, order=1, tuple_size=1,
+                         dtype=dtype, backend=backend, algorithm=None, deterministic=False)
     if type(a) is not np.ndarray and is_dask_collection(a):
         return shared(a, out=out)
     return shared._run(a, None, out)
-
-
-# The shared Scan of each argument set of the four functions (prefixscan.scan's own lookup
-# builds a key of all of scan's arguments, for every call).  Types are part of the key, as
-# there: axis=1.0 must fail its check, not find axis=1's Scan.
-_SHARED: dict = {}
-_MAX_SHARED = 256
-
-
-def _shared(op: str, axis, dtype, exclusive: bool, reverse: bool, backend):
-    key = (op, axis, type(axis), dtype, type(dtype), exclusive, reverse, backend, type(backend))
-    try:
-        found = _SHARED.get(key)
-    except TypeError:  # an unhashable argument: scan's own lookup (which makes a Scan of its own)
-        found = None
-        key = None
-    if found is None:
-        found = shared_scan(op, axis=axis, inclusive=not exclusive, reverse=reverse, order=1, tuple_size=1,
-                            dtype=dtype, backend=backend, algorithm=None, deterministic=False)
-        if key is not None:
-            if len(_SHARED) >= _MAX_SHARED:
-                _SHARED.clear()
-            _SHARED[key] = found
-    return found
-
-
-register_cache("prefixscan.primitives.cumulative.api.shared_scans", _SHARED.clear)
 
 
 def cumsum(a: ArrayLike, axis: int | None = None, dtype: DTypeLike | None = None, out: ArrayLike | None = None, *,
