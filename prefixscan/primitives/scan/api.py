@@ -113,12 +113,19 @@ class Scan:
         cached = self._plans.get(key) if key is not None else None
         if cached is not None and cached[0] is None:
             # A replay made from its length class's plan (_run_class), without a request
-            # of its own: when it does not apply, this length is planned in full.
+            # of its own.  Expired, this length is planned in full; declining one call (the
+            # shipped kernels switched off, a profiler's hooks or a recording on), it stays
+            # the plan and that call alone takes the full checks and path, as a full plan's
+            # replay does below (planning in full then would keep that call's path).
             fast = cached[2]
-            result = None if fast.expired() else fast(x, out, None)
-            if result is not None:
-                return result
-            self._plans.pop(key, None)  # (another thread may have dropped it)
+            if fast.expired():
+                self._plans.pop(key, None)  # (another thread may have dropped it)
+            else:
+                result = fast(x, out, None)
+                if result is not None:
+                    return result
+                request, backend = self.plan(x, init=init, out=out)
+                return self._finish(request, backend, backend.run_scan(request))
             cached = None
         elif cached is None and self._classes and key is not None and not key[1]:
             result = self._run_class(key[0], x, out)
@@ -161,6 +168,11 @@ class Scan:
                     if len(self._classes) >= _MAX_PLANS:
                         self._classes.clear()
                     self._classes[length_class] = (backend, fast)
+        return self._finish(request, backend, results)
+
+    @staticmethod
+    def _finish(request, backend, results):
+        """What a call returns once ``backend`` scanned ``request`` into ``results``."""
         native = backend.NATIVE_LIBRARY
         if request.cast_out is not None:  # out of another dtype: cast into it now that the scan succeeded
             write_results(request.cast_out, results)

@@ -175,12 +175,29 @@ report["launched_by_bad"] = count() - before
 s(x(110_000), out=out(110_000))
 report["derived"] = sum(1 for entry in s._plans.values() if entry[0] is None)
 report["launches"] = [count(), aot.default_launcher().launches]
+# A call the class's replay declines (the shipped kernels switched off) takes the full path
+# (the backend's run_scan, recorded here: the Triton path needs a real GPU), and the replay
+# stays the plan of its length: the next call launches the shipped kernel again.
+import os
+backend = next(entry[1] for entry in s._plans.values() if entry[0] is None)
+full, real = [], backend.run_scan
+backend.run_scan = lambda request: full.append(request.out_shape) or [request.out[0].obj]
+os.environ["PREFIXSCAN_AOT"] = "0"
+o = out(110_000)
+before = count()
+report["declined"] = [s(x(110_000), out=o) is o, full, count() - before]
+del os.environ["PREFIXSCAN_AOT"]
+backend.run_scan = real
+s(x(110_000), out=out(110_000))
+report["after_decline"] = [count() - before, sum(1 for entry in s._plans.values() if entry[0] is None)]
 print(json.dumps(report))
 """
 
 
 @needs_gcc
 def test_bad_input_on_a_planned_class_raises_before_any_launch(tmp_path):
+    """Bad input on a planned class raises before any launch; a call its replay declines
+    takes the full path once, and the replay stays the length's plan."""
     bench = load_script("tools/aot_host_bench.py", "aot_host_bench")
     bench.build_stub(tmp_path)
     env = dict(os.environ, LD_LIBRARY_PATH=f"{tmp_path}:{os.environ.get('LD_LIBRARY_PATH', '')}",
@@ -197,3 +214,5 @@ def test_bad_input_on_a_planned_class_raises_before_any_launch(tmp_path):
     assert report["launched_by_bad"] == 0
     assert report["derived"] == 1  # 110 000 went through its class's plan
     assert report["launches"] == [3, 3]
+    assert report["declined"] == [True, [[110_000]], 0]
+    assert report["after_decline"] == [1, 1]  # the class's replay served the next call
