@@ -135,17 +135,30 @@ def test_a_stream_of_new_lengths_matches_torch(dtype):
         assert torch.equal(y, expect), x.numel()
 
 
-def test_planned_replay_takes_the_shipped_kernel():
+@pytest.mark.parametrize("dtype", ["int64", "float32"])
+@pytest.mark.parametrize("n", [1000, 100_003])
+def test_planned_replay_takes_the_shipped_kernel(dtype, n):
+    """Repeated calls of one signature: the replay, from its third call the relaunch of
+    the loaded variant (aot/relaunch.py), into fresh and poisoned outputs, equal to torch
+    bit for bit (integral data) on every call."""
     launcher = aot.default_launcher()
     s = ps.make_scan("add")
     rng = np.random.default_rng(5)
-    for _ in range(3):
-        x = _data(rng, "float32", 100_003, True)
+    out = torch.empty(n, dtype=getattr(torch, dtype), device="cuda")
+    for call in range(8):
+        x = _data(rng, dtype, n, True)
         before = launcher.launches
-        y = s(x)
+        if call % 2:
+            out.fill_(7)
+            y = s(x, out=out)
+            assert y is out
+        else:
+            y = s(x)
         torch.cuda.synchronize()
-        assert launcher.launches - before == 1
-        assert torch.equal(y, torch.cumsum(x, 0))
+        assert launcher.launches - before == 1, call
+        assert torch.equal(y, torch.cumsum(x, 0)), call
+    replays = [entry[2] for entry in s._plans.values()]
+    assert replays and all(type(r.relaunch).__name__ == "AotRelaunch" for r in replays)
 
 
 def test_graph_capture_replays_the_shipped_kernel(monkeypatch):
@@ -154,9 +167,11 @@ def test_graph_capture_replays_the_shipped_kernel(monkeypatch):
     (warmed up outside the capture, as Triton kernels must be), and is not loaded inside
     the capture.  Loaded variants are per launcher and context, and earlier tests of this
     process load the default launcher's: the test runs on a launcher of its own, which
-    has loaded nothing."""
+    has loaded nothing (and drops the plans of those tests' calls, which hold the default
+    launcher)."""
     launcher = aot.Launcher()
     monkeypatch.setattr(aot, "_default", [launcher])
+    ps.clear_caches()
     rng = np.random.default_rng(6)
     for n, warm_aot in ((50_001, True), (70_001, False)):
         x = _data(rng, "int64", n, True)
