@@ -225,6 +225,7 @@ def install_fake_cuda(torch, arena_bytes: int = ARENA_BYTES):
     for name, fn in fake.items():
         setattr(torch.cuda, name, fn)
     torch._C._cuda_getCurrentRawStream = lambda index: 0
+    torch._C._cuda_isCurrentStreamCapturing = lambda: False
     return to_cuda
 
 

@@ -45,6 +45,7 @@ from . import driver as _driver
 from ...._arrays import as_torch
 from ....caches import register_cache
 from .packing import Packing, cubin_parameters
+from .relaunch import AotRelaunch
 from .variants import DATA_DIR, I32_MAX, TRITON_TYPES, Plan, load_spec, plan_1d, triton_version, variant_name
 from ..engine.state import identity_tensor, next_tile_base, single_pass
 from ..planning import planner
@@ -335,6 +336,20 @@ class Launcher:
         self.launches += 1
         return True
 
+    def relaunch(self, spec: dict, plan, device, ident, n: int):
+        """The :class:`.relaunch.AotRelaunch` of the variant ``spec`` (loaded in the current
+        context) on ``plan`` for one lane of ``n`` elements, on the current stream, or None."""
+        index = device.index if device.index is not None else self.cuda.current_device()
+        loaded = self.function(spec, index, load=False)
+        if isinstance(loaded, str):
+            return None
+        drv, function, packing = loaded
+        return AotRelaunch.of(torch, drv, function, packing,
+                              lambda io, status: kernel_leaves(io, status, n, plan.tiles), ident, index=index,
+                              stream=self.cuda.stream(device), grid=plan.tiles, num_warps=spec["num_warps"],
+                              shared=spec["shared"], single=plan.single, entries=plan.tiles, accs=(ident.dtype,),
+                              words=plan.words)
+
     def scan(self, request, plan_replay: bool = False):
         """The scan of ``request`` (its results, with ``plan_replay`` also an
         :class:`AotReplay`), or None."""
@@ -378,13 +393,18 @@ class AotReplay:
     reserved per call; None where it does not apply, and the caller takes the full path.
     :meth:`for_length` makes the replay of another length of the same class."""
 
-    __slots__ = ("launcher", "spec", "plan", "shape", "dtype", "device", "ident", "generation", "torch", "lengths")
+    __slots__ = ("launcher", "spec", "plan", "shape", "dtype", "device", "ident", "generation", "torch", "lengths",
+                 "relaunch", "calls")
 
     def __init__(self, launcher: Launcher, spec: dict, plan, shape: tuple, dtype, device, ident,
                  lengths: LengthClass):
         self.launcher, self.spec, self.plan, self.shape, self.dtype = launcher, spec, plan, shape, dtype
         self.device, self.ident, self.torch, self.lengths = device, ident, torch, lengths
         self.generation = planner.generation
+        # The relaunch of the loaded variant (.relaunch.AotRelaunch), made after this
+        # replay's second call (a length seen once, as in a stream of new lengths, does not
+        # pay for making it); None before, False where none could be made.
+        self.relaunch, self.calls = None, 0
 
     @property
     def grid(self) -> int:
@@ -400,7 +420,18 @@ class AotReplay:
         y = replay_output(self.torch, x, out, self.shape, self.dtype, self.device)
         if y is None:
             return None
-        return y if self.launcher.run(self.spec, self.plan, x, y, self.ident) else None
+        relaunch = self.relaunch
+        if relaunch and relaunch(x, y):
+            self.launcher.launches += 1
+            return y
+        if not self.launcher.run(self.spec, self.plan, x, y, self.ident):
+            return None
+        if relaunch is None:
+            self.calls += 1
+            if self.calls > 1:
+                self.relaunch = self.launcher.relaunch(self.spec, self.plan, self.device, self.ident,
+                                                       self.shape[0]) or False
+        return y
 
     def for_length(self, x):
         """The replay of this plan for ``x``, a 1-D tensor of another length of the same

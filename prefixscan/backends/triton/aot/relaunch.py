@@ -1,0 +1,135 @@
+"""The planned replay's launch of a loaded shipped variant, at the cost of Triton's.
+
+A repeated call of one signature (``prefixscan.Scan``'s planned replay) relaunches the
+same variant with the same grid and every parameter but the input and output pointers
+and, over several tiles, the status reservation, tile base and epoch.  Triton's planned
+replay (:class:`..runtime.replay.Relaunch`) does that through its compiled C launcher;
+the loader's general launch (:meth:`.Launcher.run`) does it in Python: it asks the driver
+for the current context, looks the kernel up, reserves the status through
+:func:`..engine.state.single_pass`, checks and packs every parameter.  On the H200 that made a
+repeated 2^16-element sum 38-59 us a call from Python where the Triton replay took 15-25
+(``benchmarks/results/h200/2026-11-29-percall-aot``).
+
+:class:`AotRelaunch` keeps what the first launch established: the kernel handle, the
+context it was loaded in, the stream and its :class:`..engine.state.DeviceState`, the
+parameter values of a launch with the positions of those that change per call.  A call
+checks what could have changed since (launch hooks, a recording block, graph capture,
+another stream or context, a tile base past 32 bits) and otherwise writes the new values
+into a fresh block and launches; where any check fails it returns False, launching
+nothing, and the caller takes the general launch, which decides.  The tensors' dtypes,
+contiguity and alignment are the plan's: its signature fixes the dtypes, and
+:func:`..runtime.replay.replay_output` checks the rest before the call.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import struct
+import sys
+
+from ..engine.state import Status, state_for
+from ..runtime.launch import hooks_active, recording_active
+from .variants import I32_MAX
+
+__all__ = ["AotRelaunch"]
+
+
+class _Slot:
+    """A marker standing for a per-call value while the parameter layout is read."""
+
+    __slots__ = ()
+
+
+class AotRelaunch:
+    """Relaunch of a loaded variant on the stream and context of its first launch
+    (:meth:`of`); ``__call__(x, y)`` returns True once launched, False where the general
+    launch must decide (nothing launched)."""
+
+    __slots__ = ("drv", "context", "index", "stream", "state", "grid", "launch", "entries", "accs", "words", "block",
+                 "format", "offsets", "tail", "values", "x_at", "y_at", "status_at", "base_at", "epoch_at", "torch_c")
+
+    @classmethod
+    def of(cls, torch, drv, function: int, packing, leaves, identity, *, index: int, stream: int, grid: int,
+           num_warps: int, shared: int, single: bool, entries: int, accs: tuple, words: int):
+        """The relaunch of a launch just made in the current context (``function`` loaded
+        there, parameters laid out by ``packing``); ``leaves(io, status)`` flattens the
+        kernel's arguments (:func:`.kernel_leaves` of the launch's length and tiles),
+        ``identity`` is the launch's identity tensor.  None where there is no current
+        context of device ``index`` to tie it to."""
+        context = drv.current_context()
+        if context is None or context[1] != index:
+            return None
+        self = cls()
+        self.drv, self.context, self.index, self.stream, self.grid = drv, context[0], index, stream, grid
+        # cuLaunchKernel's arguments before the parameters, as ctypes objects (converted once)
+        u = ctypes.c_uint
+        self.launch = (ctypes.c_void_p(function), u(grid), u(1), u(1), u(32 * num_warps), u(1), u(1), u(shared),
+                       ctypes.c_void_p(stream or None))
+        self.entries, self.accs, self.words = entries, accs, words
+        self.state = None if single else state_for(torch.device("cuda", index), stream)
+        self.block, self.format, self.offsets, self.tail = packing.block, packing.format, packing.offsets, packing.nulls
+        self.torch_c = torch._C
+        # The launch's parameters, with markers where a call puts its own values.
+        x, y, ident = _Slot(), _Slot(), _Slot()
+        if single:  # every status buffer is the identity; tile base and epoch 0
+            marks = ()
+            status = Status((ident, ident, (ident,) * len(accs), (ident,) * len(accs)), ident, 0, 0)
+        else:
+            buffers = (_Slot(), _Slot(), tuple(_Slot() for _ in accs), tuple(_Slot() for _ in accs))
+            status = Status(buffers, _Slot(), _Slot(), _Slot())
+            marks = (buffers[0], buffers[1], *buffers[2], *buffers[3], status.counter)
+        laid = list(leaves(((x,), (y,), (ident,), (ident,)), status))
+        position = {id(v): i for i, v in reversed(list(enumerate(laid)))}  # first position of each object
+        self.x_at, self.y_at = position[id(x)], position[id(y)]
+        self.status_at = tuple(position[id(m)] for m in marks)
+        self.base_at, self.epoch_at = (None, None) if single else (position[id(status.tile_base)],
+                                                                   position[id(status.epoch)])
+        pointer = identity.data_ptr()
+        self.values = [pointer if v is ident else v for v in laid]
+        return self
+
+    def __call__(self, x, y) -> bool:
+        triton = sys.modules.get("triton")
+        knobs = getattr(triton, "knobs", None)
+        if (knobs is not None and hooks_active(knobs.runtime)) or recording_active():
+            return False
+        c = self.torch_c
+        if c._cuda_isCurrentStreamCapturing() or c._cuda_getCurrentRawStream(self.index) != self.stream:
+            return False
+        context = ctypes.c_void_p()
+        if self.drv.lib.cuCtxGetCurrent(ctypes.byref(context)) != 0 or context.value != self.context:
+            return False
+        values = self.values.copy()
+        values[self.x_at], values[self.y_at] = x.data_ptr(), y.data_ptr()
+        state = self.state
+        if state is None:
+            return self._launch(values)
+        if state.tiles_issued + self.grid > I32_MAX:
+            return False  # the tile base would be an i64 argument: another variant
+        words, flags, aggs, incls = state.begin(self.entries, self.accs, self.words)
+        pointers = (words.data_ptr(), flags.data_ptr(), *[a.data_ptr() for a in aggs],
+                    *[i.data_ptr() for i in incls], state.counter.data_ptr())
+        for at, pointer in zip(self.status_at, pointers):
+            values[at] = pointer
+        values[self.base_at], values[self.epoch_at] = state.tiles_issued, state.epoch
+        try:
+            launched = self._launch(values)
+        except BaseException:
+            state.launch_failed()
+            raise
+        if launched:
+            state.tiles_issued += self.grid
+        else:
+            state.launch_failed()  # reserved, not launched: the counter starts again
+        return launched
+
+    def _launch(self, values: list) -> bool:
+        block = self.block()
+        base = ctypes.addressof(block)
+        try:
+            self.format.pack_into(block, 0, *values, *self.tail, *[base + o for o in self.offsets])
+        except struct.error:  # an integer outside its parameter's width
+            return False
+        drv = self.drv
+        drv.check(drv.lib.cuLaunchKernel(*self.launch, block.pointers, None), "cuLaunchKernel")
+        return True

@@ -1,0 +1,113 @@
+"""The planned replay's relaunch of a loaded shipped variant (``aot/relaunch.py``), on the CPU.
+
+torch's CUDA side faked and a stub ``libcuda.so.1`` recording every launch
+(``tools/aot_host_bench.py``): from a replay's third call the relaunch launches; what it
+launches equals the general launch parameter for parameter (also checked over whole
+streams by test_aot_class_plan.py); and wherever the general launch must decide (another
+stream or context, graph capture, a recording block, a tile base past 32 bits) it
+launches nothing, reserves nothing, and the call still returns the right tensor through
+the general launch.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("triton")
+
+from tests.repo_scripts import ROOT, load_script  # noqa: E402
+
+_CHILD = r"""
+import ctypes, json, sys
+import torch
+sys.path.insert(0, sys.argv[1])
+from tests.repo_scripts import load_script
+bench = load_script("tools/aot_host_bench.py", "aot_host_bench")
+to_cuda = bench.install_fake_cuda(torch)
+stub = ctypes.CDLL("libcuda.so.1")
+from pathlib import Path
+(ctypes.c_int.in_dll(stub, "stub_nparams").value,) = {
+    len(json.loads(f.read_text())["params"]) for f in Path(sys.argv[1], "prefixscan/backends/triton/aot/sm90").glob("*.json")}
+import prefixscan as ps
+from prefixscan.backends.triton import aot
+from prefixscan.backends.triton.runtime import launch as runtime
+
+def count():
+    return ctypes.c_int.in_dll(stub, "stub_count").value
+
+report = {}
+for n in (1000, 100_000):  # one tile, several tiles
+    x = to_cuda(torch.ones(n, dtype=torch.int64))
+    o = torch.empty(n, dtype=torch.int64, device="cuda")
+    s = ps.make_scan("add")
+    kinds = []
+    for _ in range(4):
+        s(x, out=o)
+        replay = next(iter(s._plans.values()))[2]
+        kinds.append(type(replay.relaunch).__name__)
+    rl = replay.relaunch
+    state = rl.state
+    row = {"kinds": kinds, "single": state is None}
+
+    def declined(name):
+        before, epoch = count(), None if state is None else (state.epoch, state.tiles_issued)
+        got = rl(x, o)
+        row[name] = [got, count() - before, None if state is None else (state.epoch, state.tiles_issued) == epoch]
+
+    raw = torch._C._cuda_getCurrentRawStream
+    torch._C._cuda_getCurrentRawStream = lambda index: 7
+    declined("stream")
+    before = count()
+    row["stream_call"] = [s(x, out=o) is o, count() - before]  # the general launch, on stream 7
+    torch._C._cuda_getCurrentRawStream = raw
+    torch._C._cuda_isCurrentStreamCapturing = lambda: True
+    declined("capture")
+    torch._C._cuda_isCurrentStreamCapturing = lambda: False
+    with runtime.recording():
+        declined("recording")
+    context, rl.context = rl.context, 0xBAD
+    declined("context")
+    rl.context = context
+    if state is not None:
+        issued, state.tiles_issued = state.tiles_issued, (1 << 31) - rl.grid
+        declined("tile_base")
+        state.tiles_issued = issued
+    before, launches = count(), aot.default_launcher().launches
+    row["relaunched"] = [rl(x, o), count() - before]
+    s(x, out=o)
+    row["counted"] = aot.default_launcher().launches - launches
+    report[n] = row
+print(json.dumps(report))
+"""
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="the stub libcuda.so.1 is compiled with gcc")
+def test_the_relaunch_launches_only_where_the_general_launch_would_agree(tmp_path):
+    bench = load_script("tools/aot_host_bench.py", "aot_host_bench")
+    bench.build_stub(tmp_path)
+    env = dict(os.environ, LD_LIBRARY_PATH=f"{tmp_path}:{os.environ.get('LD_LIBRARY_PATH', '')}",
+               PYTHONPATH=str(ROOT), PREFIXSCAN_CACHE_DIR=str(tmp_path))
+    for name in ("TRITON_INTERPRET", "PREFIXSCAN_AOT", "PREFIXSCAN_AUTOTUNE"):
+        env.pop(name, None)
+    proc = subprocess.run([sys.executable, "-c", _CHILD, str(ROOT)], env=env, capture_output=True, text=True,
+                          cwd=tmp_path, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    for n, single in (("1000", True), ("100000", False)):
+        row = report[n]
+        # The first call plans (no replay yet), the replay's first call marks it, its second makes the relaunch.
+        assert row["kinds"] == ["NoneType", "NoneType", "AotRelaunch", "AotRelaunch"], n
+        assert row["single"] is single
+        declines = ["stream", "capture", "recording", "context"] + ([] if single else ["tile_base"])
+        for name in declines:
+            assert row[name] == [False, 0, None if single else True], (n, name)
+        assert row["stream_call"] == [True, 1]
+        assert row["relaunched"] == [True, 1]
+        assert row["counted"] == 1  # the launcher counts the relaunch's launches
