@@ -303,9 +303,12 @@ class Launcher:
 
     # -- the launch ----------------------------------------------------------------------
 
-    def run(self, spec: dict, plan, x, y, ident) -> bool:
+    def run(self, spec: dict, plan, x, y, ident, keep: bool = False):
         """Scan ``x`` into ``y`` with the variant; False, launching nothing, where a
-        per-call condition does not hold (hooks, recording, capture, context, counter)."""
+        per-call condition does not hold (hooks, recording, capture, context, counter).
+        Launched: True, or with ``keep`` the :class:`.relaunch.AotRelaunch` of this launch,
+        or a reason string where none can be made (no current context; under capture none
+        is made: True)."""
         triton = sys.modules.get("triton")
         knobs = getattr(triton, "knobs", None)
         if (knobs is not None and hooks_active(knobs.runtime)) or recording_active():
@@ -334,21 +337,14 @@ class Launcher:
         except _Refused:
             return False
         self.launches += 1
-        return True
-
-    def relaunch(self, spec: dict, plan, device, ident, n: int):
-        """The :class:`.relaunch.AotRelaunch` of the variant ``spec`` (loaded in the current
-        context) on ``plan`` for one lane of ``n`` elements, on the current stream, or None."""
-        index = device.index if device.index is not None else self.cuda.current_device()
-        loaded = self.function(spec, index, load=False)
-        if isinstance(loaded, str):
-            return None
-        drv, function, packing = loaded
-        return AotRelaunch.of(torch, drv, function, packing,
-                              lambda io, status: kernel_leaves(io, status, n, plan.tiles), ident, index=index,
-                              stream=self.cuda.stream(device), grid=plan.tiles, num_warps=spec["num_warps"],
-                              shared=spec["shared"], single=plan.single, entries=plan.tiles, accs=(ident.dtype,),
-                              words=plan.words)
+        if not keep or capturing:  # (a capture's status is one-shot)
+            return True
+        n = x.numel()
+        return AotRelaunch.of(torch, drv, fn, packing, lambda io, st: kernel_leaves(io, st, n, plan.tiles), ident,
+                              index=device.index if device.index is not None else self.cuda.current_device(),
+                              stream=stream, state=status.state, grid=plan.tiles, num_warps=spec["num_warps"],
+                              shared=spec["shared"], entries=plan.tiles, accs=(ident.dtype,),
+                              words=plan.words) or "no current context of the device"
 
     def scan(self, request, plan_replay: bool = False):
         """The scan of ``request`` (its results, with ``plan_replay`` also an
@@ -401,9 +397,9 @@ class AotReplay:
         self.launcher, self.spec, self.plan, self.shape, self.dtype = launcher, spec, plan, shape, dtype
         self.device, self.ident, self.torch, self.lengths = device, ident, torch, lengths
         self.generation = planner.generation
-        # The relaunch of the loaded variant (.relaunch.AotRelaunch), made after this
-        # replay's second call (a length seen once, as in a stream of new lengths, does not
-        # pay for making it); None before, False where none could be made.
+        # The relaunch of the loaded variant (.relaunch.AotRelaunch), made by this replay's
+        # second launch (a length seen once, as in a stream of new lengths, does not pay for
+        # making it); None before, False where none could be made.
         self.relaunch, self.calls = None, 0
 
     @property
@@ -424,13 +420,13 @@ class AotReplay:
         if relaunch and relaunch(x, y):
             self.launcher.launches += 1
             return y
-        if not self.launcher.run(self.spec, self.plan, x, y, self.ident):
+        keep = relaunch is None and self.calls > 0
+        launched = self.launcher.run(self.spec, self.plan, x, y, self.ident, keep=keep)
+        if not launched:
             return None
-        if relaunch is None:
-            self.calls += 1
-            if self.calls > 1:
-                self.relaunch = self.launcher.relaunch(self.spec, self.plan, self.device, self.ident,
-                                                       self.shape[0]) or False
+        self.calls += 1
+        if keep and launched is not True:  # the relaunch, or why there is none: the general launch from now on
+            self.relaunch = launched if isinstance(launched, AotRelaunch) else False
         return y
 
     def for_length(self, x):

@@ -27,7 +27,7 @@ import ctypes
 import struct
 import sys
 
-from ..engine.state import Status, state_for
+from ..engine.state import Status
 from ..runtime.launch import hooks_active, recording_active
 from .variants import I32_MAX
 
@@ -49,13 +49,14 @@ class AotRelaunch:
                  "format", "offsets", "tail", "values", "x_at", "y_at", "status_at", "base_at", "epoch_at", "torch_c")
 
     @classmethod
-    def of(cls, torch, drv, function: int, packing, leaves, identity, *, index: int, stream: int, grid: int,
-           num_warps: int, shared: int, single: bool, entries: int, accs: tuple, words: int):
+    def of(cls, torch, drv, function: int, packing, leaves, identity, *, index: int, stream: int, state, grid: int,
+           num_warps: int, shared: int, entries: int, accs: tuple, words: int):
         """The relaunch of a launch just made in the current context (``function`` loaded
-        there, parameters laid out by ``packing``); ``leaves(io, status)`` flattens the
-        kernel's arguments (:func:`.kernel_leaves` of the launch's length and tiles),
-        ``identity`` is the launch's identity tensor.  None where there is no current
-        context of device ``index`` to tie it to."""
+        there, parameters laid out by ``packing``) on ``stream``, whose status ``state``
+        (a :class:`..engine.state.DeviceState`; None for a single tile) it reserved;
+        ``leaves(io, status)`` flattens the kernel's arguments (:func:`.kernel_leaves` of
+        the launch's length and tiles), ``identity`` is the launch's identity tensor.  None
+        where there is no current context of device ``index`` to tie it to."""
         context = drv.current_context()
         if context is None or context[1] != index:
             return None
@@ -65,8 +66,8 @@ class AotRelaunch:
         u = ctypes.c_uint
         self.launch = (ctypes.c_void_p(function), u(grid), u(1), u(1), u(32 * num_warps), u(1), u(1), u(shared),
                        ctypes.c_void_p(stream or None))
-        self.entries, self.accs, self.words = entries, accs, words
-        self.state = None if single else state_for(torch.device("cuda", index), stream)
+        self.entries, self.accs, self.words, self.state = entries, accs, words, state
+        single = state is None
         self.block, self.format, self.offsets, self.tail = packing.block, packing.format, packing.offsets, packing.nulls
         self.torch_c = torch._C
         # The launch's parameters, with markers where a call puts its own values.
@@ -104,23 +105,24 @@ class AotRelaunch:
         state = self.state
         if state is None:
             return self._launch(values)
-        if state.tiles_issued + self.grid > I32_MAX:
-            return False  # the tile base would be an i64 argument: another variant
-        words, flags, aggs, incls = state.begin(self.entries, self.accs, self.words)
+        # The tile base must stay a 32-bit argument: past it, another variant.
+        renewed = state.renew(self.grid, self.entries, self.accs, self.words, I32_MAX)
+        if renewed is None:
+            return False
+        (words, flags, aggs, incls), values[self.base_at], values[self.epoch_at] = renewed
         pointers = (words.data_ptr(), flags.data_ptr(), *[a.data_ptr() for a in aggs],
                     *[i.data_ptr() for i in incls], state.counter.data_ptr())
         for at, pointer in zip(self.status_at, pointers):
             values[at] = pointer
-        values[self.base_at], values[self.epoch_at] = state.tiles_issued, state.epoch
         try:
             launched = self._launch(values)
         except BaseException:
-            state.launch_failed()
+            state.launch_failed()  # the counter starts again from 0
             raise
         if launched:
-            state.tiles_issued += self.grid
+            state.issued(self.grid)
         else:
-            state.launch_failed()  # reserved, not launched: the counter starts again
+            state.launch_failed()
         return launched
 
     def _launch(self, values: list) -> bool:

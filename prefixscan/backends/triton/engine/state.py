@@ -80,6 +80,23 @@ class DeviceState:
             incls.append(vals[1])
         return self.flags, self.flags, tuple(aggs), tuple(incls)
 
+    def renew(self, tiles: int, entries: int, accs, words: int, limit: int | None = None):
+        """The status of one launch of ``tiles`` tiles on this state (``entries`` entries,
+        as :meth:`begin`): ``(buffers, tile base, epoch)``, the buffers :meth:`begin`'s.
+        The launcher then calls :meth:`issued` once it launched, :meth:`launch_failed`
+        if it did not (:func:`single_pass` does both for a block; a planned replay that
+        keeps its state calls them itself).  None, reserving nothing, where the tile
+        base plus ``tiles`` would pass ``limit`` (a kernel that takes the base as a 32-bit
+        argument)."""
+        if limit is not None and self.tiles_issued + tiles > limit:
+            return None
+        return self.begin(entries, accs, words), self.tiles_issued, self.epoch
+
+    def issued(self, tiles: int) -> None:
+        """A launch of ``tiles`` tiles reserved by :meth:`renew` was made: the next tile
+        base is past them."""
+        self.tiles_issued += tiles
+
     def launch_failed(self) -> None:
         """A launch reserved by :meth:`begin` raised instead of returning.  Its tiles
         may have taken tile ids from the counter (the interpreter raises part-way
@@ -192,9 +209,8 @@ def single_pass(device, stream: int, tiles: int, entries: int, accs, words: int,
         return Reservation(None, 0, Status((placeholder, placeholder, (placeholder,) * len(accs),
                                             (placeholder,) * len(accs)), placeholder, 0, 0))
     state = state_for(device, stream)
-    status, flags, aggs, incls = state.begin(entries, accs, words)
-    return Reservation(state, tiles, Status((status, flags, aggs, incls), state.counter, state.tiles_issued,
-                                            state.epoch, state))
+    buffers, base, epoch = state.renew(tiles, entries, accs, words)
+    return Reservation(state, tiles, Status(buffers, state.counter, base, epoch, state))
 
 
 class Reservation:
@@ -216,5 +232,5 @@ class Reservation:
             if kind is not None:
                 state.launch_failed()
             else:
-                state.tiles_issued += self.tiles
+                state.issued(self.tiles)
         return False  # an exception goes on
