@@ -138,6 +138,19 @@ def inspect_array(obj: Any, argument: str = "x") -> ArrayRef:
     return ArrayRef(arr, "numpy" if isinstance(obj, np.ndarray) else "other", "cpu", arr.shape, arr.dtype.name)
 
 
+def dtype_and_ndim(obj: Any, argument: str = "x") -> tuple[Any, int]:
+    """``obj``'s dtype (a NumPy dtype object for NumPy arrays, else its name) and number of
+    dimensions, as :func:`inspect_array` describes them (and refuses what it refuses),
+    without building the description for NumPy arrays and torch tensors (the per-call
+    checks of the cumulative functions)."""
+    if type(obj) is np.ndarray and obj.dtype.kind in "biufc":
+        return obj.dtype, obj.ndim
+    if _root_module(obj) == "torch" and hasattr(obj, "is_cuda"):
+        return _torch_dtype_name(obj.dtype), obj.dim()
+    ref = inspect_array(obj, argument)
+    return ref.dtype, len(ref.shape)
+
+
 def _dlpack_on_cuda(obj: Any) -> bool:
     dev = getattr(obj, "__dlpack_device__", None)
     if dev is None:

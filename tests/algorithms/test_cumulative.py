@@ -164,6 +164,15 @@ def test_cum_out(backend, rng, name, axis):
     assert_scan_equal(out2, expected)
 
 
+@pytest.mark.parametrize("name", list(CUM))
+@pytest.mark.parametrize("dtype", [object, "U3"])
+def test_cum_out_not_numeric(name, dtype):
+    """An ``out`` that is not numeric is refused by name before anything runs."""
+    out = np.empty(3, dtype=dtype)
+    with pytest.raises(TypeError, match="^out: expected a numeric or bool array"):
+        getattr(ps, name)(np.arange(1, 4), out=out)
+
+
 @pytest.mark.parametrize("name", ["cummax", "cummin"])
 def test_cum_nan(backend, rng, name):
     x = random_array(rng, "float64", 40, "max")

@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..._arrays import as_torch, from_torch, inspect_array, is_dask_collection
+from ..._arrays import as_torch, dtype_and_ndim, from_torch, inspect_array, is_dask_collection
 from ..._axes import numpy_cumulative_axis
 from ..._normalize import check_flag, numpy_out_accumulator
 from ..._typing import ArrayLike, BackendName, DTypeLike
@@ -40,10 +40,7 @@ def _check_a(a, exclusive, reverse, argument: str = "a") -> tuple[Any, int]:
     check_flag(exclusive, "exclusive")
     check_flag(reverse, "reverse")
     # A NumPy dtype object is a cheap cache key (its .name is a slow property).
-    if type(a) is np.ndarray and a.dtype.kind in "biufc":
-        return a.dtype, a.ndim
-    ref = inspect_array(a, argument)
-    return ref.dtype, len(ref.shape)
+    return dtype_and_ndim(a, argument)
 
 
 def _numpy_result_dtype(dtype_key, dtype, probe: Callable) -> Any:
@@ -121,7 +118,7 @@ def _cumulative(name: str, op: str, probe: Callable | None, a, axis, dtype, out,
         dtype = _numpy_result_dtype(dtype_key, dtype, probe)
     if out is not None and given is None and type(out) is not tuple:
         # An out of another dtype: accumulate as NumPy does, in the promotion of the data's and out's.
-        out_key = out.dtype if type(out) is np.ndarray else inspect_array(out, "out").dtype
+        out_key = dtype_and_ndim(out, "out")[0]
         promoted = _out_rule(dtype_key, dtype_key if dtype is None else dtype, out_key, op)
         dtype = dtype if promoted is None else promoted
     if ndim == 0:  # NumPy scans a 0-d array as a 1-element 1-D one
