@@ -7,10 +7,10 @@ replay (:class:`..runtime.replay.Relaunch`) does that through its compiled C lau
 the loader's general launch (:meth:`.Launcher.run`) does it in Python: it asks the driver
 for the current context, looks the kernel up, reserves the status through
 :func:`..engine.state.single_pass`, checks and packs every parameter.  On the H200 that made a
-repeated 2^16-element sum 38-59 us a call from Python where the Triton replay took 15-25
-(``benchmarks/results/h200/2026-11-29-percall-aot``).
+repeated sum of 2^16 or 2^20 elements 38-64 us a call from Python where the Triton replay took 15-25
+(``benchmarks/results/h200/2026-11-29-out-of-box``).
 
-:class:`AotRelaunch` keeps what the first launch established: the kernel handle, the
+:class:`AotRelaunch` keeps what a launch established: the kernel handle, the
 context it was loaded in, the stream and its :class:`..engine.state.DeviceState`, the
 parameter values of a launch with the positions of those that change per call.  A call
 checks what could have changed since (launch hooks, a recording block, graph capture,
