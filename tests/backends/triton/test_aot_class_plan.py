@@ -13,10 +13,6 @@ planned class still raises before anything is launched.
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 from types import SimpleNamespace
 
 import numpy as np
@@ -29,6 +25,7 @@ from prefixscan.backends.triton import aot  # noqa: E402
 from prefixscan.backends.triton.planning import planner  # noqa: E402
 from prefixscan.backends.triton.planning.tiles import TileConfig  # noqa: E402
 from tests.backends.triton import test_aot_choice as choice  # noqa: E402
+from tests.backends.triton.aot_stub import needs_gcc, run_on_stub  # noqa: E402
 from tests.repo_scripts import ROOT, load_script  # noqa: E402
 
 DTYPES, lengths, _config = choice.DTYPES, choice.lengths, choice._config
@@ -110,7 +107,6 @@ def test_a_class_replay_declines_where_the_full_path_must_decide(h200, monkeypat
 
 # -- whole streams, the CUDA side faked (tools/aot_host_bench.py) ---------------------------
 
-needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="the stub libcuda.so.1 is compiled with gcc")
 
 
 def _stream_lengths(rng) -> list:
@@ -142,22 +138,6 @@ def test_class_plans_launch_what_the_full_path_launches(tmp_path, dtype):
 
 
 _BAD_INPUT = r"""
-import ctypes, json, sys
-import torch
-sys.path.insert(0, sys.argv[1])
-from tests.repo_scripts import load_script
-bench = load_script("tools/aot_host_bench.py", "aot_host_bench")
-to_cuda = bench.install_fake_cuda(torch)
-stub = ctypes.CDLL("libcuda.so.1")
-from pathlib import Path
-(ctypes.c_int.in_dll(stub, "stub_nparams").value,) = {  # the stub reads this many per launch
-    len(json.loads(f.read_text())["params"]) for f in Path(sys.argv[1], "prefixscan/backends/triton/aot/sm90").glob("*.json")}
-import prefixscan as ps
-from prefixscan.backends.triton import aot
-
-def count():
-    return ctypes.c_int.in_dll(stub, "stub_count").value
-
 s = ps.make_scan("add", dtype="int64")
 x = lambda n: to_cuda(torch.ones(n, dtype=torch.int32))
 out = lambda n, dtype=torch.int64: torch.empty(n, dtype=dtype, device="cuda")
@@ -198,16 +178,7 @@ print(json.dumps(report))
 def test_bad_input_on_a_planned_class_raises_before_any_launch(tmp_path):
     """Bad input on a planned class raises before any launch; a call its replay declines
     takes the full path once, and the replay stays the length's plan."""
-    bench = load_script("tools/aot_host_bench.py", "aot_host_bench")
-    bench.build_stub(tmp_path)
-    env = dict(os.environ, LD_LIBRARY_PATH=f"{tmp_path}:{os.environ.get('LD_LIBRARY_PATH', '')}",
-               PYTHONPATH=str(ROOT), PREFIXSCAN_CACHE_DIR=str(tmp_path))
-    for name in ("TRITON_INTERPRET", "PREFIXSCAN_AOT", "PREFIXSCAN_AUTOTUNE"):
-        env.pop(name, None)
-    proc = subprocess.run([sys.executable, "-c", _BAD_INPUT, str(ROOT)], env=env, capture_output=True, text=True,
-                          cwd=tmp_path, check=False)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    report = run_on_stub(_BAD_INPUT, tmp_path)
     assert report["classes"] == 2  # with out= and without: two signatures' classes
     assert report["shape"] == "out has shape (100002,); the result has shape (100001,)"
     assert report["2-d"] == "out has shape (2, 50000); the result has shape (100001,)"

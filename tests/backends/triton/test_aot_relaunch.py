@@ -11,36 +11,15 @@ the general launch.
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import subprocess
-import sys
-
 import pytest
 
 pytest.importorskip("torch")
 pytest.importorskip("triton")
 
-from tests.repo_scripts import ROOT, load_script  # noqa: E402
+from tests.backends.triton.aot_stub import needs_gcc, run_on_stub  # noqa: E402
 
 _CHILD = r"""
-import ctypes, json, sys
-import torch
-sys.path.insert(0, sys.argv[1])
-from tests.repo_scripts import load_script
-bench = load_script("tools/aot_host_bench.py", "aot_host_bench")
-to_cuda = bench.install_fake_cuda(torch)
-stub = ctypes.CDLL("libcuda.so.1")
-from pathlib import Path
-(ctypes.c_int.in_dll(stub, "stub_nparams").value,) = {
-    len(json.loads(f.read_text())["params"]) for f in Path(sys.argv[1], "prefixscan/backends/triton/aot/sm90").glob("*.json")}
-import prefixscan as ps
-from prefixscan.backends.triton import aot
 from prefixscan.backends.triton.runtime import launch as runtime
-
-def count():
-    return ctypes.c_int.in_dll(stub, "stub_count").value
 
 report = {}
 for n in (1000, 100_000):  # one tile, several tiles
@@ -88,18 +67,9 @@ print(json.dumps(report))
 """
 
 
-@pytest.mark.skipif(shutil.which("gcc") is None, reason="the stub libcuda.so.1 is compiled with gcc")
+@needs_gcc
 def test_the_relaunch_launches_only_where_the_general_launch_would_agree(tmp_path):
-    bench = load_script("tools/aot_host_bench.py", "aot_host_bench")
-    bench.build_stub(tmp_path)
-    env = dict(os.environ, LD_LIBRARY_PATH=f"{tmp_path}:{os.environ.get('LD_LIBRARY_PATH', '')}",
-               PYTHONPATH=str(ROOT), PREFIXSCAN_CACHE_DIR=str(tmp_path))
-    for name in ("TRITON_INTERPRET", "PREFIXSCAN_AOT", "PREFIXSCAN_AUTOTUNE"):
-        env.pop(name, None)
-    proc = subprocess.run([sys.executable, "-c", _CHILD, str(ROOT)], env=env, capture_output=True, text=True,
-                          cwd=tmp_path, check=False)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    report = run_on_stub(_CHILD, tmp_path)
     for n, single in (("1000", True), ("100000", False)):
         row = report[n]
         # The first call plans (no replay yet), the replay's first call marks it, its second makes the relaunch.
