@@ -98,6 +98,7 @@ typedef struct {
 Record stub_records[MAX_RECORDS];
 int stub_count = 0;          /* launches made */
 int stub_nparams = 0;        /* parameters to read per launch (kernelParams form) */
+int stub_fail = 0;           /* > 0: cuLaunchKernel returns this error, launching nothing */
 static uintptr_t next_handle = 0x1000;
 static const char *message = "stub";
 
@@ -113,6 +114,7 @@ int cuDeviceGetAttribute(int *value, int attribute, int dev) { *value = 232448; 
 
 int cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                    unsigned shared, void *stream, void **params, void **extra) {
+    if (stub_fail) return stub_fail;
     Record *r = &stub_records[stub_count % MAX_RECORDS];
     r->function = (uint64_t)(uintptr_t)fn;
     r->stream = (uint64_t)(uintptr_t)stream;

@@ -450,8 +450,13 @@ def test_run_refuses_per_call_mismatches(compiled_mode, monkeypatch):
         assert not ok.run(spec, plan, x, y, ident)
     state = state_for(x.device, stream)
     try:
-        state.tiles_issued = I32_MAX - plan.tiles + 1  # the tile base would need 64 bits
-        assert not ok.run(spec, plan, x, y, ident)
+        # Past a 32-bit tile base the engine starts the count again: the launch takes base 0.
+        state.counter = torch.full((1,), 123, dtype=torch.int64)  # ids taken by the launches before
+        state.tiles_issued = I32_MAX - plan.tiles + 1
+        assert ok.run(spec, plan, x, y, ident)
+        (*_, params), = drv.launches
+        assert params[11][1] == 0 and state.tiles_issued == plan.tiles and int(state.counter[0]) == 0
+        drv.launches.clear()
         state.tiles_issued = 0
         # A mismatch found inside the reservation gives it back (the counter zeroed, nothing issued).
         wrong = x.to(torch.int64)

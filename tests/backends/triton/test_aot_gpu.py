@@ -159,6 +159,11 @@ def test_planned_replay_takes_the_shipped_kernel(dtype, n):
         assert torch.equal(y, torch.cumsum(x, 0)), call
     replays = [entry[2] for entry in s._plans.values()]
     assert replays and all(type(r.relaunch).__name__ == "AotRelaunch" for r in replays)
+    for r in replays:  # the relaunch itself launches here (it declines nothing on this stream)
+        y = torch.full_like(out, 7)
+        assert r.relaunch(x, y) is True
+        torch.cuda.synchronize()
+        assert torch.equal(y, torch.cumsum(x, 0))
 
 
 def test_graph_capture_replays_the_shipped_kernel(monkeypatch):

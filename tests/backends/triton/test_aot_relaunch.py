@@ -1,12 +1,13 @@
 """The planned replay's relaunch of a loaded shipped variant (``aot/relaunch.py``), on the CPU.
 
 torch's CUDA side faked and a stub ``libcuda.so.1`` recording every launch
-(``tools/aot_host_bench.py``): from a replay's third call the relaunch launches; what it
-launches equals the general launch parameter for parameter (also checked over whole
-streams by test_aot_class_plan.py); and wherever the general launch must decide (another
-stream or context, graph capture, a recording block, a tile base past 32 bits) it
-launches nothing, reserves nothing, and the call still returns the right tensor through
-the general launch.
+(``tools/aot_host_bench.py``): from a replay's third call the relaunch launches (what it
+launches is checked parameter for parameter against the general launch over whole
+streams by test_aot_class_plan.py); wherever the general launch must decide (another
+stream or context, graph capture, a recording block) it launches nothing and reserves
+nothing, and the call still returns the right tensor through the general launch; past a
+32-bit tile base the count starts again from 0; a launch the driver refuses raises and
+gives its reservation back.
 """
 
 from __future__ import annotations
@@ -55,9 +56,22 @@ for n in (1000, 100_000):  # one tile, several tiles
     declined("context")
     rl.context = context
     if state is not None:
-        issued, state.tiles_issued = state.tiles_issued, (1 << 31) - rl.grid
-        declined("tile_base")
-        state.tiles_issued = issued
+        # Past a 32-bit tile base the engine starts the count again: launched with base 0.
+        state.counter.fill_(99)
+        state.tiles_issued = (1 << 31) - rl.grid
+        before = count()
+        row["rebased"] = [rl(x, o), count() - before, state.tiles_issued == rl.grid, int(state.counter[0])]
+    # A launch the driver refuses raises, and gives its reservation back (the count from 0).
+    ctypes.c_int.in_dll(stub, "stub_fail").value = 700
+    if state is not None:
+        state.counter.fill_(99)
+        state.tiles_issued = 5
+    try:
+        rl(x, o)
+        row["failed"] = "no error"
+    except aot.driver.CudaError as e:
+        row["failed"] = [str(e), None if state is None else (state.tiles_issued, int(state.counter[0]))]
+    ctypes.c_int.in_dll(stub, "stub_fail").value = 0
     before, launches = count(), aot.default_launcher().launches
     row["relaunched"] = [rl(x, o), count() - before]
     s(x, out=o)
@@ -75,9 +89,11 @@ def test_the_relaunch_launches_only_where_the_general_launch_would_agree(tmp_pat
         # The first call plans (no replay yet), the replay's first call marks it, its second makes the relaunch.
         assert row["kinds"] == ["NoneType", "NoneType", "AotRelaunch", "AotRelaunch"], n
         assert row["single"] is single
-        declines = ["stream", "capture", "recording", "context"] + ([] if single else ["tile_base"])
-        for name in declines:
+        for name in ("stream", "capture", "recording", "context"):
             assert row[name] == [False, 0, None if single else True], (n, name)
+        if not single:
+            assert row["rebased"] == [True, 1, True, 0]
+        assert row["failed"] == ["cuLaunchKernel failed: CUDA error 700 (stub)", None if single else [0, 0]]
         assert row["stream_call"] == [True, 1]
         assert row["relaunched"] == [True, 1]
         assert row["counted"] == 1  # the launcher counts the relaunch's launches

@@ -16,7 +16,7 @@ direction, order, seed, tuple size, several lanes, strategy, a forced tile), a d
 other than compute capability 9.0, a Triton version other than the one the cubins were
 built with (read from the package metadata: Triton is not imported), a non-contiguous or
 misaligned tensor, an ``out`` that is not contiguous, of another dtype or the input
-itself, a length or counter the variant does not cover, Triton launch hooks, a
+itself, a length the variant does not cover, Triton launch hooks, a
 :func:`..runtime.launch.recording` block, CUDA graph capture of a variant not loaded
 before the capture (a capture gets the engine's one-shot status, as Triton's launch
 does), no driver or no current context of the tensor's device, a variant that is not
@@ -47,7 +47,7 @@ from ....caches import register_cache
 from .packing import Packing, cubin_parameters
 from .relaunch import AotRelaunch
 from .variants import DATA_DIR, I32_MAX, TRITON_TYPES, Plan, load_spec, plan_1d, triton_version, variant_name
-from ..engine.state import identity_tensor, next_tile_base, single_pass
+from ..engine.state import identity_tensor, single_pass
 from ..planning import planner
 from ..runtime.launch import current_stream, hooks_active, recording_active
 from ..runtime.replay import replay_output
@@ -324,12 +324,14 @@ class Launcher:
             return False
         drv, fn, packing = loaded
         stream = self.cuda.stream(device)
-        if not plan.single and next_tile_base(device, stream) + plan.tiles > I32_MAX:
-            return False  # the tile base would be an i64 argument: another variant
+        # The tile base is a 32-bit argument: past it, the engine starts the count again.
+        reservation = single_pass(device, stream, plan.tiles, plan.tiles, (ident.dtype,), plan.words,
+                                  single=plan.single, placeholder=ident, limit=I32_MAX)
+        if reservation is None:
+            return False  # more tiles than a 32-bit tile base holds
         io = ((x,), (y,), (ident,), (ident,))
         try:
-            with single_pass(device, stream, plan.tiles, plan.tiles, (ident.dtype,), plan.words, single=plan.single,
-                             placeholder=ident) as status:
+            with reservation as status:
                 packed = packing.pack(kernel_leaves(io, status, x.numel(), plan.tiles))
                 if isinstance(packed, str):
                     raise _Refused(packed)  # the reservation is given back (the counter zeroed)
@@ -340,11 +342,14 @@ class Launcher:
         if not keep or capturing:  # (a capture's status is one-shot)
             return True
         n = x.numel()
-        return AotRelaunch.of(torch, drv, fn, packing, lambda io, st: kernel_leaves(io, st, n, plan.tiles), ident,
-                              index=device.index if device.index is not None else self.cuda.current_device(),
-                              stream=stream, state=status.state, grid=plan.tiles, num_warps=spec["num_warps"],
-                              shared=spec["shared"], entries=plan.tiles, accs=(ident.dtype,),
-                              words=plan.words) or "no current context of the device"
+        try:  # the scan is launched: nothing past here may raise
+            return AotRelaunch.of(torch, drv, fn, packing, lambda io, st: kernel_leaves(io, st, n, plan.tiles), ident,
+                                  index=device.index if device.index is not None else self.cuda.current_device(),
+                                  stream=stream, state=status.state, grid=plan.tiles, num_warps=spec["num_warps"],
+                                  shared=spec["shared"], entries=plan.tiles, accs=(ident.dtype,),
+                                  words=plan.words) or "no current context of the device"
+        except _driver.CudaError as e:
+            return str(e)
 
     def scan(self, request, plan_replay: bool = False):
         """The scan of ``request`` (its results, with ``plan_replay`` also an

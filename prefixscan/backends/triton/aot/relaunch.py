@@ -14,7 +14,7 @@ repeated sum of 2^16 or 2^20 elements 38-64 us a call from Python where the Trit
 context it was loaded in, the stream and its :class:`..engine.state.DeviceState`, the
 parameter values of a launch with the positions of those that change per call.  A call
 checks what could have changed since (launch hooks, a recording block, graph capture,
-another stream or context, a tile base past 32 bits) and otherwise writes the new values
+another stream or context) and otherwise writes the new values
 into a fresh block and launches; where any check fails it returns False, launching
 nothing, and the caller takes the general launch, which decides.  The tensors' dtypes,
 contiguity and alignment are the plan's: its signature fixes the dtypes, and
@@ -105,7 +105,7 @@ class AotRelaunch:
         state = self.state
         if state is None:
             return self._launch(values)
-        # The tile base must stay a 32-bit argument: past it, another variant.
+        # The tile base is a 32-bit argument: past it, the engine starts the count again.
         renewed = state.renew(self.grid, self.entries, self.accs, self.words, I32_MAX)
         if renewed is None:
             return False

@@ -27,7 +27,7 @@ from typing import NamedTuple
 
 from ....caches import register_cache
 
-__all__ = ["DeviceState", "Status", "single_pass", "Reservation", "state_for", "next_tile_base", "identity_tensor",
+__all__ = ["DeviceState", "Status", "single_pass", "Reservation", "state_for", "identity_tensor",
            "status_words", "window_entries", "EPOCH_LIMIT", "MAX_STATUS_WORDS"]
 
 EPOCH_LIMIT = 1 << 29  # tags hold epoch * 4 + state in 32 bits
@@ -85,11 +85,14 @@ class DeviceState:
         as :meth:`begin`): ``(buffers, tile base, epoch)``, the buffers :meth:`begin`'s.
         The launcher then calls :meth:`issued` once it launched, :meth:`launch_failed`
         if it did not (:func:`single_pass` does both for a block; a planned replay that
-        keeps its state calls them itself).  None, reserving nothing, where the tile
-        base plus ``tiles`` would pass ``limit`` (a kernel that takes the base as a 32-bit
-        argument)."""
+        keeps its state calls them itself).  ``limit``: the largest tile base plus
+        ``tiles`` the launch's kernel takes (one that takes the base as a 32-bit
+        argument); past it the count starts again from 0 (:meth:`rebase`), and a launch
+        of more tiles than that gets None, nothing reserved."""
         if limit is not None and self.tiles_issued + tiles > limit:
-            return None
+            if tiles > limit:
+                return None
+            self.rebase()
         return self.begin(entries, accs, words), self.tiles_issued, self.epoch
 
     def issued(self, tiles: int) -> None:
@@ -107,6 +110,13 @@ class DeviceState:
         after that launch, and the count starts again from 0.  The epoch is not
         taken back: the failed launch may have published words of its epoch, which
         the next launch (one epoch on) reads as not ready."""
+        self.rebase()
+
+    def rebase(self) -> None:
+        """Start the tile count again from 0: the counter zeroed, in stream order after
+        the launches before (which have taken their ids by the time the next launch
+        takes its own), and the next tile base 0.  Status words of earlier epochs do not
+        match the next launch's."""
         if self.counter is not None:
             self.counter.zero_()
         self.tiles_issued = 0
@@ -130,14 +140,6 @@ def state_for(device, stream: int) -> DeviceState:
     if state is None:
         state = _states[key] = DeviceState(device)
     return state
-
-
-def next_tile_base(device, stream: int) -> int:
-    """The tile base the next launch on (device, stream) will take (0 under capture: a
-    captured launch takes a one-shot state), without reserving anything: a launcher
-    whose kernel takes the base as a 32-bit argument refuses a launch that would carry
-    its tile ids past it."""
-    return state_for(device, stream).tiles_issued
 
 
 def _capturing(device) -> bool:
@@ -198,18 +200,23 @@ class Status(NamedTuple):
 
 
 def single_pass(device, stream: int, tiles: int, entries: int, accs, words: int, *,
-                single: bool = False, placeholder=None) -> "Reservation":
+                single: bool = False, placeholder=None, limit: int | None = None) -> "Reservation | None":
     """Reserve the status of one launch of ``tiles`` tiles (``entries`` status entries of
     ``words`` words, or flags and values of torch dtypes ``accs``) on ``device`` and
     ``stream``, for the block that launches it (``with single_pass(...) as status:``).
     The tiles count as issued only when the block returns; a block that raises resets the
     counter (:meth:`DeviceState.launch_failed`).  ``single``: one tile per lane, no
-    look-back, no status: every buffer is ``placeholder`` (a small tensor of the launch)."""
+    look-back, no status: every buffer is ``placeholder`` (a small tensor of the launch).
+    ``limit``: as :meth:`DeviceState.renew`'s (None, nothing reserved, for a launch of more
+    tiles than it)."""
     if single:
         return Reservation(None, 0, Status((placeholder, placeholder, (placeholder,) * len(accs),
                                             (placeholder,) * len(accs)), placeholder, 0, 0))
     state = state_for(device, stream)
-    buffers, base, epoch = state.renew(tiles, entries, accs, words)
+    renewed = state.renew(tiles, entries, accs, words, limit)
+    if renewed is None:
+        return None
+    buffers, base, epoch = renewed
     return Reservation(state, tiles, Status(buffers, state.counter, base, epoch, state))
 
 
