@@ -305,7 +305,8 @@ class Launcher:
 
     def run(self, spec: dict, plan, x, y, ident, keep: bool = False):
         """Scan ``x`` into ``y`` with the variant; False, launching nothing, where a
-        per-call condition does not hold (hooks, recording, capture, context, counter).
+        per-call condition does not hold (hooks, recording, capture, context, more tiles than a
+        32-bit tile base holds).
         Launched: True, or with ``keep`` the :class:`.relaunch.AotRelaunch` of this launch,
         or a reason string where none can be made (no current context; under capture none
         is made: True)."""
