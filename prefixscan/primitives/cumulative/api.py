@@ -27,7 +27,7 @@ from ..._axes import numpy_cumulative_axis
 from ..._normalize import check_flag, numpy_out_accumulator
 from ..._typing import ArrayLike, BackendName, DTypeLike
 from ...caches import register_cache
-from ..scan.api import shared_scan
+from ..scan.api import run_shared, shared_scan
 from ..scan.routing import wants_torch_ops
 
 __all__ = ["cumsum", "cumprod", "cummax", "cummin", "cumulative_sum", "cumulative_prod"]
@@ -123,13 +123,10 @@ def _cumulative(name: str, op: str, probe: Callable | None, a, axis, dtype, out,
         dtype = dtype if promoted is None else promoted
     if ndim == 0:  # NumPy scans a 0-d array as a 1-element 1-D one
         axis = numpy_cumulative_axis(axis, ndim)
-    # prefixscan.scan's body (its torch-ops test was the one above): the shared Scan of
-    # these arguments, run directly.
-    shared = shared_scan(op, axis=axis, inclusive=not exclusive, reverse=reverse, order=1, tuple_size=1,
-                         dtype=dtype, backend=backend, algorithm=None, deterministic=False)
-    if type(a) is not np.ndarray and is_dask_collection(a):
-        return shared(a, out=out)
-    return shared._run(a, None, out)
+    # prefixscan.scan's body (its torch-ops test was the one above).
+    return run_shared(a, None, out, shared_scan(op, axis=axis, inclusive=not exclusive, reverse=reverse, order=1,
+                                                tuple_size=1, dtype=dtype, backend=backend, algorithm=None,
+                                                deterministic=False))
 
 
 def cumsum(a: ArrayLike, axis: int | None = None, dtype: DTypeLike | None = None, out: ArrayLike | None = None, *,

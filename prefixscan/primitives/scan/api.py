@@ -31,7 +31,7 @@ from ...backends.base import Backend
 from ...caches import register_cache
 from .routing import wants_torch_ops
 
-__all__ = ["Scan", "make_scan", "scan", "shared_scan"]
+__all__ = ["Scan", "make_scan", "scan", "shared_scan", "run_shared"]
 
 # At most this many planned signatures per Scan, and one-shot Scans in _SCANS:
 # a bound on memory for callers that scan ever-changing shapes.
@@ -568,9 +568,16 @@ def scan(x: ArrayOrFields, op: OpLike = "add", *, axis: int | None = None, inclu
         return scans.scan(x, op, axis=axis, inclusive=inclusive, reverse=reverse, init=init, order=order,
                           tuple_size=tuple_size, dtype=dtype, out=out, backend=backend, algorithm=algorithm,
                           deterministic=deterministic, strategy=strategy)
-    shared = shared_scan(op, axis=axis, inclusive=inclusive, reverse=reverse, order=order, tuple_size=tuple_size,
-                         dtype=dtype, backend=backend, algorithm=algorithm, deterministic=deterministic,
-                         strategy=strategy)
+    return run_shared(x, init, out, shared_scan(op, axis=axis, inclusive=inclusive, reverse=reverse, order=order,
+                                                tuple_size=tuple_size, dtype=dtype, backend=backend,
+                                                algorithm=algorithm, deterministic=deterministic,
+                                                strategy=strategy))
+
+
+def run_shared(x, init, out, shared: Scan):
+    """:func:`scan`'s body once its caller has made the torch-ops test (autograd or
+    torch.compile take the custom operator) and found the ``shared`` :class:`Scan` of its
+    arguments (:func:`shared_scan`): ``x`` scanned, lazily for a dask collection."""
     if type(x) is not np.ndarray and is_dask_collection(x):
         return shared(x, init=init, out=out)
-    return shared._run(x, init, out)  # the torch-ops test above was this call's one
+    return shared._run(x, init, out)  # the torch-ops test was the caller's

@@ -119,13 +119,24 @@ class Packing:
         values = list(leaves)
         for i, p in zip(self.tensors, pointers):
             values[i] = p
+        block = self.fill(values)
+        if block is None:  # an integer outside its parameter's width
+            return self.explain(leaves)
+        return block.pointers, block
+
+    def fill(self, values: list):
+        """A fresh block holding ``values`` (one int per parameter but the trailing null
+        pointers, pointers as addresses) and the pointers to them (``block.pointers``), or
+        None where an integer is outside its parameter's width.  Nothing is checked but
+        the widths: :meth:`pack` checks the arguments first, a planned relaunch
+        (:mod:`.relaunch`) repeats values it checked so."""
         block = self.block()
         base = ctypes.addressof(block)
         try:
             self.format.pack_into(block, 0, *values, *self.nulls, *[base + o for o in self.offsets])
-        except struct.error:  # an integer outside its parameter's width
-            return self.explain(leaves)
-        return block.pointers, block
+        except struct.error:
+            return None
+        return block
 
     def explain(self, leaves: list) -> str:
         """What in ``leaves`` the variant does not take (the first mismatch, by

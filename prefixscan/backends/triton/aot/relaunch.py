@@ -24,7 +24,6 @@ contiguity and alignment are the plan's: its signature fixes the dtypes, and
 from __future__ import annotations
 
 import ctypes
-import struct
 import sys
 
 from ..engine.state import Status
@@ -45,8 +44,8 @@ class AotRelaunch:
     (:meth:`of`); ``__call__(x, y)`` returns True once launched, False where the general
     launch must decide (nothing launched)."""
 
-    __slots__ = ("drv", "context", "index", "stream", "state", "grid", "launch", "entries", "accs", "words", "block",
-                 "format", "offsets", "tail", "values", "x_at", "y_at", "status_at", "base_at", "epoch_at", "torch_c")
+    __slots__ = ("drv", "context", "index", "stream", "state", "grid", "launch", "entries", "accs", "words", "packing",
+                 "values", "x_at", "y_at", "status_at", "base_at", "epoch_at", "torch_c")
 
     @classmethod
     def of(cls, torch, drv, function: int, packing, leaves, identity, *, index: int, stream: int, state, grid: int,
@@ -68,7 +67,7 @@ class AotRelaunch:
                        ctypes.c_void_p(stream or None))
         self.entries, self.accs, self.words, self.state = entries, accs, words, state
         single = state is None
-        self.block, self.format, self.offsets, self.tail = packing.block, packing.format, packing.offsets, packing.nulls
+        self.packing = packing
         self.torch_c = torch._C
         # The launch's parameters, with markers where a call puts its own values.
         x, y, ident = _Slot(), _Slot(), _Slot()
@@ -126,11 +125,8 @@ class AotRelaunch:
         return launched
 
     def _launch(self, values: list) -> bool:
-        block = self.block()
-        base = ctypes.addressof(block)
-        try:
-            self.format.pack_into(block, 0, *values, *self.tail, *[base + o for o in self.offsets])
-        except struct.error:  # an integer outside its parameter's width
+        block = self.packing.fill(values)
+        if block is None:  # an integer outside its parameter's width
             return False
         drv = self.drv
         drv.check(drv.lib.cuLaunchKernel(*self.launch, block.pointers, None), "cuLaunchKernel")

@@ -45,8 +45,8 @@ from ..scan.job import lane_layout, torch_dtype  # not the route: it imports tri
 # scan on a GPU that a shipped table serves never needs it, and importing it was a
 # third of the first scan's imports.
 
-__all__ = ["ensure_for", "length_class", "settled", "resolve", "autotune_enabled", "first_use_budget", "DEFAULT_BUDGET", "ROUNDS", "DUEL_ROUNDS",
-           "WORKSPACE_COPIES", "reset"]
+__all__ = ["ensure_for", "length_class", "settled", "resolve", "autotune_enabled", "first_use_budget", "DEFAULT_BUDGET",
+           "ROUNDS", "DUEL_ROUNDS", "WORKSPACE_COPIES", "reset"]
 
 log = logging.getLogger("prefixscan.tune")
 
