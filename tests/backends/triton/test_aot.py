@@ -534,6 +534,9 @@ class _FakeLib:
         setattr(self, name, fn)
         return fn
 
+    def __getitem__(self, name):  # (ctypes: a function of its own, without argtypes)
+        return getattr(self, name)
+
 
 def test_driver_loads_and_launches_as_tritons_launcher():
     lib = _FakeLib()

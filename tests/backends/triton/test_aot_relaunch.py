@@ -7,7 +7,8 @@ streams by test_aot_class_plan.py); wherever the general launch must decide (ano
 stream or context, graph capture, a recording block) it launches nothing and reserves
 nothing, and the call still returns the right tensor through the general launch; past a
 32-bit tile base the count starts again from 0; a launch the driver refuses raises and
-gives its reservation back.
+gives its reservation back; another thread packs into a parameter block of its own; status
+buffers grown since are launched on.
 """
 
 from __future__ import annotations
@@ -74,6 +75,28 @@ for n in (1000, 100_000):  # one tile, several tiles
     ctypes.c_int.in_dll(stub, "stub_fail").value = 0
     before, launches = count(), aot.default_launcher().launches
     row["relaunched"] = [rl(x, o), count() - before]
+
+    def last_launch():
+        return bench._launch_records(stub, lambda function: rl.packing.params)[-1]["params"]
+
+    # Another thread: a parameter block of its own, the values of its own call.
+    import threading
+    x2, o2 = to_cuda(torch.ones(n, dtype=torch.int64)), torch.empty(n, dtype=torch.int64, device="cuda")
+    worker = threading.Thread(target=lambda: row.setdefault("thread", [rl(x2, o2), last_launch()]))
+    worker.start()
+    worker.join()
+    launched, params = row["thread"]
+    blocks = {id(mine.block) for mine in rl.threads.values()}
+    row["thread"] = [launched, params[rl.x_at] == x2.data_ptr(), params[rl.y_at] == o2.data_ptr(), len(blocks)]
+    if state is not None:
+        # Status buffers grown since the relaunch was made: it launches on the new ones.
+        old = state.status.data_ptr()
+        state.begin(1 << 20, rl.accs, rl.words)
+        rl(x, o)
+        params = last_launch()
+        row["grown"] = [old != state.status.data_ptr(),
+                        [params[at] for at in rl.status_at[:2]] == [state.status.data_ptr()] * 2,
+                        params[rl.status_at[-1]] == state.counter.data_ptr()]
     s(x, out=o)
     row["counted"] = aot.default_launcher().launches - launches
     report[n] = row
@@ -96,4 +119,7 @@ def test_the_relaunch_launches_only_where_the_general_launch_would_agree(tmp_pat
         assert row["failed"] == ["cuLaunchKernel failed: CUDA error 700 (stub)", None if single else [0, 0]]
         assert row["stream_call"] == [True, 1]
         assert row["relaunched"] == [True, 1]
+        assert row["thread"] == [True, True, True, 2]
+        if not single:
+            assert row["grown"] == [True, True, True]
         assert row["counted"] == 1  # the launcher counts the relaunch's launches

@@ -48,6 +48,11 @@ class Driver:
         self._sig(lib.cuFuncSetCacheConfig, vp, i)
         self._sig(lib.cuDeviceGetAttribute, ctypes.POINTER(i), i, i)
         self._sig(lib.cuLaunchKernel, vp, u, u, u, u, u, u, u, vp, ctypes.POINTER(vp), ctypes.POINTER(vp))
+        # The same two entry points without argument conversion, for a planned relaunch
+        # (.relaunch), which passes ctypes objects of the exact types: 0.5 and 1 us less
+        # than through argtypes (measured with the stub driver of tools/aot_host_bench.py).
+        self.raw_launch, self.raw_context = lib["cuLaunchKernel"], lib["cuCtxGetCurrent"]
+        self.raw_launch.restype = self.raw_context.restype = ctypes.c_int
         self.lock = threading.Lock()
 
     @staticmethod

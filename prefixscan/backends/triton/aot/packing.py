@@ -8,7 +8,10 @@ two scratch pointers last) is laid out here once, as a ctypes ``Structure`` with
 kernel's own layout (natural alignment: 8-byte pointers and ``i64``, 4-byte ``i32``),
 followed by the array of pointers to its fields; one ``struct.pack_into`` of a matching
 format writes the values and the pointers into a fresh block per launch (a fresh one, so
-that threads and reentrant calls share nothing).  The format range-checks every integer,
+that threads and reentrant calls share nothing).  A planned relaunch (:mod:`.relaunch`)
+keeps a block per thread instead (:meth:`Packing.reusable`), its pointers written once, and
+writes only the values that change into its fields: the driver copies the parameters
+during ``cuLaunchKernel``, as Triton's launcher assumes of the arguments on its stack.  The format range-checks every integer,
 so a value the parameter cannot hold raises instead of wrapping.
 
 A block's layout must be the kernel's: :func:`cubin_parameters` reads the parameters'
@@ -65,7 +68,7 @@ class Packing:
             if code is None:
                 raise ValueError(f"{p['name']}: parameter type {kind} is not packed here")
             codes.append(code[0])
-            fields.append((f"p{i}", code[1]))
+            fields.append((self.field(i), code[1]))
         n = len(params)
         layout = type("Parameters", (ctypes.Structure,), {"_fields_": fields})
         self.block = type("ParameterBlock", (ctypes.Structure,),
@@ -137,6 +140,22 @@ class Packing:
         except struct.error:
             return None
         return block
+
+    def reusable(self, values: list):
+        """``(block, address of its pointer array)``: a block for launch after launch
+        holding ``values`` (as :meth:`fill`; struct.error for an integer outside its
+        parameter's width), its trailing null pointers and its pointers to the parameters;
+        a launch then writes the values that change into the fields of ``block.values``
+        (named by :meth:`field`)."""
+        block = self.block()
+        base = ctypes.addressof(block)
+        self.format.pack_into(block, 0, *values, *self.nulls, *[base + o for o in self.offsets])
+        return block, base + self.block.pointers.offset
+
+    @staticmethod
+    def field(index: int) -> str:
+        """The name of parameter ``index``'s field in ``block.values``."""
+        return f"p{index}"
 
     def explain(self, leaves: list) -> str:
         """What in ``leaves`` the variant does not take (the first mismatch, by

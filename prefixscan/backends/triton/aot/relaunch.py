@@ -25,12 +25,15 @@ from __future__ import annotations
 
 import ctypes
 import sys
+from threading import get_ident
 
 from ..engine.state import Status
 from ..runtime.launch import hooks_active, recording_active
 from .variants import I32_MAX
 
 __all__ = ["AotRelaunch"]
+
+_MAX_THREADS = 64  # parameter blocks kept per relaunch
 
 
 class _Slot:
@@ -39,13 +42,29 @@ class _Slot:
     __slots__ = ()
 
 
+class _Thread:
+    """A thread's parameter block (the driver reads it during the launch call, which
+    ctypes makes without the GIL: a block per thread), its fields, and the pointer the
+    current context is read into."""
+
+    __slots__ = ("block", "fields", "params", "context", "context_ref", "allocations")
+
+    def __init__(self, packing, values: list):
+        self.block, params = packing.reusable(values)
+        self.fields, self.params = self.block.values, ctypes.c_void_p(params)
+        self.context = ctypes.c_void_p()
+        self.context_ref = ctypes.byref(self.context)
+        self.allocations = -1  # the status buffers' addresses in the block are of this count of allocations
+
+
 class AotRelaunch:
     """Relaunch of a loaded variant on the stream and context of its first launch
     (:meth:`of`); ``__call__(x, y)`` returns True once launched, False where the general
     launch must decide (nothing launched)."""
 
     __slots__ = ("drv", "context", "index", "stream", "state", "grid", "launch", "entries", "accs", "words", "packing",
-                 "values", "x_at", "y_at", "status_at", "base_at", "epoch_at", "torch_c")
+                 "values", "x_at", "y_at", "status_at", "base_at", "epoch_at", "torch_c", "threads", "x_field",
+                 "y_field", "status_fields", "base_field", "epoch_field")
 
     @classmethod
     def of(cls, torch, drv, function: int, packing, leaves, identity, *, index: int, stream: int, state, grid: int,
@@ -67,7 +86,7 @@ class AotRelaunch:
                        ctypes.c_void_p(stream or None))
         self.entries, self.accs, self.words, self.state = entries, accs, words, state
         single = state is None
-        self.packing = packing
+        self.packing, self.threads = packing, {}
         self.torch_c = torch._C
         # The launch's parameters, with markers where a call puts its own values.
         x, y, ident = _Slot(), _Slot(), _Slot()
@@ -85,49 +104,75 @@ class AotRelaunch:
         self.base_at, self.epoch_at = (None, None) if single else (position[id(status.tile_base)],
                                                                    position[id(status.epoch)])
         pointer = identity.data_ptr()
-        self.values = [pointer if v is ident else v for v in laid]
+        # The block's values to begin with: the launch's, 0 where a call writes its own.
+        self.values = [pointer if v is ident else 0 if isinstance(v, _Slot) else v for v in laid]
+        name = packing.field
+        self.x_field, self.y_field = name(self.x_at), name(self.y_at)
+        self.status_fields = tuple(name(at) for at in self.status_at)
+        self.base_field, self.epoch_field = (None, None) if single else (name(self.base_at), name(self.epoch_at))
         return self
 
     def __call__(self, x, y) -> bool:
-        triton = sys.modules.get("triton")
-        knobs = getattr(triton, "knobs", None)
-        if (knobs is not None and hooks_active(knobs.runtime)) or recording_active():
+        if recording_active():
+            return False
+        knobs = getattr(sys.modules.get("triton"), "knobs", None)
+        if knobs is not None and hooks_active(knobs.runtime):
             return False
         c = self.torch_c
         if c._cuda_isCurrentStreamCapturing() or c._cuda_getCurrentRawStream(self.index) != self.stream:
             return False
-        context = ctypes.c_void_p()
-        if self.drv.lib.cuCtxGetCurrent(ctypes.byref(context)) != 0 or context.value != self.context:
+        mine = self.threads.get(get_ident())
+        if mine is None:
+            mine = self._thread()
+        if self.drv.raw_context(mine.context_ref) != 0 or mine.context.value != self.context:
             return False
-        values = self.values.copy()
-        values[self.x_at], values[self.y_at] = x.data_ptr(), y.data_ptr()
+        # Only what changes is written: the pointers (64-bit fields), the tile base (within
+        # 32 bits: renew's limit) and the epoch (below 2^29): nothing a field would truncate.
+        fields = mine.fields
+        setattr(fields, self.x_field, x.data_ptr())
+        setattr(fields, self.y_field, y.data_ptr())
         state = self.state
         if state is None:
-            return self._launch(values)
+            self._launch(mine)
+            return True
         # The tile base is a 32-bit argument: past it, the engine starts the count again.
         renewed = state.renew(self.grid, self.entries, self.accs, self.words, I32_MAX)
         if renewed is None:
             return False
-        (words, flags, aggs, incls), values[self.base_at], values[self.epoch_at] = renewed
-        pointers = (words.data_ptr(), flags.data_ptr(), *[a.data_ptr() for a in aggs],
-                    *[i.data_ptr() for i in incls], state.counter.data_ptr())
-        for at, pointer in zip(self.status_at, pointers):
-            values[at] = pointer
+        buffers, base, epoch = renewed
+        setattr(fields, self.base_field, base)
+        setattr(fields, self.epoch_field, epoch)
+        if mine.allocations != state.allocations:  # buffers grown or new since: their addresses
+            for field, pointer in zip(self.status_fields, _pointers(buffers, state.counter)):
+                setattr(fields, field, pointer)
+            mine.allocations = state.allocations
         try:
-            launched = self._launch(values)
+            self._launch(mine)
         except BaseException:
             state.launch_failed()  # the counter starts again from 0
             raise
-        if launched:
-            state.issued(self.grid)
-        else:
-            state.launch_failed()
-        return launched
-
-    def _launch(self, values: list) -> bool:
-        block = self.packing.fill(values)
-        if block is None:  # an integer outside its parameter's width
-            return False
-        drv = self.drv
-        drv.check(drv.lib.cuLaunchKernel(*self.launch, block.pointers, None), "cuLaunchKernel")
+        state.issued(self.grid)
         return True
+
+    def _launch(self, mine: _Thread) -> None:
+        drv = self.drv
+        code = drv.raw_launch(*self.launch, mine.params, None)
+        if code:
+            drv.check(code, "cuLaunchKernel")
+
+    def _thread(self) -> _Thread:
+        """This thread's block, made on its first call."""
+        mine = _Thread(self.packing, self.values)
+        threads = self.threads
+        if len(threads) >= _MAX_THREADS:  # threads come and go: their blocks with them
+            threads.clear()
+        threads[get_ident()] = mine
+        return mine
+
+
+def _pointers(buffers: tuple, counter) -> tuple:
+    """The addresses of a status reservation's buffers (:meth:`..engine.state.DeviceState.renew`)
+    in the kernel's order, the tile counter last."""
+    words, flags, aggs, incls = buffers
+    return (words.data_ptr(), flags.data_ptr(), *[a.data_ptr() for a in aggs], *[i.data_ptr() for i in incls],
+            counter.data_ptr())

@@ -47,6 +47,7 @@ class DeviceState:
     status: object = None  # int64 tagged words (kernels: WORDS > 0)
     flags: object = None  # int32 flags (WORDS == 0)
     values: dict = field(default_factory=dict)  # (field, dtype) -> (agg, incl)
+    allocations: int = 0  # buffers allocated so far: a planned relaunch keeps their addresses until it changes
 
     def begin(self, entries: int, accs, words: int):
         """Reserve status for ``entries`` entries of ``words`` tagged words each (0: a
@@ -57,6 +58,7 @@ class DeviceState:
 
         if self.counter is None:
             self.counter = torch.zeros(1, dtype=torch.int64, device=self.device)
+            self.allocations += 1
         self.epoch += 1
         if self.epoch >= EPOCH_LIMIT:  # wrap: clear so old words cannot match
             self.epoch = 1
@@ -66,9 +68,11 @@ class DeviceState:
         if words:
             if self.status is None or self.status.numel() < entries * words:
                 self.status = torch.zeros(_grow(entries * words), dtype=torch.int64, device=self.device)
+                self.allocations += 1
             return self.status, self.status, (self.status,), (self.status,)
         if self.flags is None or self.flags.numel() < entries:
             self.flags = torch.zeros(_grow(entries), dtype=torch.int32, device=self.device)
+            self.allocations += 1
         aggs, incls = [], []
         for index, acc in enumerate(accs):
             vals = self.values.get((index, acc))
@@ -76,6 +80,7 @@ class DeviceState:
                 n = _grow(entries)
                 vals = (torch.empty(n, dtype=acc, device=self.device), torch.empty(n, dtype=acc, device=self.device))
                 self.values[(index, acc)] = vals
+                self.allocations += 1
             aggs.append(vals[0])
             incls.append(vals[1])
         return self.flags, self.flags, tuple(aggs), tuple(incls)
