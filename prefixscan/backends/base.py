@@ -39,7 +39,8 @@ __all__ = ["Backend", "Replay"]
 
 #: A replay of a planned scan on new arrays of the same signature:
 #: ``replay(x, out, init) -> result`` (``init``: the checked seed of a seeded plan,
-#: else None), or None when the call must take the full path;
+#: else None), or None when the call must take the full path, which it must where
+#: ``out`` may share memory with ``x`` (the caller unaliases x on the full path alone);
 #: ``replay.expired()`` is True once the plan is stale (e.g. a new tuned tile).
 #: A replay may also offer ``replay.for_length(x)``: the replay of the same plan for an
 #: unseeded 1-D ``x`` of another length of its class, ``(n - 1).bit_length()`` (the

@@ -104,12 +104,12 @@ class Scan:
         # Repeated calls on tensors of one signature reuse the checked plan:
         # small scans are dominated by host overhead, not by the kernel.  A seed is
         # checked every call (its values decide what is valid); only whether there is
-        # one is part of the plan.
+        # one is part of the plan.  A replay declines an out that may overlap x, so that
+        # only the full path needs x unaliased (an out that overlaps x, but for out=x,
+        # gets a copy of x to read).
         key = _signature(x, out)
         if key is not None:
             key = (key, init is not None)
-        if out is not None:
-            x = unalias(x, out)  # an out that overlaps x (but for out=x) gets a copy of x to read
         cached = self._plans.get(key) if key is not None else None
         if cached is not None and cached[0] is None:
             # A replay made from its length class's plan (_run_class), without a request
@@ -124,7 +124,7 @@ class Scan:
                 result = fast(x, out, None)
                 if result is not None:
                     return result
-                request, backend = self.plan(x, init=init, out=out)
+                request, backend = self.plan(unalias(x, out), init=init, out=out)
                 return self._finish(request, backend, backend.run_scan(request))
             cached = None
         elif cached is None and self._classes and key is not None and not key[1]:
@@ -140,17 +140,18 @@ class Scan:
                     del self._plans[key]
                     return self._run(x, init, out)
                 cast = request.cast_out is not None
+                # (cast: the result is a new array, copied into out once complete)
                 result = fast(x, None if cast else out, None if seeds is None else seeds[0])
                 if result is not None:
                     if cast:
                         write_result(replace(request.cast_out[0], obj=out), result)
                         return out
                     return result
-            request = request.rebind(x, out)
+            request = request.rebind(unalias(x, out), out)
             request.init = seeds
             results = backend.run_scan(request)
         else:
-            request, backend = self.plan(x, init=init, out=out)
+            request, backend = self.plan(unalias(x, out), init=init, out=out)
             fast = None
             if key is not None and not request.struct:
                 results, fast = backend.run_scan_planned(request)
@@ -223,22 +224,33 @@ class Scan:
 
 def _signature(x, out):
     """Everything the checks depend on, for NumPy arrays and torch tensors; None
-    for other inputs (they take the full checks every call)."""
-    if type(x) is np.ndarray:
+    for other inputs (they take the full checks every call).  (Shapes are kept as
+    ``torch.Size``, a tuple.)"""
+    cls = type(x)
+    if cls is np.ndarray:
         if out is None:
             return (np.ndarray, x.shape, x.dtype, None)
         if type(out) is np.ndarray:
             return (np.ndarray, x.shape, x.dtype, (out.shape, out.dtype, out.strides, out.flags.writeable))
         return None
-    if type(x).__module__.split(".")[0] != "torch" or not hasattr(x, "is_cuda"):
+    tensor = _TENSOR_TYPES.get(cls)
+    if tensor is None:
+        if len(_TENSOR_TYPES) > _MAX_PLANS:
+            _TENSOR_TYPES.clear()
+        tensor = _TENSOR_TYPES[cls] = cls.__module__.split(".")[0] == "torch" and hasattr(cls, "is_cuda")
+    if not tensor:
         return None
     if out is None:
         out_sig = None
-    elif type(out) is type(x):
-        out_sig = (tuple(out.shape), out.dtype, out.device, out.stride(), out.requires_grad)
+    elif type(out) is cls:
+        out_sig = (out.shape, out.dtype, out.device, out.stride(), out.requires_grad)
     else:
         return None
-    return (type(x), tuple(x.shape), x.dtype, x.device, out_sig)
+    return (cls, x.shape, x.dtype, x.device, out_sig)
+
+
+# type -> whether _signature takes it as a torch tensor
+_TENSOR_TYPES: dict = {}
 
 
 def _length_class(signature: tuple):

@@ -347,3 +347,30 @@ def test_a_stream_of_lengths_compiles_few_variants(rng):
     assert len(run((300, 320), rows=3)) == 2
     assert [tiles.single_tile_block(n, 2048) for n in (1, 16, 17, 64, 65, 1024, 1025, 5000)] == \
         [16, 16, 64, 64, 256, 1024, 2048, 2048]
+
+
+def test_a_replay_writes_only_into_an_out_disjoint_from_x():
+    """replay_output: a contiguous, 16-byte aligned out that shares no byte with x, or a
+    new tensor; None (the full path, which reads a copy of x) for an out that overlaps x
+    (in place, ahead of it, behind it, by one element), one not contiguous or misaligned."""
+    buffer = torch.zeros(64, dtype=torch.int64)  # (CPU tensors: the test is about addresses)
+
+    def output(x, out):
+        return replay.replay_output(torch, x, out, tuple(x.shape), x.dtype, x.device)
+
+    x = buffer[:16]
+    for out, ok in ((buffer[16:32], True), (buffer[32:48], True), (None, True), (x, False), (buffer[2:18], False),
+                    (buffer[14:30], False), (buffer[1:17], False), (buffer[17:33], False),
+                    (buffer[16:48:2], False)):
+        got = output(x, out)
+        if not ok:
+            assert got is None, out
+        elif out is None:
+            assert got is not None and got.shape == x.shape and got.data_ptr() != x.data_ptr()
+        else:
+            assert got is out
+    assert output(buffer[2:18], buffer[:16]) is None  # x ahead of out
+    assert output(buffer[1:17], buffer[32:48]) is None  # x misaligned
+    assert output(buffer[:32:2], buffer[32:48]) is None  # x not contiguous
+    narrow = torch.zeros(64, dtype=torch.int32)  # an out of another dtype: its own extent counts
+    assert output(narrow[:16], narrow[16:32]) is not None and output(narrow[:16], narrow[12:28]) is None

@@ -34,7 +34,6 @@ imports triton.
 
 from __future__ import annotations
 
-import os
 import sys
 import zlib
 from typing import NamedTuple
@@ -43,6 +42,7 @@ import torch
 
 from . import driver as _driver
 from ...._arrays import as_torch
+from ...._environment import environ_get, interpreter_mode
 from ....caches import register_cache
 from .packing import Packing, cubin_parameters
 from .relaunch import AotRelaunch
@@ -161,9 +161,9 @@ class Launcher:
     def why_not(self, request) -> str | tuple:
         """A reason string when ``request`` cannot take the shipped kernels, else
         ``(x, out or None, variant spec, plan)``."""
-        if os.environ.get(ENV, "1") == "0":
+        if environ_get(ENV, "1") == "0":
             return f"{ENV}=0"
-        if os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"):
+        if interpreter_mode():
             return "the interpreter"
         c = request.config
         if request.struct or len(request.fields) != 1 or request.init is not None:
@@ -417,7 +417,7 @@ class AotReplay:
         return self.generation != planner.generation
 
     def __call__(self, x, out, init=None):
-        if init is not None or os.environ.get(ENV, "1") == "0":
+        if init is not None or environ_get(ENV, "1") == "0":
             return None
         y = replay_output(self.torch, x, out, self.shape, self.dtype, self.device)
         if y is None:
@@ -451,7 +451,7 @@ class AotReplay:
         n = x.numel()
         lengths = self.lengths
         if n == 0 or (n - 1).bit_length() != lengths.settled[-1] or self.expired() \
-                or os.environ.get("TRITON_INTERPRET", "0") not in ("", "0") \
+                or interpreter_mode() \
                 or not self.launcher.settled(lengths.settled):
             return None
         chosen = self.launcher.variant(self.device, lengths.config, lengths.x_dtype, self.dtype, n)

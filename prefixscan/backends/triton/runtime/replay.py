@@ -110,15 +110,21 @@ class Relaunch:
 def replay_output(torch, x, out, shape: tuple, dtype, device):
     """Where a planned replay writes the scan of ``x``: ``out``, or a new tensor of
     ``shape`` when ``out`` is None; None where the replay does not apply (``x`` or
-    ``out`` not contiguous or not 16-byte aligned, ``out`` the input itself), and the
-    caller takes the full path."""
-    if not x.is_contiguous() or x.data_ptr() % 16:
+    ``out`` not contiguous or not 16-byte aligned, ``out`` overlapping ``x``, in place
+    included), and the caller takes the full path."""
+    if not x.is_contiguous():
+        return None
+    at = x.data_ptr()
+    if at % 16:
         return None
     if out is None:
         return torch.empty(shape, dtype=dtype, device=device)
-    if out.is_contiguous() and not out.data_ptr() % 16 and out.data_ptr() != x.data_ptr():
-        return out
-    return None
+    if not out.is_contiguous():
+        return None
+    out_at = out.data_ptr()
+    if out_at % 16 or out_at == at or (out_at < at + x.nbytes and at < out_at + out.nbytes):
+        return None
+    return out
 
 
 class FastScan:
