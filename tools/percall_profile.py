@@ -136,9 +136,31 @@ def distributed_rows(n: int):
     dist.destroy_process_group()
 
 
+def _shipped_rows(s, x, y) -> dict:
+    """Where the plan of ``s`` for ``(x, out=y)`` is a shipped kernel's replay: the replay
+    alone and its relaunch alone (made by the replay's second launch); a single tile's
+    relaunch also as the bare driver call (a look-back's status must be reserved per call)."""
+    for _ in range(3):
+        s(x, out=y)
+    replay = next((p[2] for p in s._plans.values()), None)
+    relaunch = getattr(replay, "relaunch", None)
+    print(f"plan's replay: {type(replay).__name__}; its relaunch: {type(relaunch).__name__}")
+    if not relaunch or not hasattr(relaunch, "packing"):  # (Triton's compiled replay: timed as run_scan's launch)
+        return {}
+    rows = {"shipped replay(x, y)": lambda: replay(x, y),
+            "shipped relaunch(x, y)": lambda: relaunch(x, y)}
+    if relaunch.state is None:
+        mine = relaunch._thread()
+        setattr(mine.fields, relaunch.x_field, x.data_ptr())
+        setattr(mine.fields, relaunch.y_field, y.data_ptr())
+        rows["cuLaunchKernel (ctypes) alone"] = lambda: relaunch.drv.raw_launch(*relaunch.launch, mine.params, None)
+    return rows
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=1024)
+    parser.add_argument("--dtype", default="int32", help="the input's dtype (torch's name)")
     parser.add_argument("--distributed", action="store_true",
                         help="prefixscan.distributed.scan on a world of one (NCCL): times and a GPU timeline")
     args = parser.parse_args(argv)
@@ -146,7 +168,7 @@ def main(argv=None):
         distributed_rows(args.n)
         return
     calls = 2000 if args.n <= 1 << 20 else 200
-    x = torch.randint(-100, 100, (args.n,), dtype=torch.int32, device="cuda")
+    x = torch.randint(-100, 100, (args.n,), dtype=getattr(torch, args.dtype), device="cuda")
     y = torch.empty_like(x)
     s = ps.make_scan()
     request, backend = s.plan(x, out=y)
@@ -156,6 +178,8 @@ def main(argv=None):
         "torch.cumsum(x, 0)": lambda: torch.cumsum(x, 0),
         "prefixscan.scan(x)": lambda: ps.scan(x),
         "prefixscan.scan(x, out=y)": lambda: ps.scan(x, out=y),
+        "torch.cumsum(x, 0, out=y)": lambda: torch.cumsum(x, 0, out=y),
+        "prefixscan.cumsum(x)": lambda: ps.cumsum(x),
         "Scan object s(x, out=y)": lambda: s(x, out=y),
         "prefixscan.scan(x, init=3)": lambda: ps.scan(x, init=3),
         "backend.run_scan(request)": lambda: backend.run_scan(request),
@@ -167,7 +191,8 @@ def main(argv=None):
             backend.run_scan(request)
         launch = launches[0]
         rows["runtime.launch_kernel (launch only)"] = lambda: runtime.launch_kernel(launch)
-    print(f"n = {args.n}: microseconds per call, back to back / one at a time, synchronised")
+    rows.update(_shipped_rows(s, x, y))
+    print(f"n = {args.n}, {args.dtype}: microseconds per call, back to back / one at a time, synchronised")
     for name, fn in rows.items():
         back_to_back, synchronised = per_call_us(fn, calls)
         print(f"{name:36s} {back_to_back:10.1f} {synchronised:10.1f}", flush=True)
