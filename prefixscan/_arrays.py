@@ -41,7 +41,26 @@ def _root_module(obj: Any) -> str:
 
 
 def _torch_dtype_name(dtype: Any) -> str:
-    return str(dtype).replace("torch.", "")
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = _DTYPE_NAMES[dtype] = str(dtype).replace("torch.", "")
+    return name
+
+
+_DTYPE_NAMES: dict = {}  # torch dtype -> its name (a few dozen dtypes)
+_TENSOR_TYPES: dict = {}  # type -> is_tensor_type's answer
+
+
+def is_tensor_type(cls: type) -> bool:
+    """Whether instances of ``cls`` are torch tensors (``torch.Tensor``, ``Parameter``,
+    subclasses), as the checks tell them: a type of torch's modules with ``is_cuda``.
+    Remembered per type (the test costs half a microsecond, a planned scan a few)."""
+    known = _TENSOR_TYPES.get(cls)
+    if known is None:
+        if len(_TENSOR_TYPES) > 256:
+            _TENSOR_TYPES.clear()
+        known = _TENSOR_TYPES[cls] = cls.__module__.split(".")[0] == "torch" and hasattr(cls, "is_cuda")
+    return known
 
 
 def is_jax_tracer(obj: Any) -> bool:
@@ -145,7 +164,7 @@ def dtype_and_ndim(obj: Any, argument: str = "x") -> tuple[Any, int]:
     checks of the cumulative functions)."""
     if type(obj) is np.ndarray and obj.dtype.kind in "biufc":
         return obj.dtype, obj.ndim
-    if _root_module(obj) == "torch" and hasattr(obj, "is_cuda"):
+    if is_tensor_type(type(obj)):
         return _torch_dtype_name(obj.dtype), obj.dim()
     ref = inspect_array(obj, argument)
     return ref.dtype, len(ref.shape)

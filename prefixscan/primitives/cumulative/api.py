@@ -37,8 +37,10 @@ def _check_a(a, exclusive, reverse, argument: str = "a") -> tuple[Any, int]:
     """``a``'s dtype (a NumPy dtype object or a name) and number of dimensions, after
     refusing what is not a numeric or bool array and flags that are not True/False;
     errors name ``a`` (``argument``)."""
-    check_flag(exclusive, "exclusive")
-    check_flag(reverse, "reverse")
+    if exclusive is not False:
+        check_flag(exclusive, "exclusive")
+    if reverse is not False:
+        check_flag(reverse, "reverse")
     # A NumPy dtype object is a cheap cache key (its .name is a slow property).
     return dtype_and_ndim(a, argument)
 

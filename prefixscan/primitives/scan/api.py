@@ -23,7 +23,7 @@ from dataclasses import replace
 import numpy as np
 
 from ... import dispatch
-from ..._arrays import from_native, is_dask_collection, unalias, write_result, write_results
+from ..._arrays import from_native, is_dask_collection, is_tensor_type, unalias, write_result, write_results
 from ..._normalize import build_request, check_init, make_config
 from ..._request import ScanRequest
 from ..._typing import AlgorithmName, ArrayOrFields, BackendName, DTypeLike, InitLike, OpLike, StrategyName
@@ -233,12 +233,7 @@ def _signature(x, out):
         if type(out) is np.ndarray:
             return (np.ndarray, x.shape, x.dtype, (out.shape, out.dtype, out.strides, out.flags.writeable))
         return None
-    tensor = _TENSOR_TYPES.get(cls)
-    if tensor is None:
-        if len(_TENSOR_TYPES) > _MAX_PLANS:
-            _TENSOR_TYPES.clear()
-        tensor = _TENSOR_TYPES[cls] = cls.__module__.split(".")[0] == "torch" and hasattr(cls, "is_cuda")
-    if not tensor:
+    if not is_tensor_type(cls):
         return None
     if out is None:
         out_sig = None
@@ -247,10 +242,6 @@ def _signature(x, out):
     else:
         return None
     return (cls, x.shape, x.dtype, x.device, out_sig)
-
-
-# type -> whether _signature takes it as a torch tensor
-_TENSOR_TYPES: dict = {}
 
 
 def _length_class(signature: tuple):
