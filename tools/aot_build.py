@@ -40,7 +40,7 @@ from prefixscan.backends.triton.planning import shipped  # noqa: E402
 from prefixscan.backends.triton.planning.keys import entry_key  # noqa: E402
 
 #: (input dtype, accumulator and result dtype) of prefixscan.cumsum on the GPU.
-DTYPES = (("int32", "int64"), ("int64", "int64"), ("float32", "float32"), ("float64", "float64"))
+DTYPES = (("int32", "int64"), ("int32", "int32"), ("int64", "int64"), ("float32", "float32"), ("float64", "float64"))
 #: The lengths whose variants are shipped: 2^10 .. 2^28.
 LOG2_RANGE = (10, 28)
 TABLE = "NVIDIA H200"

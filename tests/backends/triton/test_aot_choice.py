@@ -33,7 +33,7 @@ from prefixscan.backends.triton.scan import route  # noqa: E402
 
 H200 = "NVIDIA H200"
 #: (input dtype, accumulator dtype) of ``prefixscan.cumsum``: int32 sums accumulate in int64.
-DTYPES = (("int32", "int64"), ("int64", "int64"), ("float32", "float32"), ("float64", "float64"))
+DTYPES = (("int32", "int64"), ("int32", "int32"), ("int64", "int64"), ("float32", "float32"), ("float64", "float64"))
 PRIMES = (2, 3, 5, 1021, 1031, 2053, 4099, 8191, 65521, 65537, 131071, 1_000_003, 16_777_259, 268_435_399)
 
 

@@ -115,6 +115,34 @@ def test_shipped_kernels_match_triton_and_torch(monkeypatch, dtype, integral):
             torch.testing.assert_close(out.double(), wide, rtol=tol, atol=tol * max(1.0, float(n) ** 0.5))
 
 
+def test_int32_scan_keeps_int32_on_the_shipped_kernels(monkeypatch):
+    """``scan`` of int32 sums in int32 (wrapping as torch's int32 cumsum does): the shipped
+    int32 -> int32 variants serve it from 1024 elements, the Triton path's variant, bit for
+    bit its result and torch's, planned calls into a poisoned out included."""
+    launcher = aot.default_launcher()
+    rng = np.random.default_rng(32)
+    s = ps.make_scan()
+    for n in SIZES:
+        x = torch.from_numpy(rng.integers(-(1 << 30), 1 << 30, n, dtype=np.int32)).cuda()  # wraps past 2^31
+        before = launcher.launches
+        y = ps.scan(x)
+        torch.cuda.synchronize()
+        assert launcher.launches - before == (1 if n >= 1000 else 0), n
+        with monkeypatch.context() as m:
+            m.setenv(aot.ENV, "0")
+            with runtime.recording() as seen:
+                ref = ps.scan(x)
+        if n >= 1000:
+            spec, plan = launcher.variant(x.device, _config("int32"), "int32", torch.int32, n)
+            (launch,) = seen
+            assert (spec["constexprs"], spec["num_warps"], spec["maxnreg"], plan.tiles) == _launched(launch), n
+        assert y.dtype == torch.int32 and torch.equal(y, ref) and torch.equal(y, torch.cumsum(x, 0, dtype=torch.int32))
+        for _ in range(3):  # the plan, its replay, its relaunch
+            out = torch.full_like(x, 12345)
+            assert s(x, out=out) is out
+            assert torch.equal(out, y), n
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_a_stream_of_new_lengths_matches_torch(dtype):
     """New lengths one after another (the variant remembered per length class, the
