@@ -8,7 +8,8 @@ stream or context, graph capture, a recording block) it launches nothing and res
 nothing, and the call still returns the right tensor through the general launch; past a
 32-bit tile base the count starts again from 0; a launch the driver refuses raises and
 gives its reservation back; another thread packs into a parameter block of its own; status
-buffers grown since are launched on.
+buffers grown since (even between a call's reservation and its launch) are launched on; a
+call from within a call on one thread declines.
 """
 
 from __future__ import annotations
@@ -97,6 +98,32 @@ for n in (1000, 100_000):  # one tile, several tiles
         row["grown"] = [old != state.status.data_ptr(),
                         [params[at] for at in rl.status_at[:2]] == [state.status.data_ptr()] * 2,
                         params[rl.status_at[-1]] == state.counter.data_ptr()]
+        # Grown by another caller between this call's reservation and its launch: the next
+        # call launches on the buffers of then, not on the ones reserved before.
+        renew = state.renew
+
+        def renew_then_grow(*args):
+            reserved = renew(*args)
+            state.begin(1 << 22, rl.accs, rl.words)
+            return reserved
+
+        state.renew = renew_then_grow
+        rl(x, o)
+        state.renew = renew
+        rl(x, o)
+        row["grown_meanwhile"] = last_launch()[rl.status_at[0]] == state.status.data_ptr()
+
+        # A call from within a call on one thread (a finalizer, a signal handler) leaves the
+        # block to the outer call: the inner one declines.
+        def renew_reentered(*args):
+            row["inner"] = rl(x2, o2)
+            return renew(*args)
+
+        state.renew = renew_reentered
+        rl(x, o)
+        state.renew = renew
+        params = last_launch()
+        row["reentered"] = [row.pop("inner"), params[rl.x_at] == x.data_ptr(), params[rl.y_at] == o.data_ptr()]
     s(x, out=o)
     row["counted"] = aot.default_launcher().launches - launches
     report[n] = row
@@ -122,4 +149,6 @@ def test_the_relaunch_launches_only_where_the_general_launch_would_agree(tmp_pat
         assert row["thread"] == [True, True, True, 2]
         if not single:
             assert row["grown"] == [True, True, True]
+            assert row["grown_meanwhile"] is True
+            assert row["reentered"] == [False, True, True]
         assert row["counted"] == 1  # the launcher counts the relaunch's launches

@@ -47,7 +47,7 @@ class _Thread:
     ctypes makes without the GIL: a block per thread), its fields, and the pointer the
     current context is read into."""
 
-    __slots__ = ("block", "fields", "params", "context", "context_ref", "allocations")
+    __slots__ = ("block", "fields", "params", "context", "context_ref", "allocations", "busy")
 
     def __init__(self, packing, values: list):
         self.block, params = packing.reusable(values)
@@ -55,6 +55,7 @@ class _Thread:
         self.context = ctypes.c_void_p()
         self.context_ref = ctypes.byref(self.context)
         self.allocations = -1  # the status buffers' addresses in the block are of this count of allocations
+        self.busy = False  # a relaunch is writing the block
 
 
 class AotRelaunch:
@@ -124,8 +125,17 @@ class AotRelaunch:
         mine = self.threads.get(get_ident())
         if mine is None:
             mine = self._thread()
+        elif mine.busy:  # a call from within a call on this thread (a finalizer, a signal handler)
+            return False
         if self.drv.raw_context(mine.context_ref) != 0 or mine.context.value != self.context:
             return False
+        mine.busy = True
+        try:
+            return self._relaunch(mine, x, y)
+        finally:
+            mine.busy = False
+
+    def _relaunch(self, mine: _Thread, x, y) -> bool:
         # Only what changes is written: the pointers (64-bit fields), the tile base (within
         # 32 bits: renew's limit) and the epoch (below 2^29): nothing a field would truncate.
         fields = mine.fields
@@ -135,23 +145,27 @@ class AotRelaunch:
         if state is None:
             self._launch(mine)
             return True
-        # The tile base is a 32-bit argument: past it, the engine starts the count again.
-        renewed = state.renew(self.grid, self.entries, self.accs, self.words, I32_MAX)
-        if renewed is None:
-            return False
-        buffers, base, epoch = renewed
-        setattr(fields, self.base_field, base)
-        setattr(fields, self.epoch_field, epoch)
-        if mine.allocations != state.allocations:  # buffers grown or new since: their addresses
-            for field, pointer in zip(self.status_fields, _pointers(buffers, state.counter)):
-                setattr(fields, field, pointer)
-            mine.allocations = state.allocations
-        try:
-            self._launch(mine)
-        except BaseException:
-            state.launch_failed()  # the counter starts again from 0
-            raise
-        state.issued(self.grid)
+        with state.lock:  # reserved, enqueued and counted before another thread's launch on the stream
+            # The count read before the reservation: buffers grown after it (by this renew)
+            # leave the block's addresses marked as older, written again next call.
+            allocations = state.allocations
+            # The tile base is a 32-bit argument: past it, the engine starts the count again.
+            renewed = state.renew(self.grid, self.entries, self.accs, self.words, I32_MAX)
+            if renewed is None:
+                return False
+            buffers, base, epoch = renewed
+            setattr(fields, self.base_field, base)
+            setattr(fields, self.epoch_field, epoch)
+            if mine.allocations != allocations or allocations != state.allocations:
+                for field, pointer in zip(self.status_fields, _pointers(buffers, state.counter)):
+                    setattr(fields, field, pointer)
+                mine.allocations = allocations
+            try:
+                self._launch(mine)
+            except BaseException:
+                state.launch_failed()  # the counter starts again from 0
+                raise
+            state.issued(self.grid)
         return True
 
     def _launch(self, mine: _Thread) -> None:
