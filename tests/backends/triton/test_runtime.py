@@ -374,3 +374,73 @@ def test_a_replay_writes_only_into_an_out_disjoint_from_x():
     assert output(buffer[:32:2], buffer[32:48]) is None  # x not contiguous
     narrow = torch.zeros(64, dtype=torch.int32)  # an out of another dtype: its own extent counts
     assert output(narrow[:16], narrow[16:32]) is not None and output(narrow[:16], narrow[12:28]) is None
+
+
+def test_a_reservation_holds_its_stream_until_its_launch_is_counted():
+    """Launches of several threads on one stream: the second reservation waits for the
+    first block to end, and gets the tile base past the first launch's tiles (a base
+    reserved before an earlier-enqueued launch would leave its tiles waiting forever)."""
+    import threading
+
+    device = torch.device("cpu")
+    stream = 1 << 40  # a stream of this test's own
+    first = status.single_pass(device, stream, 8, 8, (torch.int32,), 1)
+    order = []
+
+    def other():
+        with status.single_pass(device, stream, 8, 8, (torch.int32,), 1) as reserved:
+            order.append(("second", reserved.tile_base))
+
+    worker = threading.Thread(target=other)
+    try:
+        with first as reserved:
+            order.append(("first", reserved.tile_base))
+            state = reserved.state
+            worker.start()
+            worker.join(0.2)
+            assert worker.is_alive()  # waiting for this block
+            probe = threading.Thread(target=lambda: order.append(("free", state.lock.acquire(blocking=False))))
+            probe.start()
+            probe.join()
+        worker.join(5)
+        assert not worker.is_alive()
+        assert order == [("first", 0), ("free", False), ("second", 8)]
+        with status.single_pass(device, stream, 8, 8, (torch.int32,), 1) as reserved:  # not held after them
+            assert reserved.tile_base == 16
+    finally:
+        status._states.pop((device, stream), None)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="needs a CUDA device")
+@pytest.mark.parametrize("dtype", ["int16", "int64"])  # Triton's compiled replay, the shipped kernels' relaunch
+def test_threads_scanning_on_one_stream(dtype):
+    """Four threads on the default stream, planned and seeded multi-tile scans at once:
+    each result bit for bit torch's (no hang, no tile base shared between launches)."""
+    import threading
+
+    dt = getattr(torch, dtype)
+    n = 1_000_003
+    xs = [torch.randint(-50, 50, (n,), dtype=dt, device="cuda") for _ in range(4)]
+    expect = [torch.cumsum(x, 0, dtype=dt) for x in xs]
+    seeded = [torch.cumsum(x, 0, dtype=dt) + 3 for x in xs]
+    s = ps.make_scan()
+    outs = [torch.empty_like(x) for x in xs]
+    s(xs[0], out=outs[0])
+    got = [[] for _ in xs]
+
+    def work(i):
+        for _ in range(40):
+            s(xs[i], out=outs[i])
+            got[i].append(ps.scan(xs[i], init=3))
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not any(t.is_alive() for t in threads)
+    torch.cuda.synchronize()
+    for i in range(4):
+        assert torch.equal(outs[i], expect[i]), i
+        assert all(torch.equal(g, seeded[i]) for g in got[i]), i

@@ -6,7 +6,9 @@ across calls: each launch bumps an epoch that its entries' tags carry (``epoch *
 4 + flag``) and advances the tile counter by its grid size, so no memset is
 needed between calls; a word left by an earlier call reads as not ready
 (docs/design/status-words.md).  Launches on one stream run in order, so they
-may share one set of buffers.
+may share one set of buffers; a lock per state keeps the launches of several host threads
+on one stream in the order of their tile bases (each is reserved, enqueued and counted
+before the next is reserved).
 
 Only a launch that returned counts its tiles as issued; one that raised resets
 the counter (:meth:`DeviceState.launch_failed`), so that a failed call leaves
@@ -22,6 +24,7 @@ runs at epoch 1 from tile 0 (the memset CUB issues before each look-back scan).
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -48,6 +51,10 @@ class DeviceState:
     flags: object = None  # int32 flags (WORDS == 0)
     values: dict = field(default_factory=dict)  # (field, dtype) -> (agg, incl)
     allocations: int = 0  # buffers allocated so far: a planned relaunch keeps their addresses until it changes
+    # Held from a launch's reservation (renew) to its count (issued, launch_failed): launches
+    # from several threads on one stream enqueue in the order of their tile bases.  Reentrant:
+    # a thread's nested reservation is its own affair, as it was before.
+    lock: object = field(default_factory=threading.RLock, repr=False, compare=False)
 
     def begin(self, entries: int, accs, words: int):
         """Reserve status for ``entries`` entries of ``words`` tagged words each (0: a
@@ -209,40 +216,54 @@ def single_pass(device, stream: int, tiles: int, entries: int, accs, words: int,
     """Reserve the status of one launch of ``tiles`` tiles (``entries`` status entries of
     ``words`` words, or flags and values of torch dtypes ``accs``) on ``device`` and
     ``stream``, for the block that launches it (``with single_pass(...) as status:``).
-    The tiles count as issued only when the block returns; a block that raises resets the
-    counter (:meth:`DeviceState.launch_failed`).  ``single``: one tile per lane, no
-    look-back, no status: every buffer is ``placeholder`` (a small tensor of the launch).
-    ``limit``: as :meth:`DeviceState.renew`'s (None, nothing reserved, for a launch of more
-    tiles than it)."""
+    The status is reserved when the block starts, under the state's lock, held until the
+    block ends (another thread's launch on the stream waits: its tiles must be enqueued
+    after these, from the next tile base).  The tiles count as issued only when the block
+    returns; a block that raises resets the counter (:meth:`DeviceState.launch_failed`).
+    ``single``: one tile per lane, no look-back, no status: every buffer is
+    ``placeholder`` (a small tensor of the launch).  ``limit``: as
+    :meth:`DeviceState.renew`'s (None, nothing reserved, for a launch of more tiles than
+    it)."""
     if single:
-        return Reservation(None, 0, Status((placeholder, placeholder, (placeholder,) * len(accs),
-                                            (placeholder,) * len(accs)), placeholder, 0, 0))
-    state = state_for(device, stream)
-    renewed = state.renew(tiles, entries, accs, words, limit)
-    if renewed is None:
+        return Reservation(None, Status((placeholder, placeholder, (placeholder,) * len(accs),
+                                         (placeholder,) * len(accs)), placeholder, 0, 0))
+    if limit is not None and tiles > limit:
         return None
-    buffers, base, epoch = renewed
-    return Reservation(state, tiles, Status(buffers, state.counter, base, epoch, state))
+    return Reservation(state_for(device, stream), (tiles, entries, accs, words, limit))
 
 
 class Reservation:
-    """What :func:`single_pass` returns: a context manager whose block launches with
-    ``status`` (a class, not a generator's context manager: this runs on every launch,
-    and a generator costs microseconds more)."""
+    """What :func:`single_pass` returns: a context manager whose block launches with the
+    status it reserves (a class, not a generator's context manager: this runs on every
+    launch, and a generator costs microseconds more)."""
 
-    __slots__ = ("state", "tiles", "status")
+    __slots__ = ("state", "request", "tiles")
 
-    def __init__(self, state, tiles: int, status: Status):
-        self.state, self.tiles, self.status = state, tiles, status
+    def __init__(self, state, request):
+        self.state, self.request = state, request  # request: the Status itself when state is None
 
     def __enter__(self) -> Status:
-        return self.status
+        state = self.state
+        if state is None:
+            return self.request
+        tiles, entries, accs, words, limit = self.request
+        state.lock.acquire()
+        try:
+            buffers, base, epoch = state.renew(tiles, entries, accs, words, limit)  # (tiles <= limit)
+        except BaseException:
+            state.lock.release()
+            raise
+        self.tiles = tiles
+        return Status(buffers, state.counter, base, epoch, state)
 
     def __exit__(self, kind, value, traceback) -> bool:
         state = self.state
         if state is not None:
-            if kind is not None:
-                state.launch_failed()
-            else:
-                state.issued(self.tiles)
+            try:
+                if kind is not None:
+                    state.launch_failed()
+                else:
+                    state.issued(self.tiles)
+            finally:
+                state.lock.release()
         return False  # an exception goes on

@@ -95,15 +95,16 @@ class Relaunch:
         state = renewal.state
         if (int_width(state.tiles_issued), "i32") != self.widths:  # epochs stay below 2^29: always i32
             return False
-        buffers, base, epoch = state.renew(self.grid, renewal.entries, renewal.accs, renewal.words)
         a, at = self.args, renewal.at
-        try:
-            c.run(self.grid, 1, 1, stream, c.function, c.packed_metadata, None, None, None,
-                  io, buffers, *a[2:at], base, epoch, *a[at + 2:], *self.tail)
-        except BaseException:
-            state.launch_failed()  # the counter is the one the planned arguments hold: zeroed in place
-            raise
-        state.issued(self.grid)
+        with state.lock:  # reserved, enqueued and counted before another thread's launch on the stream
+            buffers, base, epoch = state.renew(self.grid, renewal.entries, renewal.accs, renewal.words)
+            try:
+                c.run(self.grid, 1, 1, stream, c.function, c.packed_metadata, None, None, None,
+                      io, buffers, *a[2:at], base, epoch, *a[at + 2:], *self.tail)
+            except BaseException:
+                state.launch_failed()  # the counter is the one the planned arguments hold: zeroed in place
+                raise
+            state.issued(self.grid)
         return True
 
 
