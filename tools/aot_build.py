@@ -4,7 +4,8 @@ Writes, into ``prefixscan/backends/triton/aot/sm90/``, one cubin (zlib-compresse
 JSON per variant of ``scan_1d_kernel`` that ``prefixscan.cumsum`` of a contiguous int32,
 int64, float32 or float64 CUDA tensor of 2^10 to 2^28 elements launches on an H200 with
 the shipped table (forward, inclusive, unseeded, one lane; int32 sums accumulate in
-int64, as NumPy's cumsum does).  The variant's signature, constexprs and options are
+int64, as NumPy's cumsum does), and that ``prefixscan.scan`` of int32 launches (int32 sums
+in int32).  The variant's signature, constexprs and options are
 the ones Triton's JIT computes for that launch: the arguments are bound by Triton's own
 binder (``create_function_from_signature``, ``JITFunction._pack_args``) and compiled by
 ``triton.compile`` as the JIT does, without line info (the code is the same, the file a
@@ -39,7 +40,7 @@ from prefixscan.backends.triton.aot.variants import (DATA_DIR, TARGET, constexpr
 from prefixscan.backends.triton.planning import shipped  # noqa: E402
 from prefixscan.backends.triton.planning.keys import entry_key  # noqa: E402
 
-#: (input dtype, accumulator and result dtype) of prefixscan.cumsum on the GPU.
+#: (input dtype, accumulator and result dtype) of prefixscan.cumsum on the GPU, and scan's int32.
 DTYPES = (("int32", "int64"), ("int32", "int32"), ("int64", "int64"), ("float32", "float32"), ("float64", "float64"))
 #: The lengths whose variants are shipped: 2^10 .. 2^28.
 LOG2_RANGE = (10, 28)
