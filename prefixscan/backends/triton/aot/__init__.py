@@ -4,10 +4,10 @@ A process's first GPU scan through Triton pays for importing Triton, for Triton'
 key of its own installation and for compiling or loading each kernel variant
 (docs/design/cold-start.md).  The default variants of the most common scan, a forward
 inclusive sum of one contiguous lane of int32, int64, float32 or float64 (what
-``prefixscan.cumsum`` runs, and ``prefixscan.scan``'s int32 sum in int32), ship compiled for sm_90 (``sm90/``, built by
-``tools/aot_build.py``) and are launched here through the CUDA driver
-(:mod:`.driver`), in torch's current context and stream, with the engine's status
-buffers, tile counter and epochs (:func:`..engine.state.single_pass`), exactly as
+``prefixscan.cumsum`` runs, and ``prefixscan.scan``'s int32 sum in int32), ship compiled
+for sm_90 (``sm90/``, built by ``tools/aot_build.py``) and are launched here through the
+CUDA driver (:mod:`.driver`), in torch's current context and stream, with the engine's
+status buffers, tile counter and epochs (:func:`..engine.state.single_pass`), exactly as
 :func:`..scan.lookback.launch_lookback` would launch the JIT-compiled variant.
 
 :func:`try_scan` returns None, so that the caller takes the Triton path, whenever

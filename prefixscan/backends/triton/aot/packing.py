@@ -8,11 +8,12 @@ two scratch pointers last) is laid out here once, as a ctypes ``Structure`` with
 kernel's own layout (natural alignment: 8-byte pointers and ``i64``, 4-byte ``i32``),
 followed by the array of pointers to its fields; one ``struct.pack_into`` of a matching
 format writes the values and the pointers into a fresh block per launch (a fresh one, so
-that threads and reentrant calls share nothing).  A planned relaunch (:mod:`.relaunch`)
-keeps a block per thread instead (:meth:`Packing.reusable`), its pointers written once, and
-writes only the values that change into its fields: the driver copies the parameters
-during ``cuLaunchKernel``, as Triton's launcher assumes of the arguments on its stack.  The format range-checks every integer,
-so a value the parameter cannot hold raises instead of wrapping.
+that threads and reentrant calls share nothing).  The format range-checks every integer,
+so a value the parameter cannot hold raises instead of wrapping.  A planned relaunch
+(:mod:`.relaunch`) keeps a block per thread instead (:meth:`Packing.reusable`), its
+pointers written once, and writes only the values that change into its fields (values
+whose range the engine guarantees): the driver copies the parameters during
+``cuLaunchKernel``, as Triton's launcher assumes of the arguments on its stack.
 
 A block's layout must be the kernel's: :func:`cubin_parameters` reads the parameters'
 offsets and sizes from the cubin itself (the ``EIATTR_KPARAM_INFO`` records of its
