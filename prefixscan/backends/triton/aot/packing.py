@@ -133,7 +133,7 @@ class Packing:
         pointers, pointers as addresses) and the pointers to them (``block.pointers``), or
         None where an integer is outside its parameter's width.  Nothing is checked but
         the widths: :meth:`pack` checks the arguments first, a planned relaunch
-        (:mod:`.relaunch`) repeats values it checked so."""
+        (:meth:`reusable`) takes the values of a launch that was packed so."""
         block = self.block()
         base = ctypes.addressof(block)
         try:
@@ -143,15 +143,14 @@ class Packing:
         return block
 
     def reusable(self, values: list):
-        """``(block, address of its pointer array)``: a block for launch after launch
-        holding ``values`` (as :meth:`fill`; struct.error for an integer outside its
-        parameter's width), its trailing null pointers and its pointers to the parameters;
-        a launch then writes the values that change into the fields of ``block.values``
-        (named by :meth:`field`)."""
-        block = self.block()
-        base = ctypes.addressof(block)
-        self.format.pack_into(block, 0, *values, *self.nulls, *[base + o for o in self.offsets])
-        return block, base + self.block.pointers.offset
+        """``(block, address of its pointer array)``: a block of :meth:`fill` for launch
+        after launch (``values`` a packed launch's: within their widths); a launch then
+        writes the values that change into the fields of ``block.values`` (named by
+        :meth:`field`)."""
+        block = self.fill(values)
+        if block is None:
+            raise ValueError("a parameter value outside its width")
+        return block, ctypes.addressof(block) + self.block.pointers.offset
 
     @staticmethod
     def field(index: int) -> str:

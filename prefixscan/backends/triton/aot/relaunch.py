@@ -16,8 +16,8 @@ parameter values of a launch with the positions of those that change per call.  
 checks what could have changed since (launch hooks, a recording block, graph capture,
 another stream or context) and otherwise writes the new values (the pointers of x and y;
 over several tiles the tile base, the epoch, and the status buffers' addresses when they
-were reallocated) into its thread's parameter block, and launches, the reservation, launch
-and count under the state's lock; where any check fails it returns False, launching
+were reallocated) into its thread's parameter block, and launches, from the reservation to
+the count under the state's lock; where any check fails it returns False, launching
 nothing, and the caller takes the general launch, which decides.  The tensors' dtypes,
 contiguity and alignment are the plan's: its signature fixes the dtypes, and
 :func:`..runtime.replay.replay_output` checks the rest before the call.  On the H200 a
@@ -150,14 +150,16 @@ class AotRelaunch:
         if state is None:
             self._launch(mine)
             return True
-        with state.lock:  # reserved, enqueued and counted before another thread's launch on the stream
-            # The count read before the reservation: buffers grown after it (by this renew)
-            # leave the block's addresses marked as older, written again next call.
-            allocations = state.allocations
-            # The tile base is a 32-bit argument: past it, the engine starts the count again.
-            renewed = state.renew(self.grid, self.entries, self.accs, self.words, I32_MAX)
-            if renewed is None:
-                return False
+        # The count read before the reservation: buffers grown after it (by this renew, or
+        # by another caller before it) leave the block's addresses marked as older, written
+        # again next call.
+        allocations = state.allocations
+        # Reserved, enqueued and counted under the state's lock (renew to issued).  The
+        # tile base is a 32-bit argument: past it, the engine starts the count again.
+        renewed = state.renew(self.grid, self.entries, self.accs, self.words, I32_MAX)
+        if renewed is None:
+            return False
+        try:
             buffers, base, epoch = renewed
             setattr(fields, self.base_field, base)
             setattr(fields, self.epoch_field, epoch)
@@ -165,12 +167,11 @@ class AotRelaunch:
                 for field, pointer in zip(self.status_fields, _pointers(buffers, state.counter)):
                     setattr(fields, field, pointer)
                 mine.allocations = allocations
-            try:
-                self._launch(mine)
-            except BaseException:
-                state.launch_failed()  # the counter starts again from 0
-                raise
-            state.issued(self.grid)
+            self._launch(mine)
+        except BaseException:
+            state.launch_failed()  # the counter starts again from 0
+            raise
+        state.issued(self.grid)
         return True
 
     def _launch(self, mine: _Thread) -> None:

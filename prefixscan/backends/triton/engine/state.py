@@ -51,9 +51,9 @@ class DeviceState:
     flags: object = None  # int32 flags (WORDS == 0)
     values: dict = field(default_factory=dict)  # (field, dtype) -> (agg, incl)
     allocations: int = 0  # buffers allocated so far: a planned relaunch keeps their addresses until it changes
-    # Held from a launch's reservation (renew) to its count (issued, launch_failed): launches
-    # from several threads on one stream enqueue in the order of their tile bases.  Reentrant:
-    # a thread's nested reservation is its own affair, as it was before.
+    # Held from a launch's reservation (renew) to its count (issued, launch_failed, cancel):
+    # launches from several threads on one stream enqueue in the order of their tile bases.
+    # Reentrant: a thread's nested reservation is its own affair, as it was before.
     lock: object = field(default_factory=threading.RLock, repr=False, compare=False)
 
     def begin(self, entries: int, accs, words: int):
@@ -94,23 +94,36 @@ class DeviceState:
 
     def renew(self, tiles: int, entries: int, accs, words: int, limit: int | None = None):
         """The status of one launch of ``tiles`` tiles on this state (``entries`` entries,
-        as :meth:`begin`): ``(buffers, tile base, epoch)``, the buffers :meth:`begin`'s.
-        The launcher then calls :meth:`issued` once it launched, :meth:`launch_failed`
-        if it did not (:func:`single_pass` does both for a block; a planned replay that
-        keeps its state calls them itself).  ``limit``: the largest tile base plus
-        ``tiles`` the launch's kernel takes (one that takes the base as a 32-bit
-        argument); past it the count starts again from 0 (:meth:`rebase`), and a launch
-        of more tiles than that gets None, nothing reserved."""
-        if limit is not None and self.tiles_issued + tiles > limit:
-            if tiles > limit:
-                return None
-            self.rebase()
-        return self.begin(entries, accs, words), self.tiles_issued, self.epoch
+        as :meth:`begin`): ``(buffers, tile base, epoch)``, the buffers :meth:`begin`'s,
+        reserved under the state's lock, which stays held: the launcher then calls
+        :meth:`issued` once it launched, :meth:`launch_failed` if the launch raised,
+        :meth:`cancel` if it launched nothing, each of which releases it
+        (:func:`single_pass` does that for a block; a planned replay that keeps its state
+        calls them itself).  ``limit``: the largest tile base plus ``tiles`` the launch's
+        kernel takes (one that takes the base as a 32-bit argument); past it the count
+        starts again from 0 (:meth:`rebase`), and a launch of more tiles than that gets
+        None, nothing reserved, the lock not held."""
+        if limit is not None and tiles > limit:
+            return None
+        self.lock.acquire()
+        try:
+            if limit is not None and self.tiles_issued + tiles > limit:
+                self.rebase()
+            return self.begin(entries, accs, words), self.tiles_issued, self.epoch
+        except BaseException:
+            self.lock.release()
+            raise
 
     def issued(self, tiles: int) -> None:
         """A launch of ``tiles`` tiles reserved by :meth:`renew` was made: the next tile
         base is past them."""
         self.tiles_issued += tiles
+        self.lock.release()
+
+    def cancel(self) -> None:
+        """A reservation of :meth:`renew` that launched nothing: nothing counted (the
+        epoch it took is skipped)."""
+        self.lock.release()
 
     def launch_failed(self) -> None:
         """A launch reserved by :meth:`begin` raised instead of returning.  Its tiles
@@ -122,7 +135,10 @@ class DeviceState:
         after that launch, and the count starts again from 0.  The epoch is not
         taken back: the failed launch may have published words of its epoch, which
         the next launch (one epoch on) reads as not ready."""
-        self.rebase()
+        try:
+            self.rebase()
+        finally:
+            self.lock.release()
 
     def rebase(self) -> None:
         """Start the tile count again from 0: the counter zeroed, in stream order after
@@ -216,9 +232,9 @@ def single_pass(device, stream: int, tiles: int, entries: int, accs, words: int,
     """Reserve the status of one launch of ``tiles`` tiles (``entries`` status entries of
     ``words`` words, or flags and values of torch dtypes ``accs``) on ``device`` and
     ``stream``, for the block that launches it (``with single_pass(...) as status:``).
-    The status is reserved when the block starts, under the state's lock, held until the
-    block ends (another thread's launch on the stream waits: its tiles must be enqueued
-    after these, from the next tile base).  The tiles count as issued only when the block
+    The status is reserved when the block starts (:meth:`DeviceState.renew`, under the
+    state's lock until the block ends: another thread's launch on the stream waits, its
+    tiles to be enqueued after these, from the next tile base).  The tiles count as issued only when the block
     returns; a block that raises resets the counter (:meth:`DeviceState.launch_failed`).
     ``single``: one tile per lane, no look-back, no status: every buffer is
     ``placeholder`` (a small tensor of the launch).  ``limit``: as
@@ -247,23 +263,15 @@ class Reservation:
         if state is None:
             return self.request
         tiles, entries, accs, words, limit = self.request
-        state.lock.acquire()
-        try:
-            buffers, base, epoch = state.renew(tiles, entries, accs, words, limit)  # (tiles <= limit)
-        except BaseException:
-            state.lock.release()
-            raise
+        buffers, base, epoch = state.renew(tiles, entries, accs, words, limit)  # (single_pass checked the limit)
         self.tiles = tiles
         return Status(buffers, state.counter, base, epoch, state)
 
     def __exit__(self, kind, value, traceback) -> bool:
         state = self.state
         if state is not None:
-            try:
-                if kind is not None:
-                    state.launch_failed()
-                else:
-                    state.issued(self.tiles)
-            finally:
-                state.lock.release()
+            if kind is not None:
+                state.launch_failed()
+            else:
+                state.issued(self.tiles)
         return False  # an exception goes on

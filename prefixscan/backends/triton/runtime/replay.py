@@ -93,18 +93,19 @@ class Relaunch:
         if stream != renewal.stream or self.torch._C._cuda_isCurrentStreamCapturing():
             return False  # status buffers belong to one stream; a capture takes one-shot buffers
         state = renewal.state
-        if (int_width(state.tiles_issued), "i32") != self.widths:  # epochs stay below 2^29: always i32
+        # Reserved, enqueued and counted under the state's lock (renew to issued).
+        buffers, base, epoch = state.renew(self.grid, renewal.entries, renewal.accs, renewal.words)
+        if (int_width(base), "i32") != self.widths:  # epochs stay below 2^29: always i32
+            state.cancel()
             return False
         a, at = self.args, renewal.at
-        with state.lock:  # reserved, enqueued and counted before another thread's launch on the stream
-            buffers, base, epoch = state.renew(self.grid, renewal.entries, renewal.accs, renewal.words)
-            try:
-                c.run(self.grid, 1, 1, stream, c.function, c.packed_metadata, None, None, None,
-                      io, buffers, *a[2:at], base, epoch, *a[at + 2:], *self.tail)
-            except BaseException:
-                state.launch_failed()  # the counter is the one the planned arguments hold: zeroed in place
-                raise
-            state.issued(self.grid)
+        try:
+            c.run(self.grid, 1, 1, stream, c.function, c.packed_metadata, None, None, None,
+                  io, buffers, *a[2:at], base, epoch, *a[at + 2:], *self.tail)
+        except BaseException:
+            state.launch_failed()  # the counter is the one the planned arguments hold: zeroed in place
+            raise
+        state.issued(self.grid)
         return True
 
 
