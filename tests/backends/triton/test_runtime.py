@@ -444,3 +444,31 @@ def test_threads_scanning_on_one_stream(dtype):
     for i in range(4):
         assert torch.equal(outs[i], expect[i]), i
         assert all(torch.equal(g, seeded[i]) for g in got[i]), i
+
+
+def test_a_reservation_is_released_by_its_count_or_its_cancel():
+    """renew holds the state's lock; issued counts the tiles, cancel counts nothing, and
+    launch_failed starts the count again, each releasing it (another thread may take it)."""
+    import threading
+
+    state = status.DeviceState(torch.device("cpu"))
+
+    def free() -> bool:
+        got = []
+
+        def take():
+            got.append(state.lock.acquire(blocking=False))
+            if got[0]:
+                state.lock.release()
+
+        probe = threading.Thread(target=take)
+        probe.start()
+        probe.join()
+        return got[0]
+
+    for finish, expected in ((lambda: state.issued(8), 8), (state.cancel, 8), (state.launch_failed, 0)):
+        assert state.renew(8, 8, (torch.int32,), 1) is not None
+        assert not free()
+        finish()
+        assert free() and state.tiles_issued == expected, expected
+    assert state.renew(8, 8, (torch.int32,), 1, limit=4) is None and free()  # nothing reserved
